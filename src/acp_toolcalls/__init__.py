@@ -1,0 +1,39 @@
+"""acp-toolcalls: the tool-call surface of the Agent Client Protocol, v1 and v2.
+
+The v2 wire models are re-exported here; the v1 ones live in ``acp_toolcalls.v1``.
+"""
+
+from __future__ import annotations
+
+from . import v1, v2
+from .codec import DEFAULT_MAX_BYTES, Decoded, EncodeError, Protocol, decode, decode_message, encode
+from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
+from .lenient import DecodeError, Diagnostic
+from .v2 import *  # noqa: F403 - the v2 models are the primary public surface
+from .v2 import __all__ as _v2_all
+from .wire import UNSET, UnknownVariant, UnsetType, extra_fields
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "UNSET",
+    "Batch",
+    "DecodeError",
+    "Decoded",
+    "Diagnostic",
+    "EncodeError",
+    "InvalidMessage",
+    "JsonRpcMessage",
+    "Protocol",
+    "UnknownVariant",
+    "UnsetType",
+    "__version__",
+    "decode",
+    "decode_message",
+    "encode",
+    "extra_fields",
+    "v1",
+    "v2",
+    *_v2_all,
+]

@@ -1,0 +1,271 @@
+"""Decode bytes, text or JSON values into the wire models, and encode them back to bytes.
+
+Rules this module owns:
+
+- ``decode(x)`` then ``encode`` gives back the same JSON value for every valid message: omitted
+  stays omitted, ``null`` stays ``null``, unknown keys and unknown variants come back verbatim.
+- Reading is lenient by default (``acp_toolcalls.lenient``); every salvage is returned as a
+  ``Diagnostic`` next to the value. ``strict=True`` raises the first one as a ``DecodeError``.
+- Bad input of every kind (not JSON, not an object, invalid UTF-8, NaN, numbers out of range,
+  nesting too deep, over ``max_bytes``) raises ``DecodeError`` and nothing else.
+
+Theory of operation: the fast path is one strict msgspec decode straight into the structs
+(``forbid_unknown_fields``, exact types); almost every real message takes it and costs about
+what parsing into dicts costs. When it fails, the input is parsed into plain values once and
+handed to the lenient reader. Encoding is one msgspec encode; unknown variants and opaque
+messages go out through ``enc_hook``, and only an object tree that holds unknown keys takes the
+slower route through plain values.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Generic, Literal, TypeVar, Union
+
+import msgspec
+from msgspec import UNSET
+
+from . import v1, v2
+from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
+from .lenient import DecodeError, Diagnostic, ItemError, Salvage, reader_for
+from .wire import UnknownVariant, WireStruct, extra_fields
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "Decoded",
+    "EncodeError",
+    "Protocol",
+    "decode",
+    "decode_message",
+    "encode",
+]
+
+T = TypeVar("T")
+
+Protocol = Literal["v1", "v2"]
+
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+"""Default limit on one encoded message (one line of JSON Lines), in bytes."""
+
+_MESSAGE_TYPES: dict[str, dict[str, type[WireStruct]]] = {
+    "v2": {
+        "session/update": v2.SessionUpdateMessage,
+        "session/request_permission": v2.PermissionRequestMessage,
+    },
+    "v1": {
+        "session/update": v1.SessionUpdateMessage,
+        "session/request_permission": v1.PermissionRequestMessage,
+    },
+}
+"""Per protocol: the methods whose messages are typed; every other message stays opaque."""
+
+
+@dataclass(frozen=True)
+class Decoded(Generic[T]):
+    """A decoded value and what the lenient reader had to salvage to get it."""
+
+    value: T
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+class EncodeError(ValueError):
+    """The object cannot be written as JSON (for example a string with a lone surrogate)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+
+
+@lru_cache(maxsize=None)
+def _fast_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(tp)
+
+
+@lru_cache(maxsize=None)
+def _message_union(protocol: str) -> Any:
+    return Union[tuple(_MESSAGE_TYPES[protocol].values())]  # noqa: UP007 (runtime union)
+
+
+def _check_size(data: bytes | bytearray | memoryview | str, max_bytes: int) -> None:
+    size = len(data)
+    if isinstance(data, str) and size * 4 > max_bytes:
+        size = len(data.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise DecodeError("$", f"message of {size} bytes exceeds the limit of {max_bytes} bytes")
+
+
+def _parse_plain(data: bytes | bytearray | memoryview | str) -> Any:
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.ValidationError as exc:  # numbers msgspec cannot represent
+        raise DecodeError("$", f"not valid JSON: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise DecodeError("$", f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise DecodeError("$", "not valid JSON: nesting is too deep") from None
+
+
+def _read(
+    data: Any,
+    fast_type: Any,
+    slow: Callable[[Any, Salvage], T],
+    strict: bool,
+    max_bytes: int,
+) -> Decoded[T]:
+    if isinstance(data, (bytes, bytearray, memoryview, str)):
+        _check_size(data, max_bytes)
+        try:
+            return Decoded(_fast_decoder(fast_type).decode(data))
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            pass  # not the common shape, or not JSON: the slow path says which
+        plain = _parse_plain(data)
+    else:
+        plain = data
+        try:
+            return Decoded(msgspec.convert(plain, fast_type))
+        except (msgspec.ValidationError, RecursionError):
+            pass
+    salvage = Salvage(strict=strict)
+    try:
+        value = slow(plain, salvage)
+    except ItemError as exc:
+        raise DecodeError(exc.path, exc.reason) from None
+    except RecursionError:
+        raise DecodeError("$", "nesting is too deep") from None
+    return Decoded(value, tuple(salvage.diagnostics))
+
+
+def decode(
+    data: Any, tp: type[T], *, strict: bool = False, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Decoded[T]:
+    """Decode one payload (JSON bytes or text, or an already parsed JSON value) as ``tp``.
+
+    ``tp`` is any wire model class, e.g. ``ToolCallUpdate``, ``RequestPermissionResponse`` or
+    ``acp_toolcalls.v1.ToolCall``. Raises ``DecodeError`` naming the JSON path when the payload
+    cannot be read even leniently.
+    """
+    reader = reader_for(tp)
+    result: Decoded[T] = _read(data, tp, lambda plain, s: reader(plain, "$", s), strict, max_bytes)
+    return result
+
+
+def decode_message(
+    data: Any,
+    *,
+    protocol: Protocol = "v2",
+    strict: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Decoded[Any]:
+    """Decode one JSON-RPC message or batch (one line of an ACP stream).
+
+    Returns a ``Decoded`` whose value is a typed ``SessionUpdateMessage`` or
+    ``PermissionRequestMessage`` of the protocol's module, a ``JsonRpcMessage`` for any other
+    message, or a ``Batch`` of those (with ``InvalidMessage`` for unreadable elements). A single
+    message that cannot be read raises ``DecodeError``: per the spec, a malformed tool-call
+    notification is discarded whole and reported, and nothing else is affected.
+    """
+    if protocol not in _MESSAGE_TYPES:
+        raise ValueError(f"unknown protocol {protocol!r}: expected 'v1' or 'v2'")
+    table = _MESSAGE_TYPES[protocol]
+
+    def one(plain: Any, path: str, salvage: Salvage) -> Any:
+        if not isinstance(plain, dict):
+            raise ItemError(path, "expected a JSON-RPC message object")
+        method = plain.get("method")
+        cls = table.get(method) if isinstance(method, str) else None
+        if cls is None:
+            return JsonRpcMessage(plain)
+        return reader_for(cls)(plain, path, salvage)
+
+    def slow(plain: Any, salvage: Salvage) -> Any:
+        if not isinstance(plain, list):
+            return one(plain, "$", salvage)
+        if not plain:
+            raise ItemError("$", "empty batch")
+        items: list[Any] = []
+        for index, element in enumerate(plain):
+            mark = len(salvage.diagnostics)
+            try:
+                items.append(one(element, f"$[{index}]", salvage))
+            except (ItemError, DecodeError) as exc:
+                del salvage.diagnostics[mark:]
+                items.append(InvalidMessage(element, DecodeError(exc.path, exc.reason)))
+        return Batch(items)
+
+    return _read(data, _message_union(protocol), slow, strict, max_bytes)
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding
+
+
+def _enc_hook(obj: Any) -> Any:
+    if isinstance(obj, (UnknownVariant, JsonRpcMessage, InvalidMessage)):
+        return obj.data
+    if isinstance(obj, Batch):
+        return list(obj.items)
+    raise NotImplementedError(f"cannot encode {type(obj).__name__}")
+
+
+_encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
+
+
+@lru_cache(maxsize=None)
+def _struct_layout(cls: type[WireStruct]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Fields that may hold structs (to look for unknown keys), and (attribute, key) pairs."""
+    hints = typing.get_type_hints(cls)
+    fields = msgspec.structs.fields(cls)
+
+    def holds_structs(tp: Any) -> bool:
+        if isinstance(tp, type):
+            return issubclass(tp, msgspec.Struct)
+        return any(holds_structs(arg) for arg in typing.get_args(tp))
+
+    nested = tuple(f.name for f in fields if holds_structs(hints[f.name]))
+    return nested, tuple((f.name, f.encode_name) for f in fields)
+
+
+def _has_extra(obj: Any) -> bool:
+    if isinstance(obj, WireStruct):
+        if extra_fields(obj):
+            return True
+        return any(_has_extra(getattr(obj, name)) for name in _struct_layout(type(obj))[0])
+    if isinstance(obj, list):
+        return any(_has_extra(item) for item in obj if isinstance(item, (WireStruct, list)))
+    if isinstance(obj, Batch):
+        return any(_has_extra(item) for item in obj.items)
+    return False
+
+
+def _to_plain(obj: Any) -> Any:
+    """Plain JSON values, unknown keys included (the route for trees that hold them)."""
+    if isinstance(obj, WireStruct):
+        config = obj.__struct_config__
+        out: dict[str, Any] = {}
+        if config.tag_field is not None:
+            out[config.tag_field] = config.tag
+        for name, key in _struct_layout(type(obj))[1]:
+            value = getattr(obj, name)
+            if value is not UNSET:
+                out[key] = _to_plain(value)
+        for key, value in extra_fields(obj).items():
+            out.setdefault(key, value)
+        return out
+    if isinstance(obj, list):
+        return [_to_plain(item) for item in obj]
+    if isinstance(obj, Batch):
+        return [_to_plain(item) for item in obj.items]
+    return obj
+
+
+def encode(obj: Any) -> bytes:
+    """Encode a model, a message or a batch as compact JSON bytes (no trailing newline)."""
+    try:
+        if _has_extra(obj):
+            obj = _to_plain(obj)
+        return _encoder.encode(obj)
+    except (msgspec.EncodeError, UnicodeEncodeError, TypeError, NotImplementedError) as exc:
+        raise EncodeError(str(exc)) from None

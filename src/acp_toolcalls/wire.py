@@ -1,0 +1,147 @@
+"""Building blocks shared by the v1 and v2 wire models.
+
+Rules this module owns:
+
+- A field has three states: omitted (``UNSET``), JSON ``null`` (``None``) and a value. ``UNSET``
+  fields are never written; ``None`` is always written as ``null``. Nothing here ever turns one
+  into the other.
+- Leniency rules are declared on the field, next to its type, the way the upstream Rust crate
+  declares them with serde attributes: ``DEFAULT_ON_ERROR`` (an invalid value reads as omitted),
+  ``SKIP_INVALID_ITEMS`` (invalid array elements are dropped), ``Open`` (a tagged union with an
+  unknown-variant fallback), ``AnyOf`` (an untagged union), ``CLOSED_ENUM`` (a v1 enum: an unknown
+  string is kept but reported). The strict decoder ignores the markers; the lenient decoder
+  (``acp_toolcalls.lenient``) obeys them.
+- Unknown keys of known objects are kept in ``extra`` and written back after the known fields.
+- Unknown variants of open unions are kept verbatim, every key included (``UnknownVariant``).
+
+Runtime annotations are what the fast msgspec decoder accepts; where a union cannot be expressed
+to msgspec (an unknown-variant fallback, an untagged union of objects), the runtime annotation
+names only the fast-path types and the marker names the rest, while ``TYPE_CHECKING`` aliases in
+the model modules give type checkers the full union.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "CLOSED_ENUM",
+    "DEFAULT_ON_ERROR",
+    "SKIP_INVALID_ITEMS",
+    "UNSET",
+    "AnyOf",
+    "Open",
+    "UnknownVariant",
+    "UnsetType",
+    "WireStruct",
+    "extra_fields",
+]
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+DEFAULT_ON_ERROR = _Marker("DEFAULT_ON_ERROR")
+"""``x-deserialize-default-on-error``: an invalid value behaves as if the key were omitted."""
+
+SKIP_INVALID_ITEMS = _Marker("SKIP_INVALID_ITEMS")
+"""``x-deserialize-skip-invalid-items``: invalid elements of the array are skipped."""
+
+CLOSED_ENUM = _Marker("CLOSED_ENUM")
+"""A v1 closed string enum: an unknown string is kept verbatim and reported (D32)."""
+
+
+@dataclass(frozen=True)
+class Open:
+    """A tagged union with an unknown-variant fallback: unknown tags become ``unknown``.
+
+    ``known_opaque`` marks a union that is closed in its protocol version but whose other
+    variants are still kept (v1 ``sessionUpdate``): the tags it lists are kept silently, any
+    other tag is kept and reported.
+    """
+
+    unknown: type[UnknownVariant]
+    known_opaque: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """An untagged union: the first of ``types`` that reads the value wins."""
+
+    types: tuple[type[Any], ...]
+
+
+class WireStruct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=True):
+    """Base of every known wire object.
+
+    ``forbid_unknown_fields`` makes the strict fast path fail on any unknown key, so that the
+    lenient path can keep it in ``extra``; ``dict=True`` gives instances a place to hold it.
+    """
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        """Unknown keys received with this object, kept for same-version re-encoding (D19)."""
+        return extra_fields(self)
+
+
+_NO_EXTRA: Mapping[str, Any] = {}
+
+
+def extra_fields(obj: WireStruct) -> Mapping[str, Any]:
+    """The unknown keys kept on ``obj`` (empty when there are none)."""
+    d = getattr(obj, "__dict__", None)
+    if d:
+        extra: Mapping[str, Any] | None = d.get("_extra")
+        if extra:
+            return extra
+    return _NO_EXTRA
+
+
+def set_extra_fields(obj: WireStruct, extra: Mapping[str, Any]) -> None:
+    """Attach unknown keys to ``obj`` (used by the lenient decoder)."""
+    if extra:
+        obj.__dict__["_extra"] = dict(extra)
+
+
+class UnknownVariant:
+    """A variant of an open union that this version of the library does not know.
+
+    ``data`` is the whole object as received, discriminator and every other key included; it is
+    written back unchanged. Subclasses name the union and its discriminator key.
+    """
+
+    __slots__ = ("data",)
+    tag_field: ClassVar[str] = "type"
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        tag = data.get(self.tag_field)
+        if not isinstance(tag, str):
+            raise ValueError(f"{type(self).__name__} needs a string `{self.tag_field}`")
+        self.data: Mapping[str, Any] = data
+
+    @property
+    def tag(self) -> str:
+        """The discriminator value, e.g. ``"_chart"``."""
+        value: str = self.data[self.tag_field]
+        return value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.data == self.data  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.tag))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.data)!r})"
