@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any, Generic, Literal, TypeVar, Union
 
 import msgspec
 from msgspec import UNSET
 
-from . import v1, v2
+from . import v1, v2, wire
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
 from .lenient import DecodeError, Diagnostic, ItemError, Salvage, reader_for
 from .wire import UnknownVariant, WireStruct, extra_fields
@@ -63,8 +62,7 @@ _MESSAGE_TYPES: dict[str, dict[str, type[WireStruct]]] = {
 """Per protocol: the methods whose messages are typed; every other message stays opaque."""
 
 
-@dataclass(frozen=True)
-class Decoded(Generic[T]):
+class Decoded(msgspec.Struct, Generic[T], frozen=True, gc=False):
     """A decoded value and what the lenient reader had to salvage to get it."""
 
     value: T
@@ -79,14 +77,15 @@ class EncodeError(ValueError):
 # Decoding
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fast_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(tp)
 
 
-@lru_cache(maxsize=None)
-def _message_union(protocol: str) -> Any:
-    return Union[tuple(_MESSAGE_TYPES[protocol].values())]  # noqa: UP007 (runtime union)
+_MESSAGE_UNIONS: dict[str, Any] = {
+    protocol: Union[tuple(types.values())] for protocol, types in _MESSAGE_TYPES.items()
+}
+_MESSAGE_DECODERS = {protocol: _fast_decoder(tp) for protocol, tp in _MESSAGE_UNIONS.items()}
 
 
 def _check_size(data: bytes | bytearray | memoryview | str, max_bytes: int) -> None:
@@ -167,8 +166,14 @@ def decode_message(
     message that cannot be read raises ``DecodeError``: per the spec, a malformed tool-call
     notification is discarded whole and reported, and nothing else is affected.
     """
-    if protocol not in _MESSAGE_TYPES:
+    fast = _MESSAGE_DECODERS.get(protocol)
+    if fast is None:
         raise ValueError(f"unknown protocol {protocol!r}: expected 'v1' or 'v2'")
+    if type(data) is bytes and len(data) <= max_bytes:  # the hot path, inlined
+        try:
+            return Decoded(fast.decode(data))
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            pass
     table = _MESSAGE_TYPES[protocol]
 
     def one(plain: Any, path: str, salvage: Salvage) -> Any:
@@ -195,7 +200,7 @@ def decode_message(
                 items.append(InvalidMessage(element, DecodeError(exc.path, exc.reason)))
         return Batch(items)
 
-    return _read(data, _message_union(protocol), slow, strict, max_bytes)
+    return _read(data, _MESSAGE_UNIONS[protocol], slow, strict, max_bytes)
 
 
 # --------------------------------------------------------------------------------------------
@@ -213,7 +218,7 @@ def _enc_hook(obj: Any) -> Any:
 _encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _struct_layout(cls: type[WireStruct]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """Fields that may hold structs (to look for unknown keys), and (attribute, key) pairs."""
     hints = typing.get_type_hints(cls)
@@ -232,12 +237,22 @@ def _has_extra(obj: Any) -> bool:
     if isinstance(obj, WireStruct):
         if extra_fields(obj):
             return True
-        return any(_has_extra(getattr(obj, name)) for name in _struct_layout(type(obj))[0])
+        nested = _NESTED.get(type(obj))
+        if nested is None:
+            nested = _NESTED[type(obj)] = _struct_layout(type(obj))[0]
+        for name in nested:
+            value = getattr(obj, name)
+            if (isinstance(value, (WireStruct, list))) and _has_extra(value):
+                return True
+        return False
     if isinstance(obj, list):
         return any(_has_extra(item) for item in obj if isinstance(item, (WireStruct, list)))
     if isinstance(obj, Batch):
         return any(_has_extra(item) for item in obj.items)
     return False
+
+
+_NESTED: dict[type, tuple[str, ...]] = {}
 
 
 def _to_plain(obj: Any) -> Any:
@@ -264,7 +279,7 @@ def _to_plain(obj: Any) -> Any:
 def encode(obj: Any) -> bytes:
     """Encode a model, a message or a batch as compact JSON bytes (no trailing newline)."""
     try:
-        if _has_extra(obj):
+        if wire.extras_seen() and _has_extra(obj):
             obj = _to_plain(obj)
         return _encoder.encode(obj)
     except (msgspec.EncodeError, UnicodeEncodeError, TypeError, NotImplementedError) as exc:

@@ -26,7 +26,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, partial
 from typing import Any, Union
 
 import msgspec
@@ -38,7 +38,8 @@ from .wire import (
     SKIP_INVALID_ITEMS,
     AnyOf,
     Open,
-    set_extra_fields,
+    WireStruct,
+    with_extra_fields,
 )
 
 __all__ = ["DecodeError", "Diagnostic", "ItemError", "Salvage", "reader_for"]
@@ -67,7 +68,7 @@ class DecodeError(ValueError):
 
 
 class ItemError(Exception):
-    """An item of the input does not fit its type (internal; becomes a Diagnostic or DecodeError)."""
+    """An item does not fit its type (internal: becomes a Diagnostic or a DecodeError)."""
 
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(path, reason)
@@ -122,9 +123,13 @@ def _key_path(path: str, key: str) -> str:
 # Compiling readers
 
 
-@lru_cache(maxsize=None)
 def reader_for(tp: Any) -> Reader:
-    """The lenient reader of an annotated type (cached)."""
+    """The lenient reader of an annotated type (compiled once, then cached)."""
+    return _cached_reader(tp)
+
+
+@cache
+def _cached_reader(tp: Any) -> Reader:
     return _compile(tp, ())
 
 
@@ -153,7 +158,7 @@ def _compile(tp: Any, outer_extras: tuple[Any, ...]) -> Reader:
         return _compile_anyof(anyof.types)
     if args is not None:
         return _compile_tagged_union(args, extras)
-    if isinstance(inner, type) and issubclass(inner, msgspec.Struct):
+    if isinstance(inner, type) and issubclass(inner, WireStruct):
         return _compile_struct(inner)
     origin = typing.get_origin(inner)
     if origin is list:
@@ -178,7 +183,7 @@ def _compile(tp: Any, outer_extras: tuple[Any, ...]) -> Reader:
 def _compile_optional(args: tuple[Any, ...], extras: tuple[Any, ...]) -> Reader:
     nullable = type(None) in args
     rest = tuple(a for a in args if a not in _NONE_TYPES)
-    core_type = rest[0] if len(rest) == 1 else Union[rest]  # noqa: UP007 (runtime union)
+    core_type = rest[0] if len(rest) == 1 else Union[rest]
     field_extras = tuple(e for e in extras if e is not DEFAULT_ON_ERROR)
     core = _compile(core_type, field_extras)
     default_on_error = DEFAULT_ON_ERROR in extras
@@ -296,7 +301,7 @@ def _compile_tagged_union(members: tuple[type, ...], extras: tuple[Any, ...]) ->
         if tag is None:
             raise TypeError(f"union member {member!r} is not a tagged struct")
         fields.add(tag[0])
-        table[tag[1]] = lambda m=member: reader_for(m)  # lazy: unions may be recursive
+        table[tag[1]] = partial(reader_for, member)  # lazy: unions may be recursive
     (tag_field,) = fields
     fallback = next((e for e in extras if isinstance(e, Open)), None)
     known = ", ".join(repr(t) for t in table)
@@ -342,7 +347,7 @@ def _compile_anyof(members: tuple[type, ...]) -> Reader:
     return read
 
 
-def _compile_struct(cls: type[msgspec.Struct]) -> Reader:
+def _compile_struct(cls: type[WireStruct]) -> Reader:
     hints = typing.get_type_hints(cls, include_extras=True)
     tag = _tag_of(cls)
     plan: list[tuple[str, str, Reader, bool]] = []
@@ -365,10 +370,9 @@ def _compile_struct(cls: type[msgspec.Struct]) -> Reader:
                     kwargs[name] = result
             elif required:
                 raise ItemError(path, f"missing required field `{key}`")
-        obj = cls(**kwargs)
         if len(value) > len(kwargs):
             extra = {k: v for k, v in value.items() if k not in known}
-            set_extra_fields(obj, extra)  # type: ignore[arg-type]
-        return obj
+            return with_extra_fields(cls, extra, **kwargs)
+        return cls(**kwargs)
 
     return read

@@ -34,12 +34,10 @@ from .wire import (
 
 T = TypeVar("T")
 
-LenientNonNull = Annotated[Union[T, UnsetType], DEFAULT_ON_ERROR]
+LenientNonNull = Annotated[T | UnsetType, DEFAULT_ON_ERROR]
 """An optional field that is not nullable in v1; ``null`` or a bad value reads as omitted."""
 
-LenientNonNullList = Annotated[
-    Union[list[T], UnsetType], DEFAULT_ON_ERROR, SKIP_INVALID_ITEMS
-]
+LenientNonNullList = Annotated[list[T] | UnsetType, DEFAULT_ON_ERROR, SKIP_INVALID_ITEMS]
 """An optional, non-nullable v1 array: bad value reads as omitted, bad elements are skipped."""
 
 UInt32 = Annotated[int, Meta(ge=0, le=2**32 - 1)]
@@ -241,7 +239,7 @@ if TYPE_CHECKING:
     SessionUpdate = Union[ToolCall, SessionToolCallUpdate, OpaqueSessionUpdate]
 else:
     SessionUpdate = Annotated[
-        Union[ToolCall, SessionToolCallUpdate],
+        ToolCall | SessionToolCallUpdate,
         Open(OpaqueSessionUpdate, known_opaque=KNOWN_SESSION_UPDATES),
     ]
 
@@ -314,7 +312,7 @@ class PermissionRequestMessage(
     """A JSON-RPC ``session/request_permission`` request."""
 
     jsonrpc: Literal["2.0"] = "2.0"
-    id: Union[int, str, None]
+    id: int | str | None
     params: RequestPermissionRequest
 
 

@@ -34,10 +34,10 @@ from .wire import (
 
 T = TypeVar("T")
 
-Lenient = Annotated[Union[T, None, UnsetType], DEFAULT_ON_ERROR]
+Lenient = Annotated[T | UnsetType | None, DEFAULT_ON_ERROR]
 """An optional, nullable field whose invalid value reads as omitted."""
 
-LenientList = Annotated[Union[list[T], None, UnsetType], DEFAULT_ON_ERROR, SKIP_INVALID_ITEMS]
+LenientList = Annotated[list[T] | UnsetType | None, DEFAULT_ON_ERROR, SKIP_INVALID_ITEMS]
 """An optional, nullable array: non-array reads as omitted, bad elements are skipped."""
 
 MetaField = Lenient[dict[str, Any]]
@@ -218,7 +218,7 @@ if TYPE_CHECKING:
     ]
 else:
     ContentBlock = Annotated[
-        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
+        TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
         Open(UnknownContentBlock),
     ]
 
@@ -290,7 +290,7 @@ if TYPE_CHECKING:
     ]
 else:
     DiffChange = Annotated[
-        Union[AddDiffChange, DeleteDiffChange, ModifyDiffChange, MoveDiffChange, CopyDiffChange],
+        AddDiffChange | DeleteDiffChange | ModifyDiffChange | MoveDiffChange | CopyDiffChange,
         Open(UnknownDiffChange),
     ]
 
@@ -330,7 +330,7 @@ class UnknownToolCallContent(UnknownVariant):
 if TYPE_CHECKING:
     ToolCallContent = Union[Content, Diff, Terminal, UnknownToolCallContent]
 else:
-    ToolCallContent = Annotated[Union[Content, Diff, Terminal], Open(UnknownToolCallContent)]
+    ToolCallContent = Annotated[Content | Diff | Terminal, Open(UnknownToolCallContent)]
 
 
 class ToolCallLocation(Struct, kw_only=True):
@@ -477,7 +477,7 @@ if TYPE_CHECKING:
     ]
 else:
     SessionUpdate = Annotated[
-        Union[SessionToolCallUpdate, ToolCallContentChunk, TerminalUpdate, TerminalOutputChunk],
+        SessionToolCallUpdate | ToolCallContentChunk | TerminalUpdate | TerminalOutputChunk,
         Open(OpaqueSessionUpdate),
     ]
 
@@ -523,7 +523,7 @@ if TYPE_CHECKING:
     ]
 else:
     PermissionSubject = Annotated[
-        Union[ToolCallPermissionSubject, CommandPermissionSubject],
+        ToolCallPermissionSubject | CommandPermissionSubject,
         Open(UnknownPermissionSubject),
     ]
 
@@ -548,7 +548,7 @@ class RequestPermissionRequest(Struct, kw_only=True):
     title: str
     options: Annotated[list[PermissionOption], Meta(min_length=1)]
     description: Lenient[str] = UNSET
-    subject: Union[PermissionSubject, None, UnsetType] = UNSET
+    subject: PermissionSubject | UnsetType | None = UNSET
     meta: MetaField = _meta()
 
 
@@ -577,7 +577,7 @@ if TYPE_CHECKING:
     ]
 else:
     PermissionOutcome = Annotated[
-        Union[SelectedPermissionOutcome, CancelledPermissionOutcome],
+        SelectedPermissionOutcome | CancelledPermissionOutcome,
         Open(UnknownPermissionOutcome),
     ]
 
@@ -618,14 +618,14 @@ class PermissionRequestMessage(
     """A JSON-RPC ``session/request_permission`` request."""
 
     jsonrpc: Literal["2.0"] = "2.0"
-    id: Union[int, str, None]
+    id: int | str | None
     params: RequestPermissionRequest
 
 
 __all__ = [
     "FINAL_STATUSES",
-    "Annotations",
     "AddDiffChange",
+    "Annotations",
     "AudioContent",
     "BlobResourceContents",
     "CancelledPermissionOutcome",

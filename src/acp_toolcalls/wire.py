@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -41,6 +41,9 @@ __all__ = [
     "WireStruct",
     "extra_fields",
 ]
+
+
+S = TypeVar("S", bound="WireStruct")
 
 
 class _Marker:
@@ -83,7 +86,7 @@ class AnyOf:
     types: tuple[type[Any], ...]
 
 
-class WireStruct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=True):
+class WireStruct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """Base of every known wire object.
 
     ``forbid_unknown_fields`` makes the strict fast path fail on any unknown key, so that the
@@ -101,18 +104,46 @@ _NO_EXTRA: Mapping[str, Any] = {}
 
 def extra_fields(obj: WireStruct) -> Mapping[str, Any]:
     """The unknown keys kept on ``obj`` (empty when there are none)."""
-    d = getattr(obj, "__dict__", None)
+    d = getattr(obj, "__dict__", None)  # only objects built with unknown keys have one
     if d:
-        extra: Mapping[str, Any] | None = d.get("_extra")
-        if extra:
-            return extra
+        extra: Mapping[str, Any] = d["_extra"]
+        return extra
     return _NO_EXTRA
 
 
-def set_extra_fields(obj: WireStruct, extra: Mapping[str, Any]) -> None:
-    """Attach unknown keys to ``obj`` (used by the lenient decoder)."""
-    if extra:
-        obj.__dict__["_extra"] = dict(extra)
+_WITH_EXTRA: dict[type[WireStruct], type[WireStruct]] = {}
+_extras = {"seen": False}
+
+
+def with_extra_fields(cls: type[S], extra: Mapping[str, Any], **fields: Any) -> S:
+    """Build ``cls(**fields)`` carrying the unknown keys ``extra`` (used by the lenient reader).
+
+    Objects with unknown keys are instances of a same-named subclass of ``cls`` that has room for
+    them (a ``__dict__``), so that the common objects without any stay small and fast.
+    """
+    if not extra:
+        return cls(**fields)
+    sub = _WITH_EXTRA.get(cls)
+    if sub is None:
+        made: Any = msgspec.defstruct(
+            cls.__name__, [], bases=(cls,), module=cls.__module__, gc=True, dict=True
+        )
+        made.__qualname__ = cls.__qualname__
+        made.__doc__ = cls.__doc__
+        sub = _WITH_EXTRA[cls] = made
+    obj = sub(**fields)
+    obj.__dict__["_extra"] = dict(extra)
+    _extras["seen"] = True
+    return obj  # type: ignore[return-value]
+
+
+def extras_seen() -> bool:
+    """Whether any object in this process was given unknown keys.
+
+    Only a speed hint for the encoder: until the first one, no object tree can hold unknown
+    keys, so encoding skips looking for them.
+    """
+    return _extras["seen"]
 
 
 class UnknownVariant:
@@ -138,7 +169,11 @@ class UnknownVariant:
         return value
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.data == self.data  # type: ignore[attr-defined]
+        return (
+            isinstance(other, UnknownVariant)
+            and type(other) is type(self)
+            and (other.data == self.data)
+        )
 
     def __hash__(self) -> int:
         return hash((type(self), self.tag))
