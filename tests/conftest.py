@@ -39,3 +39,26 @@ def _check_schema_valid(
 def schema_valid() -> SchemaCheck:
     """``check(message, protocol, response_method=None)``: assert the message is schema-valid."""
     return _check_schema_valid
+
+
+# --- hypothesis profiles --------------------------------------------------------------------
+# "ci" (the default) keeps the property tests fast; HYPOTHESIS_PROFILE=long runs 20,000 examples
+# per property. Tests scale their own example counts from the loaded profile's max_examples.
+
+import os  # noqa: E402
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "long",
+    max_examples=20_000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

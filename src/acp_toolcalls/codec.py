@@ -19,8 +19,9 @@ slower route through plain values.
 
 from __future__ import annotations
 
+import math
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Generic, Literal, TypeVar, Union
 
@@ -105,6 +106,8 @@ def _parse_plain(data: bytes | bytearray | memoryview | str) -> Any:
         raise DecodeError("$", f"not valid JSON: {exc}") from None
     except RecursionError:
         raise DecodeError("$", "not valid JSON: nesting is too deep") from None
+    except UnicodeEncodeError:  # text input holding a lone surrogate code point
+        raise DecodeError("$", "not valid JSON: text is not valid Unicode") from None
 
 
 def _read(
@@ -118,7 +121,7 @@ def _read(
         _check_size(data, max_bytes)
         try:
             return Decoded(_fast_decoder(fast_type).decode(data))
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeEncodeError):
             pass  # not the common shape, or not JSON: the slow path says which
         plain = _parse_plain(data)
     else:
@@ -276,11 +279,50 @@ def _to_plain(obj: Any) -> Any:
     return obj
 
 
+def _holds_non_finite(obj: Any) -> bool:
+    """Whether ``obj`` holds a NaN or infinite float (which msgspec would write as ``null``)."""
+    kind = type(obj)
+    if kind is str or kind is int or obj is None or obj is UNSET or kind is bool:
+        return False
+    if kind is float:
+        return not math.isfinite(obj)
+    if kind is list or kind is tuple:
+        return any(map(_holds_non_finite, obj))
+    if kind is dict:
+        return any(map(_holds_non_finite, obj.values()))
+    if isinstance(obj, WireStruct):
+        if any(map(_holds_non_finite, msgspec.structs.astuple(obj))):
+            return True
+        return wire.extras_seen() and _holds_non_finite(extra_fields(obj))
+    if isinstance(obj, (UnknownVariant, JsonRpcMessage, InvalidMessage)):
+        return _holds_non_finite(obj.data)
+    if isinstance(obj, Batch):
+        return _holds_non_finite(obj.items)
+    if isinstance(obj, float):
+        return not math.isfinite(obj)
+    if isinstance(obj, (list, tuple)):
+        return any(map(_holds_non_finite, obj))
+    if isinstance(obj, Mapping):
+        return any(map(_holds_non_finite, obj.values()))
+    return False
+
+
 def encode(obj: Any) -> bytes:
     """Encode a model, a message or a batch as compact JSON bytes (no trailing newline)."""
     try:
         if wire.extras_seen() and _has_extra(obj):
             obj = _to_plain(obj)
-        return _encoder.encode(obj)
-    except (msgspec.EncodeError, UnicodeEncodeError, TypeError, NotImplementedError) as exc:
+        out = _encoder.encode(obj)
+        # JSON has no NaN/Infinity and msgspec writes them as `null`, which on a patch field
+        # (`rawInput`, `rawOutput`) would be a clear: refuse instead.
+        if b"null" in out and _holds_non_finite(obj):
+            raise EncodeError("cannot encode a NaN or infinite number as JSON")
+        return out
+    except (
+        msgspec.EncodeError,
+        UnicodeEncodeError,
+        TypeError,
+        NotImplementedError,
+        RecursionError,
+    ) as exc:
         raise EncodeError(str(exc)) from None

@@ -156,6 +156,8 @@ def _compile(tp: Any, outer_extras: tuple[Any, ...]) -> Reader:
     if any(isinstance(e, AnyOf) for e in extras):
         anyof = next(e for e in extras if isinstance(e, AnyOf))
         return _compile_anyof(anyof.types)
+    if args is not None and not all(_tag_of(a) is not None for a in args):
+        return _compile_anyof(args)  # a union of scalars, e.g. a JSON-RPC id `int | str`
     if args is not None:
         return _compile_tagged_union(args, extras)
     if isinstance(inner, type) and issubclass(inner, WireStruct):
@@ -277,8 +279,9 @@ def _compile_list(item_type: Any, skip_invalid: bool, extras: tuple[Any, ...]) -
                     s.absorb(exc, "item skipped")
             else:
                 out.append(item(element, item_path, s))
-        if len(out) < min_length:
-            raise ItemError(path, f"expected at least {min_length} item(s), got {len(out)}")
+        if len(out) < min_length:  # `minItems` binds senders; receivers accept (D5)
+            error = ItemError(path, f"expected at least {min_length} item(s), got {len(out)}")
+            s.absorb(error, "accepted")
         return out
 
     return read
@@ -341,7 +344,7 @@ def _compile_anyof(members: tuple[type, ...]) -> Reader:
                 continue
             s.diagnostics.extend(attempt.diagnostics)
             return result
-        names = " or ".join(m.__name__ for m in members)
+        names = " or ".join(_split_annotated(m)[0].__name__ for m in members)
         raise ItemError(path, f"matches none of {names} ({'; '.join(errors)})")
 
     return read

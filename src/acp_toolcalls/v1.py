@@ -312,7 +312,7 @@ class PermissionRequestMessage(
     """A JSON-RPC ``session/request_permission`` request."""
 
     jsonrpc: Literal["2.0"] = "2.0"
-    id: int | str | None
+    id: Int64 | str | None
     params: RequestPermissionRequest
 
 

@@ -1,0 +1,668 @@
+"""``acp-toolcalls validate``: check a JSON Lines log of ACP JSON-RPC messages.
+
+Rules this module owns (issue 2, item 5):
+
+- Input is JSON Lines: one JSON-RPC message or batch array per line; blank lines are skipped;
+  ``-`` or no FILE reads stdin. Lines are numbered from 1 and read one at a time in bounded
+  pieces: a line over ``--max-line-bytes`` (default ``DEFAULT_MAX_BYTES``, counted without its
+  ``\\n``) is reported as ``line-too-long`` and skipped without ever being held whole.
+- Per line: unreadable input (``invalid-utf8``, ``invalid-json``, ``not-a-message``), schema
+  violations of every message (``schema-violation``; batch elements get ``$[i]`` path
+  prefixes), tool-call lint (``acp_toolcalls.lint``) and what the lenient decoder salvaged
+  (``lenient-salvage``) or could not read (``unreadable-message``). A decoder report is left out
+  when a schema violation at the same path or below it already says the same thing. A decoder
+  that raises anything but ``DecodeError`` is a library bug: ``decoder-error``, always shown,
+  and the log is still read to the end.
+- A response's ``result`` is validated against its request's method when the log showed the
+  request: pending request ids are remembered (a bounded number) and forgotten on their
+  response. Ids are only unique per direction, so when two pending requests share an id the
+  method whose result schema the response satisfies is taken, else the most recent.
+- ``--protocol auto`` (default): the protocol is that of the latest ``initialize`` request or
+  response with ``protocolVersion`` 1 or 2 (a response, being the negotiated version, replaces
+  its request's). Before any ``initialize``, the first message that exists in only one version
+  decides (``DETECTION_HINTS``). Until something decides, lines are held back (at most
+  ``LOOKAHEAD_LINES`` lines / ``LOOKAHEAD_BYTES`` bytes) so that the lines before the deciding
+  message are read in the right version too; past that window v2 is used until told.
+- Output: human (rich) ``line N: PATH: message [code]`` lines, then a summary; or with
+  ``--json`` one document ``{protocol, protocol_source, lines, messages, findings, summary}``.
+  Exit 0 without findings, 1 with findings, 2 when the input cannot be read at all (one line on
+  stderr, never a traceback). Findings of a JSON document are spooled (to disk past a few MiB),
+  so memory does not grow with the log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import IO, Any, BinaryIO, Literal, Protocol, cast
+
+import msgspec
+from rich.console import Console
+from rich.text import Text
+
+from .. import v1
+from ..codec import DEFAULT_MAX_BYTES, Decoded, decode_message
+from ..codec import Protocol as WireProtocol
+from ..jsonrpc import Batch, InvalidMessage
+from ..lenient import DecodeError
+from ..lint import KNOWN_V2_SESSION_UPDATES, Finding, ToolCallLinter
+from ..schema import SchemaViolation, method_table, validate_message
+
+__all__ = [
+    "DECODE_CODES",
+    "DETECTION_HINTS",
+    "LOOKAHEAD_BYTES",
+    "LOOKAHEAD_LINES",
+    "ProtocolDetector",
+    "Validator",
+    "read_lines",
+    "register",
+    "run",
+]
+
+ProtocolOption = Literal["v1", "v2", "auto"]
+
+LOOKAHEAD_LINES = 1000
+"""At most this many lines are held back while ``auto`` has not decided the protocol."""
+LOOKAHEAD_BYTES = 8 * 1024 * 1024
+"""... and at most this many bytes of them."""
+
+_PENDING_LIMIT = 4096  # remembered request ids; the oldest is forgotten past this
+_CHUNK = 64 * 1024  # read size when skipping the rest of an overlong line
+_SPOOL_BYTES = 4 * 1024 * 1024  # JSON findings kept in memory before spilling to a temp file
+
+DECODE_CODES: Mapping[str, str] = {
+    "line-too-long": "line over --max-line-bytes; skipped unread",
+    "invalid-utf8": "line is not valid UTF-8",
+    "invalid-json": "line is not valid JSON",
+    "not-a-message": "JSON that is neither a JSON-RPC message object nor a non-empty batch",
+    "unreadable-message": "the decoder cannot read the message (dropped, per the spec)",
+    "lenient-salvage": "the lenient decoder dropped or kept a value against the schema",
+    "schema-violation": "the message does not match the upstream schema",
+    "decoder-error": "the decoder raised something other than DecodeError (a library bug)",
+}
+"""Codes of the non-lint findings (``kind`` "decode", except ``schema-violation``: "schema")."""
+
+
+# --------------------------------------------------------------------------------------------
+# Reading lines
+
+
+def read_lines(stream: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes | int]]:
+    """``(line number, bytes without "\\n")``, or ``(line number, size)`` for an overlong line.
+
+    ``readline(max_bytes + 1)`` never buffers more than the limit; the rest of an overlong
+    line is read and dropped in ``_CHUNK`` pieces, only to count its size.
+    """
+    number = 0
+    while True:
+        data = stream.readline(max_bytes + 1)
+        if not data:
+            return
+        number += 1
+        complete = data.endswith(b"\n")
+        if complete:
+            data = data[:-1]
+        if len(data) <= max_bytes:
+            yield number, data
+            continue
+        size = len(data)
+        del data
+        while not complete:
+            rest = stream.readline(_CHUNK)
+            complete = not rest or rest.endswith(b"\n")
+            size += len(rest) - (1 if rest.endswith(b"\n") else 0)
+        yield number, size
+
+
+class _TextAsBinary:
+    """A text stream (e.g. a replaced ``sys.stdin`` without ``.buffer``) read as UTF-8 bytes."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def readline(self, limit: int) -> bytes:
+        # Characters are at least one byte each: never read more characters than bytes wanted.
+        out = bytearray()
+        while len(out) < limit:
+            piece = self._stream.readline(min(_CHUNK, limit - len(out)))
+            if not piece:
+                break
+            out += piece.encode("utf-8", "surrogateescape")
+            if piece.endswith("\n"):
+                break
+        return bytes(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Protocol detection
+
+
+@cache
+def _hint_tables() -> tuple[Mapping[str, WireProtocol], Mapping[str, WireProtocol]]:
+    """``sessionUpdate`` values and methods that exist in exactly one protocol version."""
+    updates: dict[str, WireProtocol] = {}
+    for tag in v1.KNOWN_SESSION_UPDATES - KNOWN_V2_SESSION_UPDATES:
+        updates[tag] = "v1"
+    for tag in KNOWN_V2_SESSION_UPDATES - v1.KNOWN_SESSION_UPDATES:
+        updates[tag] = "v2"
+    methods: dict[str, WireProtocol] = {}
+    v1_methods, v2_methods = set(method_table("v1")), set(method_table("v2"))
+    for method in v1_methods - v2_methods:
+        methods[method] = "v1"
+    for method in v2_methods - v1_methods:
+        methods[method] = "v2"
+    return updates, methods
+
+
+_PERMISSION_KEYS: Mapping[str, WireProtocol] = {"toolCall": "v1", "title": "v2", "subject": "v2"}
+"""Keys of ``session/request_permission`` params that exist in one version only."""
+
+
+def _update_hint(message: Mapping[str, Any]) -> tuple[WireProtocol, str] | None:
+    update = _obj(_obj(message.get("params")).get("update"))
+    tag = update.get("sessionUpdate")
+    protocol = _hint_tables()[0].get(tag) if isinstance(tag, str) else None
+    if protocol is None:
+        return None
+    return protocol, f"sessionUpdate {tag!r} exists only in {protocol}"
+
+
+def _permission_hint(message: Mapping[str, Any]) -> tuple[WireProtocol, str] | None:
+    params = _obj(message.get("params"))
+    for key, protocol in _PERMISSION_KEYS.items():
+        if key in params:
+            return protocol, f"a permission request with `{key}` ({protocol} shape)"
+    return None
+
+
+def _method_hint(message: Mapping[str, Any]) -> tuple[WireProtocol, str] | None:
+    method = message.get("method")
+    protocol = _hint_tables()[1].get(method) if isinstance(method, str) else None
+    if protocol is None:
+        return None
+    return protocol, f"method {method!r} exists only in {protocol}"
+
+
+DETECTION_HINTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[WireProtocol, str] | None]] = {
+    "session/update": _update_hint,
+    "session/request_permission": _permission_hint,
+}
+"""Per method: how a message of it tells the version; any other method by its name alone."""
+
+
+def _obj(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _version(value: object) -> WireProtocol | None:
+    if type(value) is int and value in (1, 2):
+        return "v1" if value == 1 else "v2"
+    return None
+
+
+class ProtocolDetector:
+    """Decides v1 or v2 from the messages of a log (``--protocol auto``)."""
+
+    def __init__(self) -> None:
+        self.protocol: WireProtocol | None = None
+        self.source = "default: nothing in the log tells v1 from v2"
+        self._by_initialize = False
+
+    def observe(self, message: object, line: int) -> None:
+        """Look at one message (a batch element or a whole line)."""
+        if not isinstance(message, dict):
+            return
+        method = message.get("method")
+        if method == "initialize":
+            version = _obj(message.get("params")).get("protocolVersion")
+            self._initialize(version, f"initialize request on line {line}")
+        elif method is None and "result" in message:
+            # Only an initialize result carries `protocolVersion` (both schemas), so the shape
+            # alone identifies it, even in a log that lacks the request.
+            version = _obj(message.get("result")).get("protocolVersion")
+            self._initialize(version, f"initialize response on line {line}")
+        elif not self._by_initialize and self.protocol is None and isinstance(method, str):
+            hint = DETECTION_HINTS.get(method, _method_hint)(message)
+            if hint is not None:
+                self.protocol = hint[0]
+                self.source = f"line {line}: {hint[1]}"
+
+    def _initialize(self, version: object, where: str) -> None:
+        protocol = _version(version)
+        if protocol is not None:
+            self.protocol = protocol
+            self.source = f"{where} says protocolVersion {version}"
+            self._by_initialize = True
+
+
+# --------------------------------------------------------------------------------------------
+# The validator (no I/O: fed lines, returns findings)
+
+
+def _covered(path: str, violations: list[str]) -> bool:
+    """A schema violation at ``path`` or below it already reports this decoder problem."""
+    return any(v == path or v.startswith((path + ".", path + "[")) for v in violations)
+
+
+def _prefixed(path: str, prefix: str) -> str:
+    return prefix + path[1:] if prefix != "$" else path
+
+
+def _id_key(value: object) -> object | None:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return (isinstance(value, str), value)
+
+
+class Validator:
+    """Checks one log, line by line; ``feed`` each line, then ``finish``."""
+
+    def __init__(self, protocol: ProtocolOption = "auto", max_line_bytes: int = DEFAULT_MAX_BYTES):
+        self.max_line_bytes = max_line_bytes
+        self.lines = 0
+        self.messages = 0
+        self._detector = ProtocolDetector() if protocol == "auto" else None
+        self.protocol: WireProtocol = "v2" if protocol == "auto" else protocol
+        self._source = "given with --protocol"
+        self._held: list[tuple[int, bytes | int]] | None = [] if protocol == "auto" else None
+        self._held_bytes = 0
+        self._pending: dict[object, list[str]] = {}
+        self._linter = ToolCallLinter()
+
+    @property
+    def protocol_source(self) -> str:
+        """Why ``protocol`` is what it is."""
+        return self._detector.source if self._detector is not None else self._source
+
+    def feed(self, line: int, data: bytes | int) -> list[Finding]:
+        """One line (``read_lines`` output); returns the findings of every line it releases."""
+        self.lines = line
+        if self._held is None:
+            return self._line(line, data)
+        self._held.append((line, data))
+        if isinstance(data, bytes):
+            self._held_bytes += len(data)
+            if self._detector is not None:
+                for message in _messages(_parse_quietly(data)):
+                    self._detector.observe(message, line)
+        decided = self._detector is not None and self._detector.protocol is not None
+        if decided or len(self._held) >= LOOKAHEAD_LINES or self._held_bytes >= LOOKAHEAD_BYTES:
+            return self._release()
+        return []
+
+    def finish(self) -> list[Finding]:
+        """End of input: held lines, then the end-of-log lint (``never-final``)."""
+        findings = self._release() if self._held is not None else []
+        return findings + self._linter.finish()
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _release(self) -> list[Finding]:
+        held, self._held = self._held or [], None
+        findings: list[Finding] = []
+        for line, data in held:
+            findings += self._line(line, data)
+        return findings
+
+    def _line(self, line: int, data: bytes | int) -> list[Finding]:
+        if isinstance(data, int):
+            return [
+                _decode_finding(
+                    line,
+                    "$",
+                    "line-too-long",
+                    f"line of {data} bytes is over the limit of {self.max_line_bytes} bytes "
+                    "(--max-line-bytes); skipped",
+                )
+            ]
+        if not data or data.isspace():
+            return []
+        try:
+            plain = msgspec.json.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+            return [_unparsable(line, data, exc)]
+        if isinstance(plain, list) and not plain:
+            return [_decode_finding(line, "$", "not-a-message", "an empty JSON-RPC batch")]
+        if not isinstance(plain, (dict, list)):
+            return [
+                _decode_finding(
+                    line, "$", "not-a-message", f"{_json_type(plain)}, not a JSON-RPC message"
+                )
+            ]
+        elements: list[tuple[int | None, Any]] = (
+            list(enumerate(plain)) if isinstance(plain, list) else [(None, plain)]
+        )
+        if self._detector is not None:
+            for _, element in elements:
+                self._detector.observe(element, line)
+            self.protocol = self._detector.protocol or "v2"
+        return self._messages_of(line, plain, elements)
+
+    def _messages_of(
+        self, line: int, plain: Any, elements: list[tuple[int | None, Any]]
+    ) -> list[Finding]:
+        protocol = self.protocol
+        decoded: Decoded[Any] | None = None
+        problems: list[tuple[str, str, str]] = []  # (path, code, message) from the decoder
+        internal: Finding | None = None
+        try:
+            decoded = decode_message(plain, protocol=protocol, max_bytes=self.max_line_bytes)
+        except DecodeError as exc:
+            problems.append((exc.path, "unreadable-message", f"cannot be read: {exc.reason}"))
+        except Exception as exc:  # a decoder bug must not abort the whole log
+            reason = f"the decoder failed ({type(exc).__name__}: {exc}); this is a bug"
+            internal = _decode_finding(line, "$", "decoder-error", reason)
+        if decoded is not None:
+            for diagnostic in decoded.diagnostics:
+                problems.append((diagnostic.path, "lenient-salvage", diagnostic.reason))
+            if isinstance(decoded.value, Batch):
+                for item in decoded.value.items:
+                    if isinstance(item, InvalidMessage):
+                        reason = f"cannot be read: {item.error.reason}"
+                        problems.append((item.error.path, "unreadable-message", reason))
+
+        findings: list[Finding] = []
+        violation_paths: list[str] = []
+        for index, element in elements:
+            self.messages += 1
+            prefix = "$" if index is None else f"$[{index}]"
+            for violation in self._schema(element, protocol):
+                path = _prefixed(violation.path, prefix)
+                violation_paths.append(path)
+                message = violation.message
+                findings.append(Finding(line, path, "schema-violation", message, "schema"))
+        for path, code, message in problems:
+            if not _covered(path, violation_paths):
+                findings.append(_decode_finding(line, path, code, message))
+        if internal is not None:
+            findings.append(internal)  # never hidden behind schema violations
+        if decoded is not None:
+            findings += self._linter.feed(decoded.value, line, raw=plain)
+        return findings
+
+    def _schema(self, message: object, protocol: WireProtocol) -> list[SchemaViolation]:
+        try:
+            if not isinstance(message, dict):
+                return validate_message(message, protocol)
+            method = message.get("method")
+            key = _id_key(message.get("id"))
+            if isinstance(method, str):
+                if key is not None:
+                    self._remember(key, method)
+                return validate_message(message, protocol)
+            candidates = self._pending.get(key) if key is not None else None
+            if not candidates:
+                return validate_message(message, protocol)
+            return self._response(message, protocol, key, candidates)
+        except RecursionError:
+            return [SchemaViolation("$", "nested too deeply to check against the schema", "#")]
+
+    def _remember(self, key: object, method: str) -> None:
+        self._pending.setdefault(key, []).append(method)
+        if len(self._pending) > _PENDING_LIMIT:
+            del self._pending[next(iter(self._pending))]  # forget the oldest id
+
+    def _response(
+        self, message: dict[str, Any], protocol: WireProtocol, key: object, candidates: list[str]
+    ) -> list[SchemaViolation]:
+        # Most recent first; with one candidate that is the only validation run.
+        chosen = len(candidates) - 1
+        violations = validate_message(message, protocol, response_method=candidates[chosen])
+        if violations and len(candidates) > 1 and "result" in message:
+            for index in range(len(candidates) - 2, -1, -1):
+                attempt = validate_message(message, protocol, response_method=candidates[index])
+                if not attempt:
+                    chosen, violations = index, attempt
+                    break
+        del candidates[chosen]
+        if not candidates:
+            del self._pending[key]
+        return violations
+
+
+def _messages(plain: object) -> list[object]:
+    if isinstance(plain, list):
+        return list(plain)
+    return [plain] if isinstance(plain, dict) else []
+
+
+def _parse_quietly(data: bytes) -> object:
+    try:
+        return msgspec.json.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+
+
+def _decode_finding(line: int, path: str, code: str, message: str) -> Finding:
+    return Finding(line, path, code, message, "decode")
+
+
+def _unparsable(line: int, data: bytes, exc: Exception) -> Finding:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return _decode_finding(
+            line, "$", "invalid-utf8", f"invalid UTF-8 at byte {bad.start}: {bad.reason}"
+        )
+    if isinstance(exc, RecursionError):
+        return _decode_finding(line, "$", "invalid-json", "not readable JSON: nested too deeply")
+    return _decode_finding(line, "$", "invalid-json", f"not valid JSON: {exc}")
+
+
+def _json_type(value: object) -> str:
+    names = {str: "a JSON string", bool: "a JSON boolean", type(None): "JSON null"}
+    return names.get(type(value), "a JSON number")
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    # Log values end up in messages: never let them move the cursor or break the line.
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class _Report(Protocol):
+    count: int
+
+    def add(self, finding: Finding) -> None: ...
+
+    def close(self, validator: Validator) -> None: ...
+
+
+@dataclass
+class _Counts:
+    by_code: dict[str, int]
+
+    def add(self, code: str) -> None:
+        self.by_code[code] = self.by_code.get(code, 0) + 1
+
+
+_STYLES: Mapping[str, str] = {"schema": "red", "decode": "magenta", "lint": "yellow"}
+
+
+class _HumanReport:
+    """One rich line per finding as it is found, then a summary."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._counts = _Counts({})
+        self.count = 0
+
+    def add(self, finding: Finding) -> None:
+        self.count += 1
+        self._counts.add(finding.code)
+        text = Text()
+        text.append(f"line {finding.line}", style="bold")
+        text.append(": ")
+        text.append(_printable(finding.path), style="cyan")
+        text.append(": " + _printable(finding.message) + " ")
+        text.append(f"[{finding.code}]", style=_STYLES.get(finding.kind, ""))
+        self._console.print(text)
+
+    def close(self, validator: Validator) -> None:
+        counts = self._counts.by_code
+        listed = ", ".join(f"{code}: {counts[code]}" for code in sorted(counts))
+        summary = Text()
+        summary.append(
+            f"{validator.lines} line{'s' if validator.lines != 1 else ''} read, "
+            f"{validator.messages} message{'s' if validator.messages != 1 else ''}, "
+        )
+        if self.count:
+            summary.append(f"{self.count} finding{'s' if self.count != 1 else ''}", style="bold")
+            summary.append(f" ({listed})")
+        else:
+            summary.append("no findings", style="bold green")
+        self._console.print(summary)
+        protocol = Text("protocol ")
+        protocol.append(validator.protocol, style="bold")
+        protocol.append(f" ({_printable(validator.protocol_source)})")
+        self._console.print(protocol)
+
+
+class _JsonReport:
+    """One JSON document; findings are spooled until the summary is known."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+        self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+")  # noqa: SIM115
+        self._counts = _Counts({})
+        self.count = 0
+
+    def add(self, finding: Finding) -> None:
+        self._spool.write(", " if self.count else "")
+        self.count += 1
+        self._counts.add(finding.code)
+        record = {
+            "line": finding.line,
+            "path": finding.path,
+            "code": finding.code,
+            "kind": finding.kind,
+            "message": finding.message,
+        }
+        self._spool.write(json.dumps(record))
+
+    def close(self, validator: Validator) -> None:
+        head = {
+            "protocol": validator.protocol,
+            "protocol_source": validator.protocol_source,
+            "lines": validator.lines,
+            "messages": validator.messages,
+        }
+        out = self._out
+        out.write(json.dumps(head)[:-1] + ', "findings": [')  # head without its closing "}"
+        self._spool.seek(0)
+        while chunk := self._spool.read(_CHUNK):
+            out.write(chunk)
+        self._spool.close()
+        summary = dict(sorted(self._counts.by_code.items()))
+        out.write('], "summary": ' + json.dumps(summary) + "}\n")
+        out.flush()
+
+    def discard(self) -> None:
+        self._spool.close()
+
+
+# --------------------------------------------------------------------------------------------
+# The command
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``validate`` subcommand to the dispatcher's subparsers."""
+    parser = subparsers.add_parser(
+        "validate",
+        help="check a JSON Lines log of ACP messages (schema and tool-call lint)",
+        description=(
+            "Read JSON Lines of ACP JSON-RPC messages (a line may be a batch) and report, per "
+            "line, schema violations against the bundled upstream schema and tool-call lint. "
+            "Exit 0 when clean, 1 with findings, 2 when the input cannot be read."
+        ),
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=("v1", "v2", "auto"),
+        default="auto",
+        help="protocol version of the log (default: auto, from initialize or the first "
+        "version-specific message; v2 when nothing tells)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument(
+        "--max-line-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help=f"longest line read, in bytes; longer ones are reported and skipped "
+        f"(default: {DEFAULT_MAX_BYTES})",
+    )
+    parser.add_argument("file", nargs="?", default="-", metavar="FILE", help="log, or - for stdin")
+    parser.set_defaults(handler=run)
+
+
+def _open(name: str) -> tuple[Any, bool]:
+    """The input as a binary stream, and whether we own (and must close) it."""
+    if name != "-":
+        return open(name, "rb"), True  # closed by run()
+    stdin = sys.stdin
+    if stdin is None:
+        raise OSError("no standard input")
+    buffer = getattr(stdin, "buffer", None)
+    return (buffer if buffer is not None else _TextAsBinary(stdin)), False
+
+
+def _fail(name: str, exc: OSError) -> int:
+    reason = exc.strerror or str(exc)
+    shown = "standard input" if name == "-" else repr(name)
+    print(f"acp-toolcalls validate: cannot read {shown}: {reason}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``validate`` for parsed arguments; returns the exit code."""
+    name = cast(str, args.file)
+    try:
+        stream, owned = _open(name)
+    except OSError as exc:
+        return _fail(name, exc)
+    validator = Validator(cast(ProtocolOption, args.protocol), cast(int, args.max_line_bytes))
+    report: _Report
+    if args.json:
+        report = _JsonReport(sys.stdout)
+    else:
+        report = _HumanReport(Console(file=sys.stdout, soft_wrap=True, highlight=False))
+    try:
+        try:
+            for line, data in read_lines(stream, validator.max_line_bytes):
+                for finding in validator.feed(line, data):
+                    report.add(finding)
+        finally:
+            if owned:
+                stream.close()
+    except OSError as exc:
+        if isinstance(report, _JsonReport):
+            report.discard()
+        return _fail(name, exc)
+    for finding in validator.finish():
+        report.add(finding)
+    report.close(validator)
+    return 1 if report.count else 0
