@@ -127,6 +127,23 @@ def _make_ours(decode: Callable[..., Any]) -> Pass:
     return ours
 
 
+_FLOOR = "  its msgspec decoder alone (no Python call around it)"
+
+
+def _make_floor() -> Pass:
+    """The typed msgspec decode inside ``decode_message``, without its Python frame: the floor
+    that shows how much of the ratio is the interpreter's call overhead."""
+    from acp_toolcalls import codec
+
+    hot = codec._HOT_DECODE["v2"]
+
+    def floor(lines: Sequence[bytes]) -> None:
+        for line in lines:
+            hot(line)
+
+    return floor
+
+
 def _timed(fn: Pass, data: Sequence[bytes], *, gc_on: bool = False) -> int:
     gc.collect()
     if not gc_on:
@@ -231,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ours is not None:
         impls.append(('acp_toolcalls.decode_message(protocol="v2")', ours, lines, False))
         impls.append(('acp_toolcalls.decode_message(protocol="v2"), gc on', ours, lines, True))
+        impls.append((_FLOOR, _make_floor(), lines, False))
 
     best: dict[str, float] = {}
     for rep in range(reps):

@@ -8,7 +8,9 @@ from typing import Any, cast
 
 import pytest
 
-from acp_toolcalls.schema import Protocol, validate_message
+import acp_toolcalls
+from acp_toolcalls import codec, v1, v2
+from acp_toolcalls.schema import Protocol, validate_message, validate_payload
 
 # --- schema_valid ---------------------------------------------------------------------------
 # Every test that encodes a message asserts through this fixture that the bytes validate
@@ -39,6 +41,85 @@ def _check_schema_valid(
 def schema_valid() -> SchemaCheck:
     """``check(message, protocol, response_method=None)``: assert the message is schema-valid."""
     return _check_schema_valid
+
+
+# --- every encode is schema-checked ---------------------------------------------------------
+# `encode` is wrapped before any test module imports it: each model or message a test encodes
+# is validated against the schema of the protocol its type belongs to (`acp_toolcalls.v1` ->
+# v1, `acp_toolcalls.v2` -> v2) when the test ends. A JSON-RPC message is checked whole; a
+# model whose class name is a schema `$defs` entry is checked against it. A test that encodes
+# something invalid on purpose says so with `@pytest.mark.encodes_invalid`.
+
+_encoded: list[tuple[Protocol, str | None, object]] = []
+_real_encode = codec.encode
+_MESSAGE_TYPES = (
+    v1.SessionUpdateMessage,
+    v1.PermissionRequestMessage,
+    v2.SessionUpdateMessage,
+    v2.PermissionRequestMessage,
+)
+
+
+def _target(obj: object) -> tuple[Protocol, str | None] | None:
+    cls = type(obj)
+    module = cls.__module__
+    protocol: Protocol
+    if module == v1.__name__:
+        protocol = "v1"
+    elif module == v2.__name__:
+        protocol = "v2"
+    else:
+        return None
+    if isinstance(obj, _MESSAGE_TYPES):
+        return protocol, None
+    return protocol, cls.__name__
+
+
+def _recording_encode(obj: Any) -> bytes:
+    out = _real_encode(obj)
+    target = _target(obj)
+    if target is not None:
+        _encoded.append((target[0], target[1], json.loads(out)))
+    return out
+
+
+codec.encode = _recording_encode
+acp_toolcalls.encode = _recording_encode  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _encodes_are_schema_valid(request: pytest.FixtureRequest) -> Any:
+    _encoded.clear()
+    yield
+    if request.node.get_closest_marker("encodes_invalid"):
+        return
+    seen: set[str] = set()
+    for protocol, def_name, value in _encoded:
+        key = f"{protocol}{def_name}{json.dumps(value, sort_keys=True)}"
+        if key in seen:
+            continue
+        seen.add(key)
+        if def_name is None:
+            violations = validate_message(value, protocol)
+        else:
+            try:
+                violations = validate_payload(value, def_name, protocol)
+            except KeyError:
+                continue  # a model with no schema definition of its own (e.g. an envelope)
+        if violations:
+            listed = "\n".join(f"  {violation}" for violation in violations)
+            pytest.fail(
+                f"the test encoded a {protocol} {def_name or 'message'} that does not validate:"
+                f"\n{listed}\nvalue: {json.dumps(value)[:2000]}",
+                pytrace=False,
+            )
+    _encoded.clear()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "encodes_invalid: the test encodes schema-invalid values on purpose"
+    )
 
 
 # --- hypothesis profiles --------------------------------------------------------------------

@@ -750,6 +750,8 @@ def test_decode_error_messages_are_clear() -> None:
         _replace_raw("NaN").encode(): "not valid JSON",
         deep_array(100_000).encode(): "nesting",
         b'{"jsonrpc":"2.0","method":"x","params":"\xff"}': "UTF-8",
+        _replace_raw('"\\ud800"').encode(): "unpaired UTF-16 surrogate",
+        _replace_raw('"a\\udc00"').encode(): "surrogate",
     }
     for data, needle in cases.items():
         with pytest.raises(DecodeError) as raised:

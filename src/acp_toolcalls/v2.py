@@ -45,7 +45,8 @@ MetaField = Lenient[dict[str, Any]]
 
 UInt32Min1 = Annotated[int, Meta(ge=1, le=2**32 - 1)]
 UInt16Min1 = Annotated[int, Meta(ge=1, le=65535)]
-UInt64 = Annotated[int, Meta(ge=0)]  # msgspec itself caps integers at uint64
+# No upper bound: msgspec cannot express one past int64; a larger value round-trips as is.
+UInt64 = Annotated[int, Meta(ge=0)]
 Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
 Priority = Annotated[float, Meta(ge=0.0, le=1.0)]
 
