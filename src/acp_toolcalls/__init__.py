@@ -9,6 +9,8 @@ from . import v1, v2
 from .codec import DEFAULT_MAX_BYTES, Decoded, EncodeError, Protocol, decode, decode_message, encode
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
 from .lenient import DecodeError, Diagnostic
+from .loss import ConversionError, Loss, LossReport
+from .v1_to_v2 import content_to_v2, diff_to_v2, git_patch, tool_call_to_v2, tool_call_update_to_v2
 from .v2 import *  # noqa: F403 - the v2 models are the primary public surface
 from .v2 import __all__ as _v2_all
 from .wire import UNSET, UnknownVariant, UnsetType, extra_fields
@@ -36,4 +38,12 @@ __all__ = [
     "v1",
     "v2",
     *_v2_all,
+    "ConversionError",
+    "Loss",
+    "LossReport",
+    "content_to_v2",
+    "diff_to_v2",
+    "git_patch",
+    "tool_call_to_v2",
+    "tool_call_update_to_v2",
 ]

@@ -88,7 +88,17 @@ _MESSAGE_UNIONS: dict[str, Any] = {
     protocol: Union[tuple(types.values())] for protocol, types in _MESSAGE_TYPES.items()
 }
 _HOT_DECODE = {protocol: _fast_decoder(tp).decode for protocol, tp in _MESSAGE_UNIONS.items()}
-_FAST_PATH_MISSES = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
+FAST_PATH_MISSES = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
+"""What ``fast_message_decoder`` raises for input that ``decode_message`` must look at."""
+
+
+def fast_message_decoder(protocol: Protocol) -> Callable[[bytes], Any]:
+    """The strict decoder behind ``decode_message``'s fast path, for hot loops with their own
+    fallback: it returns the typed ``session/update`` or ``session/request_permission``
+    message of ``protocol`` for valid input, and raises one of ``FAST_PATH_MISSES`` for
+    anything else (another method, a salvage, bad JSON), which ``decode_message`` then reads.
+    The caller enforces its own size limit."""
+    return _HOT_DECODE[protocol]
 
 
 def _check_size(data: bytes | bytearray | memoryview | str, max_bytes: int) -> None:
@@ -190,7 +200,7 @@ def decode_message(
     if type(data) is bytes and len(data) <= max_bytes and protocol in _HOT_DECODE:
         try:
             return Decoded(_HOT_DECODE[protocol](data))
-        except _FAST_PATH_MISSES:
+        except FAST_PATH_MISSES:
             pass
     table = _MESSAGE_TYPES.get(protocol)
     if table is None:
@@ -265,14 +275,17 @@ def _has_extra(obj: Any) -> bool:
             if (isinstance(value, (WireStruct, list))) and _has_extra(value):
                 return True
         return False
-    if isinstance(obj, list):
-        return any(_has_extra(item) for item in obj if isinstance(item, (WireStruct, list)))
+    if isinstance(obj, (list, tuple)):
+        return any(_has_extra(item) for item in obj if isinstance(item, _CONTAINERS))
+    if isinstance(obj, dict):
+        return any(_has_extra(item) for item in obj.values() if isinstance(item, _CONTAINERS))
     if isinstance(obj, Batch):
         return any(_has_extra(item) for item in obj.items)
     return False
 
 
 _NESTED: dict[type, tuple[str, ...]] = {}
+_CONTAINERS = (WireStruct, list, tuple, dict)
 
 
 def _to_plain(obj: Any) -> Any:
@@ -289,8 +302,10 @@ def _to_plain(obj: Any) -> Any:
         for key, value in extra_fields(obj).items():
             out.setdefault(key, value)
         return out
-    if isinstance(obj, list):
+    if isinstance(obj, (list, tuple)):
         return [_to_plain(item) for item in obj]
+    if isinstance(obj, dict):
+        return {key: _to_plain(value) for key, value in obj.items()}
     if isinstance(obj, Batch):
         return [_to_plain(item) for item in obj.items]
     return obj
@@ -322,6 +337,18 @@ def _holds_non_finite(obj: Any) -> bool:
     if isinstance(obj, Mapping):
         return any(map(_holds_non_finite, obj.values()))
     return False
+
+
+def to_builtins(obj: Any) -> Any:
+    """Plain JSON values (dicts, lists, str, ...) of a model, message or batch, exactly as
+    ``encode`` would write them: unknown keys and unknown variants included, ``UNSET`` fields
+    left out, ``None`` kept as ``None``."""
+    try:
+        if wire.extras_seen() and _has_extra(obj):
+            obj = _to_plain(obj)
+        return msgspec.to_builtins(obj, enc_hook=_enc_hook)
+    except (TypeError, NotImplementedError, RecursionError) as exc:
+        raise EncodeError(str(exc)) from None
 
 
 def encode(obj: Any) -> bytes:

@@ -1,0 +1,149 @@
+"""What ``ToolCallStore.apply`` reports, so a UI re-renders only what changed.
+
+Rules this module owns:
+
+- Events are small immutable values, one per observable change, in the order the changes
+  happened. They name fields by their wire names (``rawInput``, ``_meta``, unknown extra keys).
+- A field set to ``null`` (or a collection set to ``[]``) is a *clear*, reported by
+  ``ToolCallCleared``; any other value is a *patch*, reported by ``ToolCallPatched``. A field
+  given the value it already had is still reported: the store does not compare values.
+- Warnings and salvages travel as events too (``ToolCallReopened``, ``LimitReached``,
+  ``DiagnosticReported``): nothing the store does to the data is silent.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import msgspec
+
+__all__ = [
+    "ContentAppended",
+    "DiagnosticReported",
+    "Event",
+    "LimitReached",
+    "TerminalCleared",
+    "TerminalCreated",
+    "TerminalOutputAppended",
+    "TerminalPatched",
+    "ToolCallCleared",
+    "ToolCallCreated",
+    "ToolCallEvicted",
+    "ToolCallPatched",
+    "ToolCallReopened",
+]
+
+
+class _Event(msgspec.Struct, frozen=True, gc=False):
+    session_id: str
+
+
+class ToolCallCreated(_Event, frozen=True, gc=False):
+    """First sight of ``tool_call_id`` in the session (update, chunk or permission subject)."""
+
+    tool_call_id: str
+
+
+class ToolCallPatched(_Event, frozen=True, gc=False):
+    """``fields`` (wire names) were given new values."""
+
+    tool_call_id: str
+    fields: tuple[str, ...]
+
+
+class ToolCallCleared(_Event, frozen=True, gc=False):
+    """``fields`` (wire names) were cleared: ``null``, or ``[]`` for a collection."""
+
+    tool_call_id: str
+    fields: tuple[str, ...]
+
+
+class ContentAppended(_Event, frozen=True, gc=False):
+    """A chunk appended one content item, now at ``index`` of the call's content."""
+
+    tool_call_id: str
+    index: int
+
+
+class ToolCallReopened(_Event, frozen=True, gc=False):
+    """A call that had reached a final status got a non-final one (an id reused, D20/D23).
+
+    The update is applied as received; this is a warning for the UI and the log.
+    """
+
+    tool_call_id: str
+    previous_status: str
+    status: str
+
+
+class ToolCallEvicted(_Event, frozen=True, gc=False):
+    """The per-session cap on retained tool calls dropped this call from the store."""
+
+    tool_call_id: str
+    status: str
+
+
+class TerminalCreated(_Event, frozen=True, gc=False):
+    """First sight of ``terminal_id`` in the session (update or output chunk)."""
+
+    terminal_id: str
+
+
+class TerminalPatched(_Event, frozen=True, gc=False):
+    """``fields`` (wire names) of the terminal were given new values (``output``: a snapshot)."""
+
+    terminal_id: str
+    fields: tuple[str, ...]
+
+
+class TerminalCleared(_Event, frozen=True, gc=False):
+    """``fields`` (wire names) of the terminal were set to ``null``."""
+
+    terminal_id: str
+    fields: tuple[str, ...]
+
+
+class TerminalOutputAppended(_Event, frozen=True, gc=False):
+    """A ``terminal_output_chunk`` appended ``size`` decoded bytes."""
+
+    terminal_id: str
+    size: int
+
+
+class LimitReached(_Event, frozen=True, gc=False):
+    """A memory cap dropped data: ``limit`` names the cap, ``subject`` the call or terminal id."""
+
+    limit: str
+    subject: str
+    detail: str
+
+
+class DiagnosticReported(_Event, frozen=True, gc=False):
+    """Input the store salvaged or ignored, with the JSON path and what was done about it.
+
+    ``session_id`` is ``""`` when the problem is not tied to a session (an unreadable batch
+    element, say).
+    """
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+Event = Union[
+    ToolCallCreated,
+    ToolCallPatched,
+    ToolCallCleared,
+    ContentAppended,
+    ToolCallReopened,
+    ToolCallEvicted,
+    TerminalCreated,
+    TerminalPatched,
+    TerminalCleared,
+    TerminalOutputAppended,
+    LimitReached,
+    DiagnosticReported,
+]
+"""Every event ``ToolCallStore.apply`` can return."""

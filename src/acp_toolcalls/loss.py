@@ -1,0 +1,88 @@
+"""What a cross-version conversion could not carry over.
+
+Rule this module owns (shared/spec/TOOL-CALLS.md 9.2): every field or item a conversion could
+not carry is listed with its JSON path and why; nothing is dropped silently. A lossy conversion
+returns its result together with a ``LossReport``; a strict one raises ``ConversionError`` at
+the first thing the target version cannot represent.
+
+Paths are rooted at the object that was converted (``$``), use the wire key names and index
+arrays: ``$.content[2]``, ``$.locations[0].line``, ``$.content[1].content.annotations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+__all__ = ["ConversionError", "Loss", "LossReport"]
+
+
+@dataclass(frozen=True)
+class Loss:
+    """One field or item a conversion dropped or changed, and why."""
+
+    path: str
+    """JSON path into the converted object, e.g. ``$.content[2]``."""
+    reason: str
+    """What could not be carried over and what the conversion did instead."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+class LossReport:
+    """The losses of one conversion, in the order they were found.
+
+    Immutable; iterates over ``Loss`` entries and is false when nothing was lost, so
+    ``if report:`` reads as "something was lost".
+    """
+
+    __slots__ = ("_losses",)
+
+    def __init__(self, losses: Iterable[Loss] = ()) -> None:
+        self._losses = tuple(losses)
+
+    @property
+    def losses(self) -> tuple[Loss, ...]:
+        """Every loss, in the order found."""
+        return self._losses
+
+    def __iter__(self) -> Iterator[Loss]:
+        return iter(self._losses)
+
+    def __len__(self) -> int:
+        return len(self._losses)
+
+    def __bool__(self) -> bool:
+        return bool(self._losses)
+
+    def __add__(self, other: LossReport) -> LossReport:
+        if not isinstance(other, LossReport):
+            return NotImplemented
+        return LossReport(self._losses + other._losses)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LossReport) and other._losses == self._losses
+
+    def __hash__(self) -> int:
+        return hash(self._losses)
+
+    def __repr__(self) -> str:
+        return f"LossReport({list(self._losses)!r})"
+
+    def __str__(self) -> str:
+        return "\n".join(str(loss) for loss in self._losses)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, "_losses"):
+            raise AttributeError("LossReport is immutable")
+        object.__setattr__(self, name, value)
+
+
+class ConversionError(ValueError):
+    """Strict conversion met something the target version cannot represent."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{reason} at {path}")
+        self.path = path
+        self.reason = reason

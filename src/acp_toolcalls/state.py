@@ -1,0 +1,263 @@
+"""Stored state of tool calls and terminals, and the views a UI reads.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 6.2, 7.2, 7.3, 7.11; D2, D4, D10, D14, D35):
+
+- A field never set is absent from ``fields``; a cleared one holds ``None`` (or ``[]`` when a
+  collection was cleared that way): stored exactly as received, so an export reproduces it.
+- Effective values are computed, never stored: kind ``other`` and status ``pending`` when
+  unset or cleared, content ``[]``; a status is final only if it is ``completed``, ``failed``
+  or ``cancelled`` (unknown ones and ``paused`` count as running).
+- Display title: a non-empty ``title``, else ``name``, else the kind's label, else
+  "Tool call" (D10).
+- ``_meta`` patches by top-level key (``patch_meta``): stored maps never hold ``None`` values.
+- ``snapshot()`` gives one update that recreates the state on an empty store (D35).
+"""
+
+from __future__ import annotations
+
+from base64 import b64encode
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from . import v2
+from .wire import with_extra_fields
+
+__all__ = [
+    "FINAL_STATUSES",
+    "KIND_LABELS",
+    "Limits",
+    "SessionState",
+    "TerminalState",
+    "ToolCallState",
+    "ToolCallView",
+    "patch_meta",
+    "view_of",
+]
+
+FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+"""Statuses after which a call is done; ``pending``, ``paused`` and unknown ones are open."""
+
+KIND_LABELS: Mapping[str, str] = {
+    "read": "Read",
+    "edit": "Edit",
+    "delete": "Delete",
+    "move": "Move",
+    "search": "Search",
+    "execute": "Execute",
+    "think": "Think",
+    "fetch": "Fetch",
+    "switch_mode": "Switch mode",
+}
+"""Display fallback titles by kind (D10); ``other`` and unknown kinds have none."""
+
+_CALL_ATTRS: Mapping[str, str] = {
+    f.encode_name: f.name for f in msgspec.structs.fields(v2.ToolCallUpdate)
+}
+_TERMINAL_ATTRS: Mapping[str, str] = {
+    f.encode_name: f.name for f in msgspec.structs.fields(v2.TerminalUpdate)
+}
+COLLECTION_FIELDS = frozenset({"content", "locations"})
+
+
+def patch_meta(stored: Any, incoming: Any) -> Any:
+    """The patch ``_meta`` rule (7.3): ``UNSET`` keeps, ``None`` clears, an object patches."""
+    if incoming is UNSET:
+        return stored
+    if incoming is None:
+        return None
+    base = dict(stored) if isinstance(stored, dict) else {}
+    for key, value in incoming.items():
+        if value is None:
+            base.pop(key, None)
+        else:
+            base[key] = value
+    return base
+
+
+class Limits(msgspec.Struct, frozen=True, kw_only=True):
+    """Memory caps of a store. ``None`` disables a cap.
+
+    When a cap is hit the store keeps the head and the tail (content items of a call, output
+    bytes of a terminal) or evicts finished calls first (calls of a session), and reports it.
+    """
+
+    max_content_items: int | None = 10_000
+    """Content items kept per tool call."""
+    max_terminal_bytes: int | None = 4 * 1024 * 1024
+    """Output bytes kept per terminal."""
+    max_tool_calls: int | None = 50_000
+    """Tool calls kept per session."""
+
+
+def trim_block(cap: int) -> int:
+    # Trim in blocks so that a stream of appends past a cap costs amortised O(1), not a
+    # memmove of the whole buffer each time.
+    return max(1, cap // 8)
+
+
+class ToolCallState:
+    """One tool call as the wire has set it, plus what the store tracks about it.
+
+    ``fields`` maps wire names (``rawInput``) to values for every patch field that any
+    update has set; a cleared field maps to ``None`` (``[]`` for a collection cleared that
+    way); a field never set is absent. ``meta`` is ``UNSET``, ``None`` or a dict without
+    ``None`` values; ``extra`` holds unknown update fields by wire name.
+    """
+
+    __slots__ = ("dropped_items", "extra", "fields", "meta", "tool_call_id", "updated_at")
+
+    def __init__(self, tool_call_id: str) -> None:
+        self.tool_call_id = tool_call_id
+        self.fields: dict[str, Any] = {}
+        self.meta: dict[str, Any] | UnsetType | None = UNSET
+        self.extra: dict[str, Any] | None = None
+        self.updated_at: float | None = None
+        self.dropped_items = 0
+        """Content items dropped by the ``max_content_items`` cap."""
+
+    @property
+    def kind(self) -> str:
+        """The effective kind: ``other`` when never set, cleared (D4) or not a string."""
+        kind = self.fields.get("kind")
+        return kind if isinstance(kind, str) else "other"
+
+    @property
+    def status(self) -> str:
+        """The effective status: ``pending`` when never set or cleared (D4)."""
+        status = self.fields.get("status")
+        return status if isinstance(status, str) else "pending"
+
+    @property
+    def content(self) -> list[v2.ToolCallContent]:
+        """The effective content (``[]`` when never set or cleared)."""
+        content = self.fields.get("content")
+        return content if isinstance(content, list) else []
+
+    @property
+    def is_final(self) -> bool:
+        """Whether the status is final; unknown statuses count as still running (D14)."""
+        return self.status in FINAL_STATUSES
+
+    @property
+    def display_title(self) -> str:
+        """A non-empty title: ``title``, else ``name``, else a kind label, else "Tool call"."""
+        for candidate in (self.fields.get("title"), self.fields.get("name")):
+            if isinstance(candidate, str) and candidate:
+                return candidate
+        return KIND_LABELS.get(self.kind, "Tool call")
+
+    def snapshot(self) -> v2.ToolCallUpdate:
+        """The state as one ``ToolCallUpdate`` that recreates it on an empty store (D35)."""
+        fields = {_CALL_ATTRS[wire]: value for wire, value in self.fields.items()}
+        for name in COLLECTION_FIELDS:
+            if isinstance(fields.get(name), list):
+                fields[name] = list(fields[name])
+        if self.meta is not UNSET:
+            fields["meta"] = dict(self.meta) if self.meta is not None else None
+        if self.extra:
+            return with_extra_fields(
+                v2.ToolCallUpdate, self.extra, tool_call_id=self.tool_call_id, **fields
+            )
+        return v2.ToolCallUpdate(tool_call_id=self.tool_call_id, **fields)
+
+
+class TerminalState:
+    """One agent-owned display terminal.
+
+    ``output`` is ``UNSET`` (never set), ``None`` (cleared, nothing appended since) or the
+    retained bytes; ``dropped_bytes`` counts what the ``max_terminal_bytes`` cap dropped from
+    the middle (the head and the tail are kept).
+    """
+
+    __slots__ = ("dropped_bytes", "fields", "meta", "output", "terminal_id", "updated_at")
+
+    def __init__(self, terminal_id: str) -> None:
+        self.terminal_id = terminal_id
+        self.fields: dict[str, Any] = {}
+        self.meta: dict[str, Any] | UnsetType | None = UNSET
+        self.output: bytearray | UnsetType | None = UNSET
+        self.updated_at: float | None = None
+        self.dropped_bytes = 0
+
+    @property
+    def exited(self) -> bool:
+        """Whether an ``exitStatus`` is set (even ``{}``)."""
+        return isinstance(self.fields.get("exitStatus"), v2.TerminalExitStatus)
+
+    @property
+    def output_bytes(self) -> bytes:
+        """The retained output bytes (empty when never set or cleared)."""
+        return bytes(self.output) if isinstance(self.output, bytearray) else b""
+
+    def snapshot(self) -> v2.TerminalUpdate:
+        """The state as one ``terminal_update`` with an ``output`` snapshot (D35)."""
+        fields = {_TERMINAL_ATTRS[wire]: value for wire, value in self.fields.items()}
+        if isinstance(self.output, bytearray):
+            fields["output"] = v2.TerminalOutput(data=b64encode(self.output).decode("ascii"))
+        elif self.output is None:
+            fields["output"] = None
+        if self.meta is not UNSET:
+            fields["meta"] = dict(self.meta) if self.meta is not None else None
+        return v2.TerminalUpdate(terminal_id=self.terminal_id, **fields)
+
+
+class SessionState:
+    """The tool calls (first-seen order) and terminals of one session."""
+
+    __slots__ = ("session_id", "terminals", "tool_calls")
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.tool_calls: dict[str, ToolCallState] = {}
+        self.terminals: dict[str, TerminalState] = {}
+
+
+class ToolCallView(msgspec.Struct, frozen=True, kw_only=True):
+    """What a UI shows for one call: effective values with display defaults resolved."""
+
+    session_id: str
+    tool_call_id: str
+    title: str
+    """Non-empty: the call's title, else its name, else a kind label, else "Tool call"."""
+    name: str | None
+    kind: str
+    """Effective kind: ``other`` when unset or cleared; unknown kinds kept as received."""
+    status: str
+    """Effective status: ``pending`` when unset or cleared; unknown ones kept."""
+    is_final: bool
+    content: list[v2.ToolCallContent]
+    locations: list[v2.ToolCallLocation]
+    raw_input: Any
+    raw_output: Any
+    meta: dict[str, Any]
+    can_cancel: bool
+    updated_at: float | None
+    dropped_items: int
+
+
+def view_of(session_id: str, tc: ToolCallState) -> ToolCallView:
+    fields = tc.fields
+    name = fields.get("name")
+    locations = fields.get("locations")
+    caps = fields.get("capabilities")
+    return ToolCallView(
+        session_id=session_id,
+        tool_call_id=tc.tool_call_id,
+        title=tc.display_title,
+        name=name if isinstance(name, str) else None,
+        kind=tc.kind,
+        status=tc.status,
+        is_final=tc.is_final,
+        content=list(tc.content),
+        locations=list(locations) if isinstance(locations, list) else [],
+        raw_input=fields.get("rawInput"),
+        raw_output=fields.get("rawOutput"),
+        meta=dict(tc.meta) if isinstance(tc.meta, dict) else {},
+        can_cancel=isinstance(caps, v2.ToolCallCapabilities)
+        and isinstance(caps.cancel, v2.ToolCallCancelCapabilities),
+        updated_at=tc.updated_at,
+        dropped_items=tc.dropped_items,
+    )

@@ -1,0 +1,670 @@
+"""The client-side tool-call store: the reducer every ACP client needs, done once.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 7.1-7.6, 7.11 and 8.7; decisions D1-D4, D9,
+D11, D13, D17, D18, D20, D22, D23, D35). Everything that changes stored tool-call or terminal
+state lives here.
+
+- State is per ``sessionId``: tool calls by ``toolCallId`` in first-seen order, terminals by
+  ``terminalId``. A session exists once it has seen a tool call or a terminal.
+- Upsert: the first reference to an id (``tool_call_update``, ``tool_call_content_chunk``, a
+  permission subject) creates the call with protocol defaults; there is no "not found" (D1).
+- Patch fields: omitted leaves the value, ``null`` clears (stored as ``None``), a value
+  replaces; ``content`` and ``locations`` are whole arrays, stored as received (``[]`` stays
+  ``[]``, ``null`` stays ``None``: D2). An invalid value was already read as omitted (D11).
+- ``_meta`` patches by top-level key, a key set to ``null`` is removed, ``null`` clears the
+  whole map (7.3, D13). Unknown extra fields of an update are kept and patched like fields.
+- A chunk appends its one item (absent or ``null`` content becomes ``[item]``); a later
+  replacement array replaces everything, chunks included; its ``_meta`` is chunk-scoped.
+- A permission request's ``tool_call`` subject is applied exactly like an update, when the
+  request is read (D18); its ``title`` and ``description`` never touch stored state.
+- v1 input goes through the v1 -> v2 mapping (``acp_toolcalls.v1_to_v2``, spec 9.3): a v1
+  ``null`` changes nothing, a repeated v1 ``tool_call`` merges (D9).
+- Terminals: same patch rules; ``output`` is a snapshot that replaces every stored byte, each
+  ``terminal_output_chunk`` is base64-decoded on its own and appended; invalid base64 in a
+  chunk drops that chunk, in a snapshot it reads as omitted (D22).
+- The store applies any status as received and never invents one (D14, D23); a final call
+  given a non-final status is applied and reported (``ToolCallReopened``, D20).
+- Memory is bounded by ``Limits``; every eviction is reported (``LimitReached``,
+  ``ToolCallEvicted``) and the export reflects what is retained.
+- Other ``session/update`` variants and other messages are ignored; a v1-only ``tool_call`` on
+  a v2 stream is ignored and reported (D17).
+
+Theory of operation: ``apply`` decodes raw input with ``decode_message`` (the protocol given,
+or the one the stream's ``initialize`` exchange negotiated), dispatches on the type of the
+message and then of the update through tables, and returns the ``events`` of what changed.
+A message that cannot be read raises ``DecodeError`` before anything is touched. The store
+keeps no clock: the caller passes ``now`` and it is recorded as the call's last-update time.
+"""
+
+from __future__ import annotations
+
+import binascii
+from base64 import b64decode
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET
+
+from . import v1, v2
+from .codec import (
+    DEFAULT_MAX_BYTES,
+    FAST_PATH_MISSES,
+    Decoded,
+    decode_message,
+    fast_message_decoder,
+    to_builtins,
+)
+from .events import (
+    ContentAppended,
+    DiagnosticReported,
+    Event,
+    LimitReached,
+    TerminalCleared,
+    TerminalCreated,
+    TerminalOutputAppended,
+    TerminalPatched,
+    ToolCallCleared,
+    ToolCallCreated,
+    ToolCallEvicted,
+    ToolCallPatched,
+    ToolCallReopened,
+)
+from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
+from .state import (
+    COLLECTION_FIELDS,
+    FINAL_STATUSES,
+    Limits,
+    SessionState,
+    TerminalState,
+    ToolCallState,
+    ToolCallView,
+    patch_meta,
+    trim_block,
+    view_of,
+)
+from .v1_to_v2 import tool_call_to_v2, tool_call_update_to_v2
+from .wire import extra_fields
+
+__all__ = ["StoreProtocol", "ToolCallStore"]
+
+StoreProtocol = Literal["v1", "v2", "auto"]
+
+
+def _compile_patcher(cls: type[msgspec.Struct], skip: frozenset[str]) -> _Patcher:
+    """Compile ``patch(update, fields, patched, cleared)`` for one update type.
+
+    It copies every field of ``update`` that is not ``UNSET`` into ``fields`` (keyed by wire
+    name) and lists the wire name in ``cleared`` (``null``, or ``[]`` for a collection) or in
+    ``patched``. The code is generated from the struct's field table and unrolled: the hot
+    path of the store, about twice as fast as a loop over the fields. Collections are copied,
+    because chunks later append to the stored list.
+    """
+    lines = ["def patch(update, fields, patched, cleared):"]
+    for field in msgspec.structs.fields(cls):
+        name, wire = field.name, field.encode_name
+        if wire in skip:
+            continue
+        lines += [f"    value = update.{name}", "    if value is not UNSET:"]
+        if wire in COLLECTION_FIELDS:
+            lines += [
+                f"        fields[{wire!r}] = value if value is None else list(value)",
+                f"        (patched if value else cleared).append({wire!r})",
+            ]
+        else:
+            lines += [
+                f"        fields[{wire!r}] = value",
+                f"        (cleared if value is None else patched).append({wire!r})",
+            ]
+    namespace: dict[str, Any] = {"UNSET": UNSET}
+    exec("\n".join(lines), namespace)
+    patch: _Patcher = namespace["patch"]
+    return patch
+
+
+_Patcher = Callable[[Any, dict[str, Any], list[str], list[str]], None]
+_patch_call = _compile_patcher(v2.ToolCallUpdate, frozenset({"toolCallId", "_meta"}))
+_patch_terminal = _compile_patcher(v2.TerminalUpdate, frozenset({"terminalId", "_meta", "output"}))
+_PLAIN_UPDATES = frozenset({v2.ToolCallUpdate, v2.SessionToolCallUpdate})
+"""Update types that never carry unknown keys (those come as same-named subclasses)."""
+
+
+def _protocol_of(version: object) -> Literal["v1", "v2"] | None:
+    if isinstance(version, int) and not isinstance(version, bool):
+        return "v1" if version <= 1 else "v2"
+    return None
+
+
+class ToolCallStore:
+    """Applies tool-call traffic, in received order, and answers what a UI needs.
+
+    ``protocol`` says how raw input (bytes, str, JSON values) is read: ``"v2"``, ``"v1"``, or
+    ``"auto"`` (the ``initialize`` exchange decides: the response wins over the request; with
+    none, v2). Typed messages carry their protocol in their type.
+    """
+
+    def __init__(
+        self,
+        *,
+        protocol: StoreProtocol = "v2",
+        limits: Limits | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        if protocol not in ("v1", "v2", "auto"):
+            raise ValueError(f"unknown protocol {protocol!r}: expected 'v1', 'v2' or 'auto'")
+        self.protocol: StoreProtocol = protocol
+        self.limits = limits if limits is not None else Limits()
+        self.sessions: dict[str, SessionState] = {}
+        self.max_bytes = max_bytes
+        self._negotiated: Literal["v1", "v2"] | None = None
+        self._fast_decode = fast_message_decoder(self.raw_protocol)
+        self._initialize_ids: set[Any] = set()
+        self._message_table: dict[type, Callable[[Any, list[Event], float | None], None]] = {
+            v2.SessionUpdateMessage: self._v2_message,
+            v2.UpdateSessionNotification: self._v2_notification,
+            v2.PermissionRequestMessage: self._v2_permission_message,
+            v2.RequestPermissionRequest: self._v2_permission,
+            v1.SessionUpdateMessage: self._v1_message,
+            v1.SessionNotification: self._v1_notification,
+            v1.PermissionRequestMessage: self._v1_permission_message,
+            v1.RequestPermissionRequest: self._v1_permission,
+            JsonRpcMessage: self._other_message,
+            Batch: self._batch,
+            InvalidMessage: self._invalid_message,
+        }
+        self._v2_updates: dict[type, Callable[[SessionState, Any, list[Event], Any], None]] = {
+            v2.SessionToolCallUpdate: self._update_call,
+            v2.ToolCallContentChunk: self._append_chunk,
+            v2.TerminalUpdate: self._update_terminal,
+            v2.TerminalOutputChunk: self._append_output,
+        }
+
+    # ----------------------------------------------------------------------------------------
+    # Input
+
+    @property
+    def raw_protocol(self) -> Literal["v1", "v2"]:
+        """The protocol raw input is read with now."""
+        if self.protocol != "auto":
+            return self.protocol
+        return self._negotiated or "v2"
+
+    def apply(self, message: Any, *, now: float | None = None) -> list[Event]:
+        """Apply one message (or batch) and return what changed, in order.
+
+        ``message`` is raw bytes or text of one JSON-RPC message or batch, its decoded JSON
+        value, a ``Decoded`` or a typed message of ``acp_toolcalls.v1``/``v2`` (a whole
+        ``session/update`` or ``session/request_permission``, or their params). ``now`` is
+        recorded as the last-update time of what the message touches.
+
+        Raises ``DecodeError`` for raw input that cannot be read at all; then nothing changed.
+        """
+        if type(message) is bytes and len(message) <= self.max_bytes:
+            try:  # the fast path: a valid line, no salvage needed
+                message = self._fast_decode(message)
+            except FAST_PATH_MISSES:
+                message = decode_message(message, protocol=self.raw_protocol)
+        elif isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
+            message = decode_message(message, protocol=self.raw_protocol, max_bytes=self.max_bytes)
+        events: list[Event] = []
+        if type(message) is v2.SessionUpdateMessage:  # the common message, dispatched inline
+            params = message.params
+            update = params.update
+            apply_update = self._v2_updates.get(type(update))
+            if apply_update is not None:
+                session = self.sessions.get(params.session_id)
+                if session is None:
+                    session = self._session(params.session_id)
+                apply_update(session, update, events, now)
+                return events
+        elif type(message) is Decoded:
+            if message.diagnostics:
+                session_id = _session_of(message.value)
+                for diagnostic in message.diagnostics:
+                    events.append(
+                        DiagnosticReported(session_id, diagnostic.path, diagnostic.reason)
+                    )
+            message = message.value
+        handler = self._message_table.get(type(message))
+        if handler is None:
+            handler = self._lookup(message)
+        handler(message, events, now)
+        return events
+
+    def _lookup(self, message: Any) -> Callable[[Any, list[Event], float | None], None]:
+        # Objects with unknown keys are instances of a same-named subclass: find the base.
+        for cls in type(message).__mro__[1:]:
+            found = self._message_table.get(cls)
+            if found is not None:
+                return found
+        raise TypeError(
+            f"cannot apply a {type(message).__name__}: expected raw JSON, a Decoded or a "
+            "v1/v2 session/update or session/request_permission message"
+        )
+
+    def _batch(self, batch: Batch, events: list[Event], now: float | None) -> None:
+        for item in batch.items:  # in array order (D16)
+            if isinstance(item, (bytes, str)):  # never produced by the codec; be safe
+                continue
+            handler = self._message_table.get(type(item)) or self._lookup(item)
+            handler(item, events, now)
+
+    def _invalid_message(self, item: InvalidMessage, events: list[Event], _now: Any) -> None:
+        error = item.error
+        events.append(DiagnosticReported("", error.path, f"batch element skipped: {error.reason}"))
+
+    def _other_message(self, message: JsonRpcMessage, _events: Any, _now: Any) -> None:
+        data = message.data
+        method = data.get("method")
+        if method == "initialize":
+            params = data.get("params")
+            version = params.get("protocolVersion") if isinstance(params, dict) else None
+            negotiated = _protocol_of(version)
+            if negotiated is not None and self._negotiated is None:
+                self._negotiate(negotiated)
+            if "id" in data:
+                self._initialize_ids.add(_hashable(data["id"]))
+        elif method is None and _hashable(data.get("id")) in self._initialize_ids:
+            result = data.get("result")
+            version = result.get("protocolVersion") if isinstance(result, dict) else None
+            negotiated = _protocol_of(version)
+            if negotiated is not None:
+                self._negotiate(negotiated)  # the response wins
+
+    def _negotiate(self, protocol: Literal["v1", "v2"]) -> None:
+        self._negotiated = protocol
+        self._fast_decode = fast_message_decoder(self.raw_protocol)
+
+    # ----------------------------------------------------------------------------------------
+    # v2
+
+    def _v2_message(self, message: v2.SessionUpdateMessage, events: list[Event], now: Any) -> None:
+        self._v2_notification(message.params, events, now)
+
+    def _v2_notification(
+        self, params: v2.UpdateSessionNotification, events: list[Event], now: Any
+    ) -> None:
+        update = params.update
+        handler = self._v2_updates.get(type(update))
+        if handler is None:
+            if isinstance(update, v2.OpaqueSessionUpdate):
+                if update.tag == "tool_call":
+                    events.append(
+                        DiagnosticReported(
+                            params.session_id,
+                            "$.params.update.sessionUpdate",
+                            "v1-only `tool_call` update on a v2 stream: ignored",
+                        )
+                    )
+                return
+            for cls in type(update).__mro__[1:]:  # a model with unknown keys (a subclass)
+                handler = self._v2_updates.get(cls)
+                if handler is not None:
+                    break
+            else:
+                return
+        handler(self._session(params.session_id), update, events, now)
+
+    def _v2_permission_message(
+        self, message: v2.PermissionRequestMessage, events: list[Event], now: Any
+    ) -> None:
+        self._v2_permission(message.params, events, now)
+
+    def _v2_permission(
+        self, params: v2.RequestPermissionRequest, events: list[Event], now: Any
+    ) -> None:
+        subject = params.subject
+        if isinstance(subject, v2.ToolCallPermissionSubject):
+            self._update_call(self._session(params.session_id), subject.tool_call, events, now)
+
+    # ----------------------------------------------------------------------------------------
+    # v1: mapped to v2 patches (spec 9.3), then the same rules
+
+    def _v1_message(self, message: v1.SessionUpdateMessage, events: list[Event], now: Any) -> None:
+        self._v1_notification(message.params, events, now)
+
+    def _v1_notification(
+        self, params: v1.SessionNotification, events: list[Event], now: Any
+    ) -> None:
+        update = params.update
+        if isinstance(update, v1.ToolCall):
+            patch, losses = tool_call_to_v2(update)
+        elif isinstance(update, v1.ToolCallUpdate):
+            patch, losses = tool_call_update_to_v2(update)
+        else:
+            return
+        for loss in losses:
+            events.append(DiagnosticReported(params.session_id, loss.path, loss.reason))
+        self._update_call(self._session(params.session_id), patch, events, now)
+
+    def _v1_permission_message(
+        self, message: v1.PermissionRequestMessage, events: list[Event], now: Any
+    ) -> None:
+        self._v1_permission(message.params, events, now)
+
+    def _v1_permission(
+        self, params: v1.RequestPermissionRequest, events: list[Event], now: Any
+    ) -> None:
+        patch, losses = tool_call_update_to_v2(params.tool_call)  # D33
+        for loss in losses:
+            events.append(DiagnosticReported(params.session_id, loss.path, loss.reason))
+        self._update_call(self._session(params.session_id), patch, events, now)
+
+    # ----------------------------------------------------------------------------------------
+    # Tool calls
+
+    def _session(self, session_id: str) -> SessionState:
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = self.sessions[session_id] = SessionState(session_id)
+        return session
+
+    def _call(self, session: SessionState, tool_call_id: str, events: list[Event]) -> ToolCallState:
+        tc = session.tool_calls.get(tool_call_id)
+        return tc if tc is not None else self._new_call(session, tool_call_id, events)
+
+    def _new_call(
+        self, session: SessionState, tool_call_id: str, events: list[Event]
+    ) -> ToolCallState:
+        tc = session.tool_calls[tool_call_id] = ToolCallState(tool_call_id)
+        events.append(ToolCallCreated(session.session_id, tool_call_id))
+        cap = self.limits.max_tool_calls
+        if cap is not None and len(session.tool_calls) > cap:
+            self._evict_calls(session, cap, events)
+        return tc
+
+    def _update_call(
+        self, session: SessionState, update: v2.ToolCallUpdate, events: list[Event], now: Any
+    ) -> None:
+        tool_call_id = update.tool_call_id
+        tc = session.tool_calls.get(tool_call_id)
+        if tc is None:
+            tc = self._new_call(session, tool_call_id, events)
+        fields = tc.fields
+        previous = fields.get("status")
+        patched: list[str] = []
+        cleared: list[str] = []
+        _patch_call(update, fields, patched, cleared)
+        meta = update.meta
+        if meta is not UNSET:
+            tc.meta = patch_meta(tc.meta, meta)
+            (cleared if meta is None else patched).append("_meta")
+        if type(update) not in _PLAIN_UPDATES:
+            extra = extra_fields(update)
+            if extra:
+                if tc.extra is None:
+                    tc.extra = {}
+                tc.extra.update(extra)
+                for key, value in extra.items():
+                    (cleared if value is None else patched).append(key)
+        if now is not None:
+            tc.updated_at = now
+        sid = session.session_id
+        if patched:
+            events.append(ToolCallPatched(sid, tool_call_id, tuple(patched)))
+        if cleared:
+            events.append(ToolCallCleared(sid, tool_call_id, tuple(cleared)))
+        if previous in FINAL_STATUSES and fields.get("status") not in FINAL_STATUSES:
+            events.append(ToolCallReopened(sid, tool_call_id, previous, tc.status))
+        cap = self.limits.max_content_items
+        if cap is not None and update.content and len(fields["content"]) > cap:
+            self._cap_content(session, tc, events)
+
+    def _append_chunk(
+        self,
+        session: SessionState,
+        chunk: v2.ToolCallContentChunk,
+        events: list[Event],
+        now: Any,
+    ) -> None:
+        tc = self._call(session, chunk.tool_call_id, events)
+        content = tc.fields.get("content")
+        if type(content) is not list:
+            content = tc.fields["content"] = []
+        content.append(chunk.content)  # chunk `_meta` is chunk-scoped: not stored
+        if now is not None:
+            tc.updated_at = now
+        events.append(ContentAppended(session.session_id, tc.tool_call_id, len(content) - 1))
+        cap = self.limits.max_content_items
+        if cap is not None and len(content) > cap:
+            self._cap_content(session, tc, events)
+
+    def _cap_content(self, session: SessionState, tc: ToolCallState, events: list[Event]) -> None:
+        cap = self.limits.max_content_items
+        content = tc.fields["content"]
+        if cap is None or len(content) <= cap:
+            return
+        head = cap // 4
+        excess = min(len(content) - cap + trim_block(cap), len(content) - head)
+        del content[head : head + excess]
+        tc.dropped_items += excess
+        events.append(
+            LimitReached(
+                session.session_id,
+                "max_content_items",
+                tc.tool_call_id,
+                f"dropped {excess} content item(s) after the first {head} "
+                f"(cap {cap}; {tc.dropped_items} dropped in all)",
+            )
+        )
+
+    def _evict_calls(self, session: SessionState, cap: int, events: list[Event]) -> None:
+        count = min(trim_block(cap), len(session.tool_calls) - 1)
+        victims = [tc for tc in session.tool_calls.values() if tc.is_final][:count]
+        if len(victims) < count:  # not enough finished calls: the oldest open ones go too
+            chosen = {id(tc) for tc in victims}
+            for tc in session.tool_calls.values():
+                if len(victims) == count:
+                    break
+                if id(tc) not in chosen:
+                    victims.append(tc)
+        for tc in victims:
+            del session.tool_calls[tc.tool_call_id]
+            events.append(ToolCallEvicted(session.session_id, tc.tool_call_id, tc.status))
+        events.append(
+            LimitReached(
+                session.session_id,
+                "max_tool_calls",
+                session.session_id,
+                f"evicted {len(victims)} tool call(s) (cap {cap} per session)",
+            )
+        )
+
+    # ----------------------------------------------------------------------------------------
+    # Terminals
+
+    def _terminal(
+        self, session: SessionState, terminal_id: str, events: list[Event]
+    ) -> TerminalState:
+        terminal = session.terminals.get(terminal_id)
+        if terminal is None:
+            terminal = session.terminals[terminal_id] = TerminalState(terminal_id)
+            events.append(TerminalCreated(session.session_id, terminal_id))
+        return terminal
+
+    def _update_terminal(
+        self, session: SessionState, update: v2.TerminalUpdate, events: list[Event], now: Any
+    ) -> None:
+        terminal = self._terminal(session, update.terminal_id, events)
+        patched: list[str] = []
+        cleared: list[str] = []
+        _patch_terminal(update, terminal.fields, patched, cleared)
+        output = update.output
+        if output is None:
+            terminal.output = None
+            cleared.append("output")
+        elif output is not UNSET:
+            data = _b64(output.data)
+            if data is None:  # D22: an invalid snapshot reads as omitted
+                events.append(
+                    DiagnosticReported(
+                        session.session_id,
+                        "$.params.update.output.data",
+                        "not valid base64: output left unchanged",
+                    )
+                )
+            else:
+                terminal.output = bytearray(data)
+                terminal.dropped_bytes = 0
+                patched.append("output")
+                self._cap_output(session, terminal, events)
+        meta = update.meta
+        if meta is not UNSET:
+            terminal.meta = patch_meta(terminal.meta, meta)
+            (cleared if meta is None else patched).append("_meta")
+        if now is not None:
+            terminal.updated_at = now
+        if patched:
+            events.append(TerminalPatched(session.session_id, terminal.terminal_id, tuple(patched)))
+        if cleared:
+            events.append(TerminalCleared(session.session_id, terminal.terminal_id, tuple(cleared)))
+
+    def _append_output(
+        self,
+        session: SessionState,
+        chunk: v2.TerminalOutputChunk,
+        events: list[Event],
+        now: Any,
+    ) -> None:
+        data = _b64(chunk.data)
+        terminal = self._terminal(session, chunk.terminal_id, events)
+        if data is None:  # D22: the whole chunk is dropped
+            events.append(
+                DiagnosticReported(
+                    session.session_id,
+                    "$.params.update.data",
+                    "not valid base64: terminal output chunk dropped",
+                )
+            )
+            return
+        if isinstance(terminal.output, bytearray):
+            terminal.output += data
+        else:
+            terminal.output = bytearray(data)
+        if now is not None:
+            terminal.updated_at = now
+        events.append(TerminalOutputAppended(session.session_id, terminal.terminal_id, len(data)))
+        self._cap_output(session, terminal, events)
+
+    def _cap_output(
+        self, session: SessionState, terminal: TerminalState, events: list[Event]
+    ) -> None:
+        cap = self.limits.max_terminal_bytes
+        output = terminal.output
+        if cap is None or not isinstance(output, bytearray) or len(output) <= cap:
+            return
+        head = cap // 4
+        excess = min(len(output) - cap + trim_block(cap), len(output) - head)
+        del output[head : head + excess]
+        terminal.dropped_bytes += excess
+        events.append(
+            LimitReached(
+                session.session_id,
+                "max_terminal_bytes",
+                terminal.terminal_id,
+                f"dropped {excess} output byte(s) after the first {head} "
+                f"(cap {cap}; {terminal.dropped_bytes} dropped in all)",
+            )
+        )
+
+    # ----------------------------------------------------------------------------------------
+    # Reading
+
+    def tool_call(self, session_id: str, tool_call_id: str) -> ToolCallState | None:
+        """The stored state of one call, or ``None``."""
+        session = self.sessions.get(session_id)
+        return session.tool_calls.get(tool_call_id) if session is not None else None
+
+    def snapshot(self, session_id: str, tool_call_id: str) -> v2.ToolCallUpdate:
+        """The call's full state as one v2 ``ToolCallUpdate`` (``KeyError`` if unknown)."""
+        tc = self.tool_call(session_id, tool_call_id)
+        if tc is None:
+            raise KeyError(f"no tool call {tool_call_id!r} in session {session_id!r}")
+        return tc.snapshot()
+
+    def view(self, session_id: str, tool_call_id: str) -> ToolCallView:
+        """What a UI shows for one call (``KeyError`` if unknown)."""
+        tc = self.tool_call(session_id, tool_call_id)
+        if tc is None:
+            raise KeyError(f"no tool call {tool_call_id!r} in session {session_id!r}")
+        return view_of(session_id, tc)
+
+    def views(self, session_id: str) -> list[ToolCallView]:
+        """Every call of the session, in first-seen order."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return []
+        return [view_of(session_id, tc) for tc in session.tool_calls.values()]
+
+    def open_calls(self, session_id: str | None = None) -> list[ToolCallView]:
+        """Calls not in a final status (of one session, or of all), in first-seen order."""
+        return [
+            view_of(session.session_id, tc)
+            for session in self._sessions(session_id)
+            for tc in session.tool_calls.values()
+            if not tc.is_final
+        ]
+
+    def sweep(
+        self, session_id: str, status: str = "failed", *, now: float | None = None
+    ) -> list[Event]:
+        """Move every open call of the session to ``status`` (a turn-end helper).
+
+        The store never does this on its own (D14): a client calls it when it decides the
+        turn is over, for example after an idle ``state_update`` for calls not listed as
+        background work. Returns the events, one ``ToolCallPatched`` per call moved.
+        """
+        if status not in FINAL_STATUSES:
+            raise ValueError(f"sweep needs a final status, one of {sorted(FINAL_STATUSES)}")
+        session = self.sessions.get(session_id)
+        events: list[Event] = []
+        if session is None:
+            return events
+        for tc in [tc for tc in session.tool_calls.values() if not tc.is_final]:
+            self._update_call(
+                session, v2.ToolCallUpdate(tool_call_id=tc.tool_call_id, status=status), events, now
+            )
+        return events
+
+    def document(self) -> dict[str, Any]:
+        """Every session as the ``replay --json`` document, in plain JSON values.
+
+        ``{"sessions": {id: {"toolCalls": [...], "terminals": [...]}}}``: each tool call in the
+        v2 ``ToolCallUpdate`` shape, each terminal in the ``terminal_update`` shape without its
+        ``sessionUpdate`` tag, both as ``snapshot`` gives them.
+        """
+        sessions: dict[str, Any] = {}
+        for session in self.sessions.values():
+            terminals = []
+            for terminal in session.terminals.values():
+                plain = to_builtins(terminal.snapshot())
+                del plain["sessionUpdate"]
+                terminals.append(plain)
+            sessions[session.session_id] = {
+                "toolCalls": [to_builtins(tc.snapshot()) for tc in session.tool_calls.values()],
+                "terminals": terminals,
+            }
+        return {"sessions": sessions}
+
+    def _sessions(self, session_id: str | None) -> Iterator[SessionState]:
+        if session_id is None:
+            yield from self.sessions.values()
+        elif session_id in self.sessions:
+            yield self.sessions[session_id]
+
+
+def _b64(data: str) -> bytes | None:
+    try:
+        return b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
+
+
+def _session_of(value: Any) -> str:
+    params = getattr(value, "params", None)
+    session_id = getattr(params, "session_id", "")
+    return session_id if isinstance(session_id, str) else ""
