@@ -6,10 +6,44 @@ The v2 wire models are re-exported here; the v1 ones live in ``acp_toolcalls.v1`
 from __future__ import annotations
 
 from . import v1, v2
-from .codec import DEFAULT_MAX_BYTES, Decoded, EncodeError, Protocol, decode, decode_message, encode
+from .codec import (
+    DEFAULT_MAX_BYTES,
+    Decoded,
+    EncodeError,
+    Protocol,
+    decode,
+    decode_message,
+    encode,
+    to_builtins,
+)
+from .events import (
+    ContentAppended,
+    DiagnosticReported,
+    Event,
+    LimitReached,
+    TerminalCleared,
+    TerminalCreated,
+    TerminalOutputAppended,
+    TerminalPatched,
+    ToolCallCleared,
+    ToolCallCreated,
+    ToolCallEvicted,
+    ToolCallPatched,
+    ToolCallReopened,
+)
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
 from .lenient import DecodeError, Diagnostic
 from .loss import ConversionError, Loss, LossReport
+from .state import (
+    KIND_LABELS,
+    Limits,
+    SessionState,
+    TerminalState,
+    ToolCallState,
+    ToolCallView,
+    patch_meta,
+)
+from .store import ToolCallStore
 from .v1_to_v2 import content_to_v2, diff_to_v2, git_patch, tool_call_to_v2, tool_call_update_to_v2
 from .v2 import *  # noqa: F403 - the v2 models are the primary public surface
 from .v2 import __all__ as _v2_all
@@ -18,6 +52,28 @@ from .wire import UNSET, UnknownVariant, UnsetType, extra_fields
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "KIND_LABELS",
+    "ContentAppended",
+    "DiagnosticReported",
+    "Event",
+    "LimitReached",
+    "Limits",
+    "SessionState",
+    "TerminalCleared",
+    "TerminalCreated",
+    "TerminalOutputAppended",
+    "TerminalPatched",
+    "TerminalState",
+    "ToolCallCleared",
+    "ToolCallCreated",
+    "ToolCallEvicted",
+    "ToolCallPatched",
+    "ToolCallReopened",
+    "ToolCallState",
+    "ToolCallStore",
+    "ToolCallView",
+    "patch_meta",
+    "to_builtins",
     "DEFAULT_MAX_BYTES",
     "UNSET",
     "Batch",

@@ -23,10 +23,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import v2
+from .v2 import FINAL_STATUSES
 from .wire import with_extra_fields
 
 __all__ = [
-    "FINAL_STATUSES",
     "KIND_LABELS",
     "Limits",
     "SessionState",
@@ -37,8 +37,6 @@ __all__ = [
     "view_of",
 ]
 
-FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-"""Statuses after which a call is done; ``pending``, ``paused`` and unknown ones are open."""
 
 KIND_LABELS: Mapping[str, str] = {
     "read": "Read",

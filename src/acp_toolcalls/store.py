@@ -73,7 +73,6 @@ from .events import (
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
 from .state import (
     COLLECTION_FIELDS,
-    FINAL_STATUSES,
     Limits,
     SessionState,
     TerminalState,
@@ -84,6 +83,7 @@ from .state import (
     view_of,
 )
 from .v1_to_v2 import tool_call_to_v2, tool_call_update_to_v2
+from .v2 import FINAL_STATUSES
 from .wire import extra_fields
 
 __all__ = ["StoreProtocol", "ToolCallStore"]
