@@ -423,6 +423,21 @@ def test_repeated_v1_tool_call_merges_instead_of_wiping() -> None:
     assert "-a\n+b\n" in diff["patch"]["text"]
 
 
+def test_v1_re_create_of_a_finished_call_is_merged_and_warned() -> None:
+    store = ToolCallStore(protocol="v1")
+    create = {"sessionUpdate": "tool_call", "toolCallId": "bash:0", "title": "ls"}
+    store.apply(v1_notification(create))
+    store.apply(
+        v1_notification(
+            {"sessionUpdate": "tool_call_update", "toolCallId": "bash:0", "status": "completed"}
+        )
+    )
+    events = store.apply(v1_notification({**create, "title": "pwd"}))
+    assert ToolCallReopened(SID, "bash:0", "completed", "pending") in events
+    assert store.view(SID, "bash:0").title == "pwd"
+    assert store.view(SID, "bash:0").status == "completed"
+
+
 def test_v1_permission_tool_call_is_applied_as_an_update() -> None:
     store = ToolCallStore(protocol="v1")
     store.apply(

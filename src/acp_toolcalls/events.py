@@ -66,9 +66,11 @@ class ContentAppended(_Event, frozen=True, gc=False):
 
 
 class ToolCallReopened(_Event, frozen=True, gc=False):
-    """A call that had reached a final status got a non-final one (an id reused, D20/D23).
+    """A call that had reached a final status got a non-final one, or a v1 ``tool_call``
+    re-created it (an id reused, D20/D23).
 
-    The update is applied as received; this is a warning for the UI and the log.
+    The update is applied as received (a v1 re-create merges, D9); this is a warning for the
+    UI and the log. ``status`` is the status the update asked for.
     """
 
     tool_call_id: str

@@ -335,7 +335,16 @@ class ToolCallStore:
             return
         for loss in losses:
             events.append(DiagnosticReported(params.session_id, loss.path, loss.reason))
-        self._update_call(self._session(params.session_id), patch, events, now)
+        session = self._session(params.session_id)
+        known = session.tool_calls.get(update.tool_call_id)
+        if isinstance(update, v1.ToolCall) and known is not None and known.is_final:
+            # A repeated create of a finished call: merged (D9) but reported (D20), even when
+            # its default `pending` status leaves the stored status final.
+            status = update.status if isinstance(update.status, str) else "pending"
+            events.append(
+                ToolCallReopened(params.session_id, update.tool_call_id, known.status, status)
+            )
+        self._update_call(session, patch, events, now)
 
     def _v1_permission_message(
         self, message: v1.PermissionRequestMessage, events: list[Event], now: Any
