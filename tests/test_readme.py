@@ -19,8 +19,8 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert ci[-1] == test_command
 
 
-def test_readme_main_command_uses_a_shipped_example() -> None:
+def test_readme_main_command_replays_the_bundled_demo() -> None:
+    # A bare `acp-toolcalls replay` on a terminal replays the example shipped in the package.
     main_command = _readme_commands()[0]
-    example = main_command.rsplit(" ", 1)[-1]
-    assert "acp-toolcalls validate" in main_command
-    assert (ROOT / example).is_file()
+    assert main_command.endswith("pip install . && acp-toolcalls replay")
+    assert (ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl").is_file()

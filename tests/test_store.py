@@ -453,7 +453,25 @@ def test_v1_tool_call_on_a_v2_stream_is_ignored_and_reported() -> None:
         notification({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "T"})
     )
     assert [type(e) for e in events] == [DiagnosticReported]
+    assert events[0].kind == "ignored"  # type: ignore[union-attr]
     assert store.sessions == {}
+
+
+def test_v1_mapping_losses_are_reported_at_their_message_path() -> None:
+    store = ToolCallStore(protocol="v1")
+    events = store.apply(
+        v1_notification(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "a",
+                "title": "Run",
+                "content": [text("x"), {"type": "terminal", "terminalId": "client-owned"}],
+            }
+        )
+    )
+    (loss,) = [e for e in events if isinstance(e, DiagnosticReported)]
+    assert (loss.path, loss.kind) == ("$.params.update.content[1]", "lossy")
+    assert call(store)["content"] == [text("x")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -714,6 +732,8 @@ def test_content_cap_keeps_head_and_tail_and_reports() -> None:
     assert content[-1] == "39"  # and the tail is the newest
     limits = [e for e in events if isinstance(e, LimitReached)]
     assert limits and all(e.limit == "max_content_items" for e in limits)
+    notes = [e for e in events if isinstance(e, DiagnosticReported)]
+    assert len(notes) == len(limits) and all(e.kind == "limit" for e in notes)
     assert store.view(SID, "a").dropped_items == 40 - len(content)
 
 

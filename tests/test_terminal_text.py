@@ -41,3 +41,12 @@ def test_sanitized_text_holds_no_control_characters() -> None:
 def test_tail_keeps_the_end_and_says_what_it_dropped() -> None:
     assert tail("short", 10) == "short"
     assert tail("0123456789abc", 3) == "[… 10 earlier characters omitted]\nabc"
+
+
+def test_fence_is_longer_than_any_backtick_run_inside() -> None:
+    from acp_toolcalls.terminal_text import fenced
+
+    assert fenced("a\n") == "```\na\n```"
+    assert fenced("a") == "```\na\n```"
+    assert fenced("x ```` y", "diff") == "`````diff\nx ```` y\n`````"
+    assert fenced("") == "```\n```"

@@ -13,12 +13,13 @@ Rules this module owns:
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Literal, Union
 
 import msgspec
 
 __all__ = [
     "ContentAppended",
+    "DiagnosticKind",
     "DiagnosticReported",
     "Event",
     "LimitReached",
@@ -120,15 +121,23 @@ class LimitReached(_Event, frozen=True, gc=False):
     detail: str
 
 
-class DiagnosticReported(_Event, frozen=True, gc=False):
-    """Input the store salvaged or ignored, with the JSON path and what was done about it.
+DiagnosticKind = Literal["invalid", "ignored", "lossy", "limit"]
 
-    ``session_id`` is ``""`` when the problem is not tied to a session (an unreadable batch
-    element, say).
+
+class DiagnosticReported(_Event, frozen=True, gc=False):
+    """Input the store salvaged, ignored or could not carry, with the JSON path and what was
+    done about it.
+
+    ``kind`` says which: ``invalid`` (the input broke the protocol: a value salvaged or
+    dropped, an unreadable batch element, bad base64), ``ignored`` (valid input the store
+    does not apply, e.g. a v1-only ``tool_call`` on a v2 stream), ``lossy`` (what the v1 -> v2
+    mapping cannot carry) or ``limit`` (a cap dropped data; a ``LimitReached`` comes with it).
+    ``session_id`` is ``""`` when the problem is not tied to a session.
     """
 
     path: str
     reason: str
+    kind: DiagnosticKind = "invalid"
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"

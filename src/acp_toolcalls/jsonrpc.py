@@ -16,7 +16,7 @@ from typing import Any
 
 from .lenient import DecodeError
 
-__all__ = ["Batch", "InvalidMessage", "JsonRpcMessage"]
+__all__ = ["Batch", "InvalidMessage", "JsonRpcMessage", "request_key", "response"]
 
 
 class JsonRpcMessage:
@@ -80,3 +80,13 @@ class Batch:
 
     def __repr__(self) -> str:
         return f"Batch({list(self.items)!r})"
+
+
+def response(request_id: Any, result: Any) -> JsonRpcMessage:
+    """A JSON-RPC success response to ``request_id`` carrying ``result`` (plain JSON values)."""
+    return JsonRpcMessage({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def request_key(request_id: Any) -> Any:
+    """A hashable key for a JSON-RPC id (ids are strings or numbers; anything else by repr)."""
+    return request_id if isinstance(request_id, (str, int)) else repr(request_id)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["ConversionError", "Loss", "LossReport"]
+__all__ = ["ConversionError", "Converted", "Loss", "LossReport"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,17 @@ class ConversionError(ValueError):
         super().__init__(f"{reason} at {path}")
         self.path = path
         self.reason = reason
+
+
+@dataclass(frozen=True)
+class Converted:
+    """What a bridge produced for one input message (or a flush).
+
+    ``messages`` go on to the other peer, in order; ``replies`` go back to the sender of the
+    input (answers the bridge gives on the peer's behalf, e.g. ``cancelled`` for a permission
+    request the other version cannot show); ``losses`` says what could not be carried.
+    """
+
+    messages: tuple[object, ...] = ()
+    replies: tuple[object, ...] = ()
+    losses: LossReport = LossReport()

@@ -294,6 +294,7 @@ class ToolCallStore:
                             params.session_id,
                             "$.params.update.sessionUpdate",
                             "v1-only `tool_call` update on a v2 stream: ignored",
+                            "ignored",
                         )
                     )
                 return
@@ -334,7 +335,8 @@ class ToolCallStore:
         else:
             return
         for loss in losses:
-            events.append(DiagnosticReported(params.session_id, loss.path, loss.reason))
+            path = "$.params.update" + loss.path[1:]
+            events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
         session = self._session(params.session_id)
         known = session.tool_calls.get(update.tool_call_id)
         if isinstance(update, v1.ToolCall) and known is not None and known.is_final:
@@ -356,7 +358,8 @@ class ToolCallStore:
     ) -> None:
         patch, losses = tool_call_update_to_v2(params.tool_call)  # D33
         for loss in losses:
-            events.append(DiagnosticReported(params.session_id, loss.path, loss.reason))
+            path = "$.params.toolCall" + loss.path[1:]
+            events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
         self._update_call(self._session(params.session_id), patch, events, now)
 
     # ----------------------------------------------------------------------------------------
@@ -447,14 +450,13 @@ class ToolCallStore:
         excess = min(len(content) - cap + trim_block(cap), len(content) - head)
         del content[head : head + excess]
         tc.dropped_items += excess
-        events.append(
-            LimitReached(
-                session.session_id,
-                "max_content_items",
-                tc.tool_call_id,
-                f"dropped {excess} content item(s) after the first {head} "
-                f"(cap {cap}; {tc.dropped_items} dropped in all)",
-            )
+        _limit_reached(
+            events,
+            session.session_id,
+            "max_content_items",
+            tc.tool_call_id,
+            f"dropped {excess} content item(s) after the first {head} "
+            f"(cap {cap}; {tc.dropped_items} dropped in all)",
         )
 
     def _evict_calls(self, session: SessionState, cap: int, events: list[Event]) -> None:
@@ -470,13 +472,12 @@ class ToolCallStore:
         for tc in victims:
             del session.tool_calls[tc.tool_call_id]
             events.append(ToolCallEvicted(session.session_id, tc.tool_call_id, tc.status))
-        events.append(
-            LimitReached(
-                session.session_id,
-                "max_tool_calls",
-                session.session_id,
-                f"evicted {len(victims)} tool call(s) (cap {cap} per session)",
-            )
+        _limit_reached(
+            events,
+            session.session_id,
+            "max_tool_calls",
+            session.session_id,
+            f"evicted {len(victims)} tool call(s) (cap {cap} per session)",
         )
 
     # ----------------------------------------------------------------------------------------
@@ -566,14 +567,13 @@ class ToolCallStore:
         excess = min(len(output) - cap + trim_block(cap), len(output) - head)
         del output[head : head + excess]
         terminal.dropped_bytes += excess
-        events.append(
-            LimitReached(
-                session.session_id,
-                "max_terminal_bytes",
-                terminal.terminal_id,
-                f"dropped {excess} output byte(s) after the first {head} "
-                f"(cap {cap}; {terminal.dropped_bytes} dropped in all)",
-            )
+        _limit_reached(
+            events,
+            session.session_id,
+            "max_terminal_bytes",
+            terminal.terminal_id,
+            f"dropped {excess} output byte(s) after the first {head} "
+            f"(cap {cap}; {terminal.dropped_bytes} dropped in all)",
         )
 
     # ----------------------------------------------------------------------------------------
@@ -660,6 +660,14 @@ class ToolCallStore:
             yield from self.sessions.values()
         elif session_id in self.sessions:
             yield self.sessions[session_id]
+
+
+def _limit_reached(
+    events: list[Event], session_id: str, limit: str, subject: str, detail: str
+) -> None:
+    # A cap is an event for the UI and a diagnostic for the log (nothing is dropped silently).
+    events.append(LimitReached(session_id, limit, subject, detail))
+    events.append(DiagnosticReported(session_id, "$", f"{limit}: {subject}: {detail}", "limit"))
 
 
 def _b64(data: str) -> bytes | None:

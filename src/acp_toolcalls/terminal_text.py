@@ -9,6 +9,8 @@ Rules this module owns:
 - ``\\r\\n`` is a newline; a lone ``\\r`` returns to the start of the line, so only the text after
   the last one counts; backspace deletes the previous character; other control characters but
   ``\\t`` and ``\\n`` are dropped.
+- A fenced block's fence is three backticks, or one more than the longest run of backticks
+  inside the text, so no text can close it early (9.5).
 - A transcript keeps only the last ``tail_chars`` characters, behind a line saying how many
   earlier ones were omitted.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DEFAULT_TAIL_CHARS", "sanitize", "tail"]
+__all__ = ["DEFAULT_TAIL_CHARS", "fenced", "sanitize", "tail"]
 
 DEFAULT_TAIL_CHARS = 65_536
 """Characters of output a transcript keeps (the spec's ``terminal_tail_chars``)."""
@@ -63,3 +65,14 @@ def tail(text: str, tail_chars: int = DEFAULT_TAIL_CHARS) -> str:
         return text
     omitted = len(text) - tail_chars
     return f"[… {omitted} earlier characters omitted]\n{text[omitted:]}"
+
+
+_BACKTICK_RUNS = re.compile(r"`+")
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` as a Markdown fenced code block that nothing inside can close early."""
+    longest = max((len(run) for run in _BACKTICK_RUNS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"{fence}{info}\n{body}{fence}"

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
-from . import validate
+from . import replay, validate
 
 __all__ = ["build_parser", "main"]
 
-_COMMANDS: tuple[Callable[[Any], None], ...] = (validate.register,)
+_COMMANDS: tuple[Callable[[Any], None], ...] = (replay.register, validate.register)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_usage(sys.stderr)
-        print("acp-toolcalls: error: a command is required (e.g. validate)", file=sys.stderr)
+        print(
+            "acp-toolcalls: error: a command is required (e.g. replay or validate)", file=sys.stderr
+        )
         return 2
     try:
         return handler(args)

@@ -1,0 +1,340 @@
+"""The human view of ``acp-toolcalls replay``: a store rendered as one rich table per session.
+
+Rules this module owns:
+
+- Pure: ``render_store(store)`` reads the store and returns a rich renderable; it prints
+  nothing and changes nothing, so the live view and the tests call it alike.
+- Columns: id, title (the display title, D10), kind, status (coloured by ``STATUS_STYLES``;
+  unknown statuses plain), a content summary and the locations (``path:line``).
+- Content summary: the first text excerpt (and how many items follow), every file of a diff
+  from its authoritative ``changes`` (with line counts from a ``git_patch``), and for a
+  ``terminal`` item the terminal's command, exit and last output lines. Terminals that no call
+  references get a table of their own.
+- Absolute paths under one common directory are shown relative to it, and the table title
+  names that directory once: long project paths otherwise crowd every other column out.
+- Every string from the log is shown as plain text (never as rich markup), and is cleaned of
+  ANSI escape and control sequences, so a log can neither style nor move the cursor.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from .. import v2
+from ..state import SessionState, TerminalState, ToolCallState, ToolCallView
+from ..store import ToolCallStore
+
+__all__ = ["STATUS_STYLES", "last_output_lines", "patch_counts", "render_store", "sanitize"]
+
+STATUS_STYLES: Mapping[str, str] = {
+    "pending": "dim",
+    "in_progress": "yellow",
+    "completed": "green",
+    "failed": "red",
+    "cancelled": "magenta",
+}
+"""Rich style per known status; any other status is shown plain."""
+
+EXCERPT_CHARS = 80
+"""A text excerpt is cut to this many characters."""
+TERMINAL_LINES = 3
+"""Last output lines shown for a terminal."""
+_TAIL_BYTES = 16 * 1024  # only the tail of a terminal's output is decoded for its last lines
+
+# ESC-introduced sequences: CSI (colours, cursor moves), OSC (titles, links: ended by BEL or
+# ST), DCS/SOS/PM/APC strings, and two-character escapes; then the 8-bit CSI.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def sanitize(text: str) -> str:
+    """``text`` without escape sequences or control characters; ``\\r`` overwrites a line."""
+    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\t", "    ")
+    lines = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]
+    return _CONTROLS.sub("", "\n".join(lines))
+
+
+def _one_line(text: object) -> str:
+    """A value from the log as one printable line (ids, titles, commands)."""
+    return sanitize(str(text)).replace("\n", " ")
+
+
+def _excerpt(text: str) -> str:
+    lines = [line.strip() for line in sanitize(text).split("\n")]
+    lines = [line for line in lines if line]
+    if not lines:
+        return ""
+    first = lines[0]
+    if len(first) > EXCERPT_CHARS:
+        return first[: EXCERPT_CHARS - 1] + "…"
+    return first + (" …" if len(lines) > 1 else "")
+
+
+def _tag(value: Any, key: str) -> str:
+    """The discriminator of an unknown variant, kept verbatim in its ``data``."""
+    data = getattr(value, "data", None)
+    return _one_line(data.get(key, "?")) if isinstance(data, dict) else "?"
+
+
+def _block_summary(block: Any) -> Text:
+    if isinstance(block, v2.TextContent):
+        return Text(_excerpt(block.text))
+    if isinstance(block, v2.ImageContent):
+        return Text(f"[image {_one_line(block.mime_type)}]", style="cyan")
+    if isinstance(block, v2.AudioContent):
+        return Text(f"[audio {_one_line(block.mime_type)}]", style="cyan")
+    if isinstance(block, v2.ResourceLink):
+        return Text(f"[link {_one_line(block.name)}]", style="cyan")
+    if isinstance(block, v2.EmbeddedResource):
+        return Text(f"[resource {_one_line(block.resource.uri)}]", style="cyan")
+    return Text(f"[{_tag(block, 'type')} block]", style="cyan")
+
+
+def patch_counts(text: str) -> tuple[int, int]:
+    """Lines added and removed by a ``git_patch`` text (hunk lines only, not headers)."""
+    added = removed = 0
+    in_hunk = False
+    for line in text.split("\n"):
+        if line.startswith("diff --git "):
+            in_hunk = False
+        elif line.startswith("@@"):
+            in_hunk = True
+        elif in_hunk and line.startswith("+"):
+            added += 1
+        elif in_hunk and line.startswith("-"):
+            removed += 1
+    return added, removed
+
+
+_PATH_OPERATIONS: tuple[tuple[type[Any], str], ...] = (
+    (v2.AddDiffChange, "add"),
+    (v2.DeleteDiffChange, "delete"),
+    (v2.ModifyDiffChange, "modify"),
+    (v2.MoveDiffChange, "move"),
+    (v2.CopyDiffChange, "copy"),
+)
+
+
+def _status(status: str) -> Text:
+    return Text(_one_line(status), style=STATUS_STYLES.get(status, ""))
+
+
+def last_output_lines(terminal: TerminalState, count: int = TERMINAL_LINES) -> list[str]:
+    """The last ``count`` non-blank output lines of a terminal, cleaned for display."""
+    output = terminal.output
+    if not isinstance(output, bytearray) or not output:
+        return []
+    text = bytes(output[-_TAIL_BYTES:]).decode("utf-8", "replace")
+    lines = [line.rstrip() for line in sanitize(text).split("\n")]
+    if len(output) > _TAIL_BYTES:
+        lines = lines[1:]  # the first line of a cut tail is partial
+    return [line for line in lines if line.strip()][-count:]
+
+
+def _exit_text(terminal: TerminalState) -> Text:
+    status = terminal.fields.get("exitStatus")
+    if not isinstance(status, v2.TerminalExitStatus):
+        return Text("running", style="yellow")
+    if isinstance(status.signal, str):
+        return Text(f"killed by {_one_line(status.signal)}", style="magenta")
+    if isinstance(status.exit_code, int):
+        return Text(f"exit {status.exit_code}", style="green" if status.exit_code == 0 else "red")
+    return Text("exited", style="green")
+
+
+def _terminal_lines(terminal_id: str, terminal: TerminalState | None) -> list[Text]:
+    if terminal is None:
+        return [Text(f"terminal {_one_line(terminal_id)} (no output yet)", style="dim")]
+    command = terminal.fields.get("command")
+    head = Text("$ " + (_one_line(command) if isinstance(command, str) else "?"), style="bold")
+    head.append("  ")
+    head.append_text(_exit_text(terminal))
+    out = [head]
+    for line in last_output_lines(terminal):
+        # Output lines are a preview: cut, not wrapped, like a terminal that is too narrow.
+        out.append(Text("  " + line, style="dim", no_wrap=True, overflow="ellipsis"))
+    return out
+
+
+def _referenced(calls: Iterable[ToolCallState]) -> set[str]:
+    return {
+        item.terminal_id for tc in calls for item in tc.content if isinstance(item, v2.Terminal)
+    }
+
+
+def _base_dir(paths: list[str]) -> str | None:
+    """The common directory of absolute POSIX paths, if deeper than ``/``."""
+    if not paths or not all(path.startswith("/") for path in paths):
+        return None
+    try:
+        base = posixpath.commonpath(paths)
+    except ValueError:
+        return None
+    if base in paths and len(set(paths)) == 1:  # one file: its directory
+        base = posixpath.dirname(base)
+    return base if base not in ("", "/") else None
+
+
+def _session_paths(calls: Iterable[ToolCallView]) -> list[str]:
+    paths = []
+    for tc in calls:
+        paths += [location.path for location in tc.locations]
+        for item in tc.content:
+            if isinstance(item, v2.Diff):
+                for change in item.changes:
+                    path = getattr(change, "path", None)
+                    old = getattr(change, "old_path", None)
+                    paths += [p for p in (path, old) if isinstance(p, str)]
+    return paths
+
+
+class _SessionView:
+    """Renders the calls of one session; knows its terminals and the common path prefix."""
+
+    def __init__(self, session: SessionState, calls: list[ToolCallView]) -> None:
+        self.session = session
+        self.calls = calls
+        self.base = _base_dir(_session_paths(calls))
+
+    def path(self, path: str) -> str:
+        if self.base is not None and path.startswith(self.base + "/"):
+            path = path[len(self.base) + 1 :]
+        return _one_line(path)
+
+    def change(self, change: Any) -> str:
+        for cls, operation in _PATH_OPERATIONS:
+            if isinstance(change, cls):
+                old = getattr(change, "old_path", None)
+                moved = f"{self.path(old)} -> " if isinstance(old, str) else ""
+                return f"{operation} {moved}{self.path(change.path)}"
+        return f"{_tag(change, 'operation')} (unknown operation)"
+
+    def diff(self, diff: v2.Diff) -> list[Text]:
+        if not diff.changes:
+            return [Text("diff (no files)", style="cyan")]
+        out = [Text(f"diff: {self.change(change)}", style="cyan") for change in diff.changes]
+        patch = diff.patch
+        if isinstance(patch, v2.DiffPatch) and patch.format == "git_patch":
+            added, removed = patch_counts(patch.text)
+            out[-1].append(f" (+{added} -{removed})", style="dim")
+        return out
+
+    def content(self, tc: ToolCallView) -> RenderableType:
+        lines: list[Text] = []
+        text_items = 0
+        for item in tc.content:
+            if isinstance(item, v2.Content):
+                text_items += 1
+                if text_items == 1:
+                    lines.append(_block_summary(item.content))
+            elif isinstance(item, v2.Diff):
+                lines += self.diff(item)
+            elif isinstance(item, v2.Terminal):
+                terminal = self.session.terminals.get(item.terminal_id)
+                lines += _terminal_lines(item.terminal_id, terminal)
+            else:
+                lines.append(Text(f"[{_tag(item, 'type')} item]", style="cyan"))
+        if text_items > 1:
+            lines.append(Text(f"(+{text_items - 1} more content item(s))", style="dim"))
+        if tc.dropped_items:
+            lines.append(Text(f"({tc.dropped_items} item(s) dropped by the cap)", style="dim"))
+        return Group(*lines)
+
+    def locations(self, tc: ToolCallView) -> Text:
+        out = []
+        for location in tc.locations:
+            line = f":{location.line}" if isinstance(location.line, int) else ""
+            out.append(self.path(location.path) + line)
+        return Text("\n".join(out))
+
+    def title(self) -> Text:
+        title = Text(f"session {_one_line(self.session.session_id)}", style="bold")
+        if self.base is not None:
+            title.append(f"  (paths relative to {_one_line(self.base)})", style="dim")
+        return title
+
+
+def _counts(calls: Iterable[ToolCallState]) -> Text:
+    by_status: dict[str, int] = {}
+    for tc in calls:
+        by_status[tc.status] = by_status.get(tc.status, 0) + 1
+    total = sum(by_status.values())
+    listed = ", ".join(f"{count} {_one_line(status)}" for status, count in by_status.items())
+    return Text(f"{total} tool call{'s' if total != 1 else ''}" + (f": {listed}" if listed else ""))
+
+
+def _session_tables(
+    store: ToolCallStore, session: SessionState, max_rows: int | None
+) -> list[RenderableType]:
+    states = list(session.tool_calls.values())
+    kept = states if max_rows is None else states[-max_rows:]
+    view = _SessionView(session, [store.view(session.session_id, tc.tool_call_id) for tc in kept])
+    table = Table(
+        title=view.title(),
+        caption=_counts(states),
+        title_justify="left",
+        caption_justify="left",
+        show_lines=True,
+        expand=True,
+    )
+    table.add_column("id", overflow="fold", style="dim", ratio=2)
+    table.add_column("title", overflow="fold", ratio=3)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("content", overflow="fold", ratio=6)
+    table.add_column("locations", overflow="fold", ratio=3)
+    if len(kept) < len(states):
+        table.add_row(Text(f"… {len(states) - len(kept)} earlier tool call(s)", style="dim"))
+    for tc in view.calls:
+        table.add_row(
+            Text(_one_line(tc.tool_call_id)),
+            Text(_one_line(tc.title)),
+            Text(_one_line(tc.kind)),
+            _status(tc.status),
+            view.content(tc),
+            view.locations(tc),
+        )
+    out: list[RenderableType] = [table]
+    referenced = _referenced(states)
+    orphans = [t for tid, t in session.terminals.items() if tid not in referenced]
+    if orphans:
+        terminals = Table(
+            title=Text("terminals that no tool call shows", style="bold"),
+            title_justify="left",
+            show_lines=True,
+            expand=True,
+        )
+        terminals.add_column("id", overflow="fold", style="dim", ratio=1)
+        terminals.add_column("terminal", overflow="fold", ratio=4)
+        for terminal in orphans:
+            lines = _terminal_lines(terminal.terminal_id, terminal)
+            terminals.add_row(Text(_one_line(terminal.terminal_id)), Group(*lines))
+        out.append(terminals)
+    return out
+
+
+def render_store(store: ToolCallStore, *, max_rows: int | None = None) -> RenderableType:
+    """Every session of ``store`` as rich tables, in first-seen order.
+
+    ``max_rows`` keeps only the last that many tool calls per session (the live view, which
+    has one screen); ``None`` shows them all.
+    """
+    if not store.sessions:
+        return Text("no tool calls or terminals in the log", style="dim")
+    parts: list[RenderableType] = []
+    for session in store.sessions.values():
+        parts += _session_tables(store, session, max_rows)
+    return Group(*parts)
