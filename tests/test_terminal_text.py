@@ -22,7 +22,8 @@ from acp_toolcalls.terminal_text import sanitize, tail
         (b"abc\b\bX", "aX"),
         (b"bell\x07 nul\x00 del\x7f tab\tok", "bell nul del tab\tok"),
         (b"\xff\xfe", "\ufffd\ufffd"),
-        ("caf\u00e9 \u009b1m".encode(), "caf\u00e9 1m"),
+        ("caf\u00e9 \u009b1m".encode(), "caf\u00e9 "),  # 8-bit CSI
+        ("x\u0085y".encode(), "xy"),  # C1 control
         (b"cut off \x1b", "cut off "),
         (b"\x1bPq#0;2;0;0;0\x1b\\sixel gone", "sixel gone"),
         (b"keypad \x1b=on", "keypad on"),

@@ -181,9 +181,27 @@ class TerminalState:
         self.dropped_bytes = 0
 
     @property
+    def command(self) -> str | None:
+        """The command the terminal shows, if one is set."""
+        command = self.fields.get("command")
+        return command if isinstance(command, str) else None
+
+    @property
+    def cwd(self) -> str | None:
+        """The working directory, if one is set."""
+        cwd = self.fields.get("cwd")
+        return cwd if isinstance(cwd, str) else None
+
+    @property
+    def exit_status(self) -> v2.TerminalExitStatus | None:
+        """The exit status, if the terminal exited."""
+        status = self.fields.get("exitStatus")
+        return status if isinstance(status, v2.TerminalExitStatus) else None
+
+    @property
     def exited(self) -> bool:
         """Whether an ``exitStatus`` is set (even ``{}``)."""
-        return isinstance(self.fields.get("exitStatus"), v2.TerminalExitStatus)
+        return self.exit_status is not None
 
     @property
     def output_bytes(self) -> bytes:

@@ -19,7 +19,6 @@ Rules this module owns:
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -27,7 +26,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from .. import v2
+from .. import terminal_text, v2
 from ..state import SessionState, TerminalState, ToolCallState, ToolCallView
 from ..store import ToolCallStore
 
@@ -48,23 +47,10 @@ TERMINAL_LINES = 3
 """Last output lines shown for a terminal."""
 _TAIL_BYTES = 16 * 1024  # only the tail of a terminal's output is decoded for its last lines
 
-# ESC-introduced sequences: CSI (colours, cursor moves), OSC (titles, links: ended by BEL or
-# ST), DCS/SOS/PM/APC strings, and two-character escapes; then the 8-bit CSI.
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b[ -/]*[0-~]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-)
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def sanitize(text: str) -> str:
-    """``text`` without escape sequences or control characters; ``\\r`` overwrites a line."""
-    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\t", "    ")
-    lines = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]
-    return _CONTROLS.sub("", "\n".join(lines))
+    """``text`` as safe plain text (``terminal_text.sanitize``), tabs as four spaces."""
+    return terminal_text.sanitize(text).replace("\t", "    ")
 
 
 def _one_line(text: object) -> str:
@@ -145,8 +131,8 @@ def last_output_lines(terminal: TerminalState, count: int = TERMINAL_LINES) -> l
 
 
 def _exit_text(terminal: TerminalState) -> Text:
-    status = terminal.fields.get("exitStatus")
-    if not isinstance(status, v2.TerminalExitStatus):
+    status = terminal.exit_status
+    if status is None:
         return Text("running", style="yellow")
     if isinstance(status.signal, str):
         return Text(f"killed by {_one_line(status.signal)}", style="magenta")
@@ -158,8 +144,8 @@ def _exit_text(terminal: TerminalState) -> Text:
 def _terminal_lines(terminal_id: str, terminal: TerminalState | None) -> list[Text]:
     if terminal is None:
         return [Text(f"terminal {_one_line(terminal_id)} (no output yet)", style="dim")]
-    command = terminal.fields.get("command")
-    head = Text("$ " + (_one_line(command) if isinstance(command, str) else "?"), style="bold")
+    command = terminal.command
+    head = Text("$ " + (_one_line(command) if command is not None else "?"), style="bold")
     head.append("  ")
     head.append_text(_exit_text(terminal))
     out = [head]
