@@ -14,6 +14,10 @@ the TOOL-CALLS.md spec, sections 4, 6.2-6.5 and 6.10):
 - agent-owned display terminals: ``terminal_update`` and ``terminal_output_chunk`` (base64);
 - some updates carry ``_meta`` (``{"vendor.example/elapsedMs": 12}`` and the like).
 
+``generate_live(n, calls, seed)`` builds the same shapes (plus ``session/request_permission``
+requests with a ``tool_call`` subject and diff content chunks) as ``calls`` long tool-call
+streams that are all open at once, interleaved: the store benchmark's corpus.
+
 Every message is one free-text field away from its size target: the message is built with a
 sentinel in that field and the field is then filled with the longest prefix of a corpus slice
 that keeps the encoded line within the target.
@@ -32,7 +36,14 @@ from typing import Any
 
 import orjson
 
-__all__ = ["MAX_BYTES", "MIN_BYTES", "generate", "generate_labeled"]
+__all__ = [
+    "MAX_BYTES",
+    "MIN_BYTES",
+    "generate",
+    "generate_labeled",
+    "generate_live",
+    "generate_live_labeled",
+]
 
 MIN_BYTES = 300
 MAX_BYTES = 600
@@ -620,6 +631,235 @@ def generate_labeled(n: int, seed: int = 0) -> list[tuple[str, bytes]]:
 def generate(n: int, seed: int = 0) -> list[bytes]:
     """``n`` compact JSON-RPC ``session/update`` notification lines (300-600 bytes each)."""
     return [line for _, line in generate_labeled(n, seed)]
+
+
+# -- many live tool calls ------------------------------------------------------------------
+
+_PERMISSION_OPTIONS = (
+    {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+)
+
+
+class _LiveGenerator(_Generator):
+    """Long tool calls, each a complete stream of messages, for ``generate_live``."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.request_id = 0
+
+    def _emit_request(self, label: str, params: dict[str, Any], make: Callable[[int], str],
+                      limit: int, lo: int = 400, hi: int = MAX_BYTES) -> None:
+        self.request_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.request_id, "method": "session/request_permission",
+               "params": params}
+        target = int(self.rng.triangular(lo, hi, lo + (hi - lo) * 0.4))
+        line = _fit(msg, make, limit, target, 40)
+        assert MIN_BYTES <= len(line) <= MAX_BYTES, (label, len(line), line)
+        self.out.append((label, line))
+
+    def _permission(self, tcid: str, first: dict[str, Any], label: str) -> None:
+        tool_call: dict[str, Any] = {"toolCallId": tcid, "title": first["title"],
+                                     "kind": first["kind"], "status": "pending"}
+        if "locations" in first:
+            tool_call["locations"] = first["locations"]
+        params = {
+            "sessionId": self.session_id,
+            "title": f"Allow {first['name']}?",
+            "description": _SENTINEL,
+            "subject": {"type": "tool_call", "toolCall": tool_call},
+            "options": list(_PERMISSION_OPTIONS),
+        }
+        self._emit_request(label, params, *self.prose.slicer(self.rng))
+
+    def _b64_slicer(self) -> tuple[Callable[[int], str], int]:
+        off = self.rng.choice(self.shell.starts)
+        raw = self.shell.text[off : off + 600].replace("\n", "\r\n").encode()
+        return (lambda k: base64.b64encode(raw[:k]).decode()), 600
+
+    def _progress(self, tcid: str, src: _Corpus, done: int, total: int, path: str | None,
+                  title: str) -> None:
+        rng = self.rng
+        upd: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": tcid}
+        r = rng.random()
+        if r < 0.5:
+            upd["status"] = "in_progress"
+        elif r < 0.7 and path is not None:
+            upd["locations"] = [{"path": path, "line": rng.randint(1, 900)}]
+        elif r < 0.85:
+            upd["title"] = f"{title} ({done}/{total})"
+        upd["rawOutput"] = {"progress": {"done": done, "total": total}, "tail": _SENTINEL}
+        self._emit("tool_call_update progress (rawOutput)", upd, *src.slicer(rng), hi=520)
+
+    def _text_chunk(self, tcid: str, src: _Corpus) -> None:
+        chunk = {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tcid,
+                 "content": self._text_item(_SENTINEL)}
+        self._emit("tool_call_content_chunk (text)", chunk, *src.slicer(self.rng), hi=600)
+
+    def _diff_chunk(self, tcid: str, path: str) -> None:
+        rng = self.rng
+        ln = rng.randint(1, 400)
+        old = self._code_line(36)
+        new = self._code_line(36)
+        make, limit = self.prose.slicer(rng)
+        added = f"{new.rstrip()}  # {make(limit).replace(chr(10), ' ')}"
+        text = (f"diff --git {path} {path}\n--- {path}\n+++ {path}\n"
+                f"@@ -{ln},1 +{ln},1 @@\n-{old}\n+{_SENTINEL}\n")
+        chunk = {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": tcid,
+            "content": {"type": "diff",
+                        "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
+                        "patch": {"format": "git_patch", "text": text}},
+        }
+        self._emit("tool_call_content_chunk (diff)", chunk, lambda k: added[:k], len(added),
+                   lo=420, hi=600, meta=False, min_fill=0)
+
+    def _completed(self, tcid: str, kind: str, src: _Corpus, cancellable: bool) -> None:
+        rng = self.rng
+        upd: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": tcid,
+                               "status": "completed"}
+        if kind == "edit":
+            upd["rawOutput"] = {"success": True, "linesChanged": rng.randint(1, 400),
+                                "summary": _SENTINEL}
+            src = self.prose
+        else:
+            upd["rawOutput"] = {"truncated": rng.random() < 0.2, "summary": _SENTINEL}
+        if cancellable:
+            upd["capabilities"] = None
+        upd["_meta"] = {"vendor.example/elapsedMs": rng.randint(100, 900_000)}
+        self._emit("tool_call_update completed (rawOutput)", upd, *src.slicer(rng), hi=560)
+
+    def live_call(self, length: int) -> list[tuple[str, bytes]]:
+        """The messages of one tool call, in order: ``length`` of them unless its fixed
+        messages (first report, permission, terminal set-up, final report) need more."""
+        rng = self.rng
+        # The first report (title, kind, status, rawInput, locations) comes from the short
+        # generator; the rest of that short call is discarded.
+        self.out = head = []
+        self.tool_call()
+        del head[1:]
+        first = orjson.loads(head[0][1])["params"]["update"]
+        tcid, name, kind = first["toolCallId"], first["name"], first["kind"]
+        path = first["locations"][0]["path"] if "locations" in first else None
+        cancellable = kind in ("execute", "fetch")
+        asks = kind in ("edit", "execute", "fetch")
+        if asks and rng.random() < 0.6:
+            self._permission(tcid, first, "session/request_permission (tool_call subject)")
+        src = {"read": self.code, "search": self.grep, "execute": self.shell,
+               "fetch": self.markdown, "edit": self.code}[kind]
+        terminal_id = None
+        if name == "bash" and rng.random() < 0.5:
+            terminal_id = "term_" + "".join(rng.choices(_HEX, k=12))
+            self._emit("tool_call_update in_progress (terminal ref)", {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": tcid,
+                "status": "in_progress",
+                "content": [{"type": "terminal", "terminalId": terminal_id},
+                            self._text_item(_SENTINEL)],
+            }, *self.prose.slicer(rng), hi=420)
+            self._emit("terminal_update (create)", {
+                "sessionUpdate": "terminal_update",
+                "terminalId": terminal_id,
+                "command": first["rawInput"]["command"],
+                "cwd": ROOT,
+                "size": {"cols": rng.choice((80, 120, 160)), "rows": rng.choice((24, 40, 50))},
+                "output": {"data": _SENTINEL},
+                "capabilities": {"cancel": {}},
+            }, *self._b64_slicer(), lo=320, hi=520)
+        elif rng.random() < 0.6:
+            self._emit("tool_call_update in_progress (content)", {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": tcid,
+                "status": "in_progress",
+                "content": [self._text_item(_SENTINEL)],
+            }, *self.prose.slicer(rng), hi=480)
+        n_fixed = len(head) + (2 if terminal_id else 1)
+        total = max(0, length - n_fixed)
+        for done in range(total):
+            r = rng.random()
+            if asks and r < 0.004:
+                self._permission(tcid, first, "session/request_permission (tool_call subject)")
+            elif r < 0.12:
+                self._progress(tcid, src, done, total, path, first["title"])
+            elif terminal_id is not None and r < 0.9:
+                self._emit("terminal_output_chunk", {
+                    "sessionUpdate": "terminal_output_chunk",
+                    "terminalId": terminal_id,
+                    "data": _SENTINEL,
+                }, *self._b64_slicer(), lo=320, hi=600)  # base64 fills in steps of 4
+            elif kind == "edit" and path is not None and r < 0.7:
+                self._diff_chunk(tcid, path)
+            else:
+                self._text_chunk(tcid, src)
+        if terminal_id is not None:
+            exit_code = 0 if rng.random() < 0.85 else rng.choice((1, 2, 101, 137))
+            # No output snapshot here: it would replace the streamed bytes.
+            self._emit("terminal_update (exit, null clears)", {
+                "sessionUpdate": "terminal_update",
+                "terminalId": terminal_id,
+                "exitStatus": {"exitCode": exit_code},
+                "capabilities": None,
+                "_meta": {"vendor.example/lastLines": _SENTINEL},
+            }, *self.shell.slicer(rng), hi=400, meta=False)
+            self._emit("tool_call_update completed (terminal, rawOutput)", {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": tcid,
+                "status": "completed" if exit_code == 0 else "failed",
+                "capabilities": None,
+                "rawOutput": {"exitCode": exit_code, "terminalId": terminal_id,
+                              "summary": _SENTINEL},
+            }, *self.prose.slicer(rng), hi=480)
+        else:
+            r = rng.random()
+            if r < 0.04:
+                self._final_failed(tcid, cancellable)
+            elif r < 0.06:
+                self._final_cancelled(tcid)
+            else:
+                self._completed(tcid, kind, src, cancellable)
+        return head
+
+
+def generate_live_labeled(n: int, calls: int = 500, seed: int = 0) -> list[tuple[str, bytes]]:
+    """``n`` (shape label, line) pairs: ``calls`` tool calls all open at once, interleaved.
+
+    Each call is a complete stream of about ``n / calls`` messages (lengths vary from 0.3x to
+    1.7x the mean): a first report (``name``, ``title``, ``kind``, ``status: "pending"``,
+    ``rawInput``, ``locations``); for edit, execute and fetch calls often a
+    ``session/request_permission`` request whose ``tool_call`` subject patches the call (and
+    rarely another one later); a replacement ``content`` array or, for half of the shell
+    commands, a terminal reference and a ``terminal_update`` that creates the terminal; then
+    content chunks (text, or ``diff`` items with ``git_patch`` text for edits), base64
+    ``terminal_output_chunk``s, and progress updates (status, locations, title, ``rawOutput``);
+    and a final report (completed with ``rawOutput`` and ``_meta``; 4% failed and 2% cancelled
+    with ``null`` clears and a replacement content array; terminals get an exit update first).
+    The streams are interleaved uniformly at random, in order within each call, so nearly all
+    ``calls`` are live from the first percent of the stream to the last. Sessions change every
+    40-160 calls as in ``generate``. Lines are 300-600 bytes. When ``n`` is too small for
+    ``calls`` complete streams (under about 10 per call) the interleaving is cut at ``n``.
+    """
+    g = _LiveGenerator(seed)
+    rng = random.Random(seed + 7)
+    weights = [rng.uniform(0.3, 1.7) for _ in range(calls)]
+    scale = n / sum(weights)
+    lengths = [round(w * scale) for w in weights]
+    lengths[-1] += n - sum(lengths)
+    streams = [g.live_call(length) for length in lengths]
+    order = [i for i, stream in enumerate(streams) for _ in stream]
+    rng.shuffle(order)
+    cursors = [0] * calls
+    out: list[tuple[str, bytes]] = []
+    for i in order:
+        out.append(streams[i][cursors[i]])
+        cursors[i] += 1
+    return out[:n]
+
+
+def generate_live(n: int, calls: int = 500, seed: int = 0) -> list[bytes]:
+    """``n`` JSON-RPC lines over ``calls`` live tool calls (see ``generate_live_labeled``)."""
+    return [line for _, line in generate_live_labeled(n, calls, seed)]
 
 
 # -- self-check ----------------------------------------------------------------------------
