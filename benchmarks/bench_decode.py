@@ -64,16 +64,24 @@ def _cpu_model() -> str:
 def _print_environment() -> None:
     u = platform.uname()
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    print(f"python       {sys.version.split()[0]} ({platform.python_implementation()}, "
-          f"{sys.executable})")
-    print(f"packages     msgspec {_version('msgspec')}, orjson {_version('orjson')}, "
-          f"agent-client-protocol (acp) {_version('agent-client-protocol')}, "
-          f"pydantic {_version('pydantic')}, pydantic-core {_version('pydantic-core')}, "
-          f"acp-toolcalls {_version('acp-toolcalls')}")
-    print(f"machine      {u.system} {u.release} {u.machine}; processor "
-          f"{platform.processor() or '?'!r}; cpu {_cpu_model()}")
-    print(f"cpus         os.cpu_count() = {os.cpu_count()}"
-          + (f", usable = {affinity}" if affinity is not None else ""))
+    print(
+        f"python       {sys.version.split()[0]} ({platform.python_implementation()}, "
+        f"{sys.executable})"
+    )
+    print(
+        f"packages     msgspec {_version('msgspec')}, orjson {_version('orjson')}, "
+        f"agent-client-protocol (acp) {_version('agent-client-protocol')}, "
+        f"pydantic {_version('pydantic')}, pydantic-core {_version('pydantic-core')}, "
+        f"acp-toolcalls {_version('acp-toolcalls')}"
+    )
+    print(
+        f"machine      {u.system} {u.release} {u.machine}; processor "
+        f"{platform.processor() or '?'!r}; cpu {_cpu_model()}"
+    )
+    print(
+        f"cpus         os.cpu_count() = {os.cpu_count()}"
+        + (f", usable = {affinity}" if affinity is not None else "")
+    )
 
 
 def _load_ours() -> Callable[..., Any] | None:
@@ -175,9 +183,11 @@ def _check_ours(decode: Callable[..., Any], lines: Sequence[bytes]) -> str | Non
         types[type(value).__name__] = types.get(type(value).__name__, 0) + 1
         if getattr(result, "diagnostics", ()):
             with_diagnostics += 1
-    print(f"ours         checked on {len(lines):,} messages: ."
-          f"{attr} is {', '.join(f'{k} x{v:,}' for k, v in types.items())}; "
-          f"{with_diagnostics:,} with diagnostics")
+    print(
+        f"ours         checked on {len(lines):,} messages: ."
+        f"{attr} is {', '.join(f'{k} x{v:,}' for k, v in types.items())}; "
+        f"{with_diagnostics:,} with diagnostics"
+    )
     if with_diagnostics:
         print("note: every generated message is schema-valid; diagnostics are unexpected")
     return None
@@ -195,9 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     t_start = time.perf_counter()
     lines = generate(n, args.seed)
     sizes = sorted(len(line) for line in lines)
-    print(f"messages     {n:,} session/update tool-call notifications (seed {args.seed}), "
-          f"{sizes[0]}-{sizes[-1]} bytes, median {sizes[n // 2]}, "
-          f"{sum(sizes) / 1e6:.1f} MB; generated in {time.perf_counter() - t_start:.1f}s")
+    print(
+        f"messages     {n:,} session/update tool-call notifications (seed {args.seed}), "
+        f"{sizes[0]}-{sizes[-1]} bytes, median {sizes[n // 2]}, "
+        f"{sum(sizes) / 1e6:.1f} MB; generated in {time.perf_counter() - t_start:.1f}s"
+    )
 
     decode = _load_ours()
     ours: Pass | None = None
@@ -228,17 +240,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         sdk_name = "SDK: model_validate_json(params bytes)"
         sdk_fn, sdk_data = sdk_json, params_lines
-    print(f"SDK route    on the first {sel:,} messages: orjson.loads + "
-          f"UpdateSessionNotification.model_validate(obj['params']) {t_dict:,.0f} ns/msg; "
-          f"UpdateSessionNotification.model_validate_json(params bytes, pre-extracted, "
-          f"extraction not timed) {t_json:,.0f} ns/msg -> using "
-          f"{'model_validate' if sdk_fn is sdk_dict else 'model_validate_json'}")
+    print(
+        f"SDK route    on the first {sel:,} messages: orjson.loads + "
+        f"UpdateSessionNotification.model_validate(obj['params']) {t_dict:,.0f} ns/msg; "
+        f"UpdateSessionNotification.model_validate_json(params bytes, pre-extracted, "
+        f"extraction not timed) {t_json:,.0f} ns/msg -> using "
+        f"{'model_validate' if sdk_fn is sdk_dict else 'model_validate_json'}"
+    )
     sdk_n = n
     if min(t_dict, t_json) * n * reps / 1e9 > _SDK_BUDGET_S and n > _SDK_PREFIX:
         sdk_n = _SDK_PREFIX
         sdk_data = sdk_data[:sdk_n]
-        print(f"note: the SDK is timed on the first {sdk_n:,} messages only "
-              f"(a full pass would take {min(t_dict, t_json) * n / 1e9:.0f}s per repetition)")
+        print(
+            f"note: the SDK is timed on the first {sdk_n:,} messages only "
+            f"(a full pass would take {min(t_dict, t_json) * n / 1e9:.0f}s per repetition)"
+        )
 
     impls: list[tuple[str, Pass, Sequence[bytes], bool]] = [
         ("(empty loop)", _pass_empty, lines, False),
@@ -256,14 +272,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, fn, data, gc_on in impls[shift:] + impls[:shift]:
             ns = _timed(fn, data, gc_on=gc_on) / len(data)
             best[name] = min(best.get(name, ns), ns)
-        print(f"  repetition {rep + 1}/{reps} done ({time.perf_counter() - t_start:.0f}s)",
-              flush=True)
+        print(
+            f"  repetition {rep + 1}/{reps} done ({time.perf_counter() - t_start:.0f}s)", flush=True
+        )
 
     base = best["orjson.loads"]
     width = max(len(name) for name, *_ in impls)
     print()
-    print(f"best of {reps} passes, gc disabled unless noted; {n:,} messages per pass"
-          + (f" ({sdk_n:,} for the SDK)" if sdk_n != n else ""))
+    print(
+        f"best of {reps} passes, gc disabled unless noted; {n:,} messages per pass"
+        + (f" ({sdk_n:,} for the SDK)" if sdk_n != n else "")
+    )
     print(f"{'implementation':<{width}}  {'ns/msg':>9}  {'vs orjson.loads':>15}")
     for name, *_ in impls:
         ratio = "" if name == "(empty loop)" else f"{best[name] / base:.2f}x"
@@ -272,11 +291,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     sdk = best[sdk_name]
     if ours is not None:
         mine = best['acp_toolcalls.decode_message(protocol="v2")']
-        print(f"ours/orjson = {mine / base:.2f} (target <= 1.00); "
-              f"sdk/ours = {sdk / mine:.1f} (target >= 8)")
+        print(
+            f"ours/orjson = {mine / base:.2f} (target <= 1.00); "
+            f"sdk/ours = {sdk / mine:.1f} (target >= 8)"
+        )
     else:
-        print(f"ours/orjson = n/a; sdk/orjson = {sdk / base:.1f} "
-              f"(acp_toolcalls.decode_message not available yet)")
+        print(
+            f"ours/orjson = n/a; sdk/orjson = {sdk / base:.1f} "
+            f"(acp_toolcalls.decode_message not available yet)"
+        )
     print(f"total time {time.perf_counter() - t_start:.0f}s")
     return 0
 

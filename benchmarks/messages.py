@@ -119,8 +119,14 @@ _GREP_PATTERNS = (
     "timeout=",
 )
 _GLOB_PATTERNS = ("**/*.py", "src/**/*.toml", "tests/**/test_*.py", "docs/**/*.md")
-_MIME = {".py": "text/x-python", ".md": "text/markdown", ".toml": "application/toml",
-         ".json": "application/json", ".yml": "application/yaml", ".cfg": "text/plain"}
+_MIME = {
+    ".py": "text/x-python",
+    ".md": "text/markdown",
+    ".toml": "application/toml",
+    ".json": "application/json",
+    ".yml": "application/yaml",
+    ".cfg": "text/plain",
+}
 
 # Tool name, kind, relative weight of how often an agent calls it.
 _TOOLS: tuple[tuple[str, str, int], ...] = (
@@ -136,8 +142,9 @@ _TOOLS: tuple[tuple[str, str, int], ...] = (
 _TOOL_WEIGHTS = [w for _, _, w in _TOOLS]
 
 
-def _fit(msg: dict[str, Any], make: Callable[[int], str], limit: int, target: int,
-         min_fill: int = 0) -> bytes:
+def _fit(
+    msg: dict[str, Any], make: Callable[[int], str], limit: int, target: int, min_fill: int = 0
+) -> bytes:
     """Encode ``msg`` with its sentinel replaced by ``make(k)``: the largest ``k <= limit`` that
     keeps the line within ``target`` bytes, or failing that within ``min_fill`` bytes of fill
     (and ``MAX_BYTES``). ``make(k)`` must grow with ``k``."""
@@ -211,11 +218,18 @@ class _Generator:
         """A line from the pool; with ``max_len``, a non-blank, non-comment line that short."""
         pool = self._short_lines.get(max_len)
         if pool is None:
-            pool = self._short_lines[max_len] = [
-                ln for ln in self._code_pool
-                if ln.strip() and '"""' not in ln and "# " not in ln
-                and (not max_len or len(ln) <= max_len)
-            ] if max_len else self._code_pool
+            pool = self._short_lines[max_len] = (
+                [
+                    ln
+                    for ln in self._code_pool
+                    if ln.strip()
+                    and '"""' not in ln
+                    and "# " not in ln
+                    and (not max_len or len(ln) <= max_len)
+                ]
+                if max_len
+                else self._code_pool
+            )
         return self.rng.choice(pool)
 
     def _new_code_line(self) -> str:
@@ -308,23 +322,35 @@ class _Generator:
     # -- emission ---------------------------------------------------------------------------
 
     def _envelope(self, update: dict[str, Any]) -> bytes:
-        return orjson.dumps({
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"sessionId": self.session_id, "update": update},
-        })
+        return orjson.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": self.session_id, "update": update},
+            }
+        )
 
-    def _emit(self, label: str, update: dict[str, Any], make: Callable[[int], str],
-              limit: int, lo: int = MIN_BYTES, hi: int = 560, meta: bool = True,
-              min_fill: int = 40) -> None:
+    def _emit(
+        self,
+        label: str,
+        update: dict[str, Any],
+        make: Callable[[int], str],
+        limit: int,
+        lo: int = MIN_BYTES,
+        hi: int = 560,
+        meta: bool = True,
+        min_fill: int = 40,
+    ) -> None:
         rng = self.rng
         if meta and rng.random() < 0.15 and "_meta" not in update:
-            update["_meta"] = rng.choice((
-                {"vendor.example/elapsedMs": rng.randint(1, 4000)},
-                {"vendor.example/elapsedMs": rng.randint(1, 900), "vendor.example/retries": 0},
-                {"vendor.example/model": "example-large-2"},
-                {"vendor.example/progress": None},
-            ))
+            update["_meta"] = rng.choice(
+                (
+                    {"vendor.example/elapsedMs": rng.randint(1, 4000)},
+                    {"vendor.example/elapsedMs": rng.randint(1, 900), "vendor.example/retries": 0},
+                    {"vendor.example/model": "example-large-2"},
+                    {"vendor.example/progress": None},
+                )
+            )
         msg = {
             "jsonrpc": "2.0",
             "method": "session/update",
@@ -367,8 +393,12 @@ class _Generator:
             path = f"{ROOT}/{rel}"
             title = f"{'Edit' if name == 'edit_file' else 'Write'} {rel}"
             if name == "edit_file":
-                raw_input = {"path": path, "old_string": self._code_line(60).strip(),
-                             "new_string": _SENTINEL, "replace_all": False}
+                raw_input = {
+                    "path": path,
+                    "old_string": self._code_line(60).strip(),
+                    "new_string": _SENTINEL,
+                    "replace_all": False,
+                }
                 fill_src = self.code
             else:
                 raw_input = {"path": path, "content": _SENTINEL}
@@ -381,8 +411,13 @@ class _Generator:
         elif name == "grep":
             pat = rng.choice(_GREP_PATTERNS)
             title = f"grep {pat!r} src"
-            raw_input = {"pattern": pat, "path": f"{ROOT}/src", "glob": "*.py",
-                         "output_mode": "content", "explanation": _SENTINEL}
+            raw_input = {
+                "pattern": pat,
+                "path": f"{ROOT}/src",
+                "glob": "*.py",
+                "output_mode": "content",
+                "explanation": _SENTINEL,
+            }
             locations = [{"path": f"{ROOT}/src"}]
         elif name == "glob":
             pat = rng.choice(_GLOB_PATTERNS)
@@ -430,8 +465,13 @@ class _Generator:
             self._emit("tool_call_update in_progress (content)", upd, make, limit, hi=480)
 
         # Streamed output.
-        src = {"read": self.code, "search": self.grep, "execute": self.shell,
-               "fetch": self.markdown, "edit": self.code}[kind]
+        src = {
+            "read": self.code,
+            "search": self.grep,
+            "execute": self.shell,
+            "fetch": self.markdown,
+            "edit": self.code,
+        }[kind]
         n_chunks = rng.choice((0, 0, 1, 1, 2, 3, 4, 6)) if kind != "edit" else rng.choice((0, 0, 1))
         for _ in range(n_chunks):
             chunk: dict[str, Any] = {
@@ -512,8 +552,11 @@ class _Generator:
         rng = self.rng
         ext = "." + path.rsplit(".", 1)[-1]
         add = name == "write_file" and rng.random() < 0.7
-        change: dict[str, Any] = {"operation": "add" if add else "modify", "path": path,
-                                  "fileType": "text"}
+        change: dict[str, Any] = {
+            "operation": "add" if add else "modify",
+            "path": path,
+            "fileType": "text",
+        }
         if rng.random() < 0.3:
             change["mimeType"] = _MIME.get(ext, "text/plain")
         upd: dict[str, Any] = {
@@ -533,18 +576,32 @@ class _Generator:
             new = old.replace(ident, rng.choice(_IDENTS), 1) if ident else old.rstrip() + " or {}"
             if add:
                 body = [f"+{ln}" for ln in code[: before + 1]] + [f"+{new}{_SENTINEL}"]
-                head = [f"diff --git {path} {path}", "new file mode 100644", "--- /dev/null",
-                        f"+++ {path}", f"@@ -0,0 +1,{len(body)} @@"]
+                head = [
+                    f"diff --git {path} {path}",
+                    "new file mode 100644",
+                    "--- /dev/null",
+                    f"+++ {path}",
+                    f"@@ -0,0 +1,{len(body)} @@",
+                ]
             else:
                 body = [f" {ln}" for ln in code[:before]]
                 body += [f"-{old}", f"+{new}{_SENTINEL}"]
                 body += [f" {ln}" for ln in code[4 : 4 + after]]
                 n_lines = before + 1 + after
-                head = [f"diff --git {path} {path}", f"--- {path}", f"+++ {path}",
-                        f"@@ -{line_no},{n_lines} +{line_no},{n_lines} @@"]
+                head = [
+                    f"diff --git {path} {path}",
+                    f"--- {path}",
+                    f"+++ {path}",
+                    f"@@ -{line_no},{n_lines} +{line_no},{n_lines} @@",
+                ]
             text = "\n".join([*head, *body]) + "\n"
-            upd["content"] = [{"type": "diff", "changes": [change],
-                               "patch": {"format": "git_patch", "text": text}}]
+            upd["content"] = [
+                {
+                    "type": "diff",
+                    "changes": [change],
+                    "patch": {"format": "git_patch", "text": text},
+                }
+            ]
             base = len(self._envelope(upd)) - len(_SENTINEL_JSON)
             if base <= MAX_BYTES:
                 break
@@ -565,9 +622,16 @@ class _Generator:
         make, limit = self.prose.slicer(rng)
         # The filled text is a trailing comment on the changed line: no newlines in it.
         comment = "  # " + make(limit).replace("\n", " ")
-        self._emit("tool_call_update completed (diff)", upd,
-                   lambda k: comment[:k] if k >= 8 else "", len(comment),
-                   lo=400, hi=600, meta=False, min_fill=0)
+        self._emit(
+            "tool_call_update completed (diff)",
+            upd,
+            lambda k: comment[:k] if k >= 8 else "",
+            len(comment),
+            lo=400,
+            hi=600,
+            meta=False,
+            min_fill=0,
+        )
 
     def _terminal(self, tcid: str, command: str) -> None:
         rng = self.rng
@@ -578,37 +642,60 @@ class _Generator:
             raw = shell[src_off : src_off + 600].replace("\n", "\r\n").encode()
             return lambda k: base64.b64encode(raw[:k]).decode()
 
-        self._emit("tool_call_update in_progress (terminal ref)", {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": tcid,
-            "status": "in_progress",
-            "content": [{"type": "terminal", "terminalId": tid}, self._text_item(_SENTINEL)],
-        }, *self.prose.slicer(rng), hi=420)
-        self._emit("terminal_update (create)", {
-            "sessionUpdate": "terminal_update",
-            "terminalId": tid,
-            "command": command,
-            "cwd": ROOT,
-            "size": {"cols": rng.choice((80, 120, 160)), "rows": rng.choice((24, 40, 50))},
-            "output": {"data": _SENTINEL},
-            "capabilities": {"cancel": {}},
-        }, b64(rng.choice(self.shell.starts)), 600, hi=520)
-        for _ in range(rng.randint(1, 6)):
-            self._emit("terminal_output_chunk", {
-                "sessionUpdate": "terminal_output_chunk",
+        self._emit(
+            "tool_call_update in_progress (terminal ref)",
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": tcid,
+                "status": "in_progress",
+                "content": [{"type": "terminal", "terminalId": tid}, self._text_item(_SENTINEL)],
+            },
+            *self.prose.slicer(rng),
+            hi=420,
+        )
+        self._emit(
+            "terminal_update (create)",
+            {
+                "sessionUpdate": "terminal_update",
                 "terminalId": tid,
-                "data": _SENTINEL,
-            }, b64(rng.choice(self.shell.starts)), 600, hi=600)
+                "command": command,
+                "cwd": ROOT,
+                "size": {"cols": rng.choice((80, 120, 160)), "rows": rng.choice((24, 40, 50))},
+                "output": {"data": _SENTINEL},
+                "capabilities": {"cancel": {}},
+            },
+            b64(rng.choice(self.shell.starts)),
+            600,
+            hi=520,
+        )
+        for _ in range(rng.randint(1, 6)):
+            self._emit(
+                "terminal_output_chunk",
+                {
+                    "sessionUpdate": "terminal_output_chunk",
+                    "terminalId": tid,
+                    "data": _SENTINEL,
+                },
+                b64(rng.choice(self.shell.starts)),
+                600,
+                hi=600,
+            )
         # No negative exit codes (valid in the newest schema): SDK 1.0.0rc3 (schema alpha.5) has
         # ``exitCode >= 0`` and would silently read them as null.
         exit_code = 0 if rng.random() < 0.85 else rng.choice((1, 2, 101, 137))
-        self._emit("terminal_update (exit, null clears)", {
-            "sessionUpdate": "terminal_update",
-            "terminalId": tid,
-            "exitStatus": {"exitCode": exit_code},
-            "capabilities": None,
-            "output": {"data": _SENTINEL},
-        }, b64(rng.choice(self.shell.starts)), 600, hi=600)
+        self._emit(
+            "terminal_update (exit, null clears)",
+            {
+                "sessionUpdate": "terminal_update",
+                "terminalId": tid,
+                "exitStatus": {"exitCode": exit_code},
+                "capabilities": None,
+                "output": {"data": _SENTINEL},
+            },
+            b64(rng.choice(self.shell.starts)),
+            600,
+            hi=600,
+        )
         upd: dict[str, Any] = {
             "sessionUpdate": "tool_call_update",
             "toolCallId": tcid,
@@ -616,8 +703,9 @@ class _Generator:
             "capabilities": None,
             "rawOutput": {"exitCode": exit_code, "terminalId": tid, "summary": _SENTINEL},
         }
-        self._emit("tool_call_update completed (terminal, rawOutput)", upd,
-                   *self.prose.slicer(rng), hi=480)
+        self._emit(
+            "tool_call_update completed (terminal, rawOutput)", upd, *self.prose.slicer(rng), hi=480
+        )
 
 
 def generate_labeled(n: int, seed: int = 0) -> list[tuple[str, bytes]]:
@@ -649,19 +737,34 @@ class _LiveGenerator(_Generator):
         super().__init__(seed)
         self.request_id = 0
 
-    def _emit_request(self, label: str, params: dict[str, Any], make: Callable[[int], str],
-                      limit: int, lo: int = 400, hi: int = MAX_BYTES) -> None:
+    def _emit_request(
+        self,
+        label: str,
+        params: dict[str, Any],
+        make: Callable[[int], str],
+        limit: int,
+        lo: int = 400,
+        hi: int = MAX_BYTES,
+    ) -> None:
         self.request_id += 1
-        msg = {"jsonrpc": "2.0", "id": self.request_id, "method": "session/request_permission",
-               "params": params}
+        msg = {
+            "jsonrpc": "2.0",
+            "id": self.request_id,
+            "method": "session/request_permission",
+            "params": params,
+        }
         target = int(self.rng.triangular(lo, hi, lo + (hi - lo) * 0.4))
         line = _fit(msg, make, limit, target, 40)
         assert MIN_BYTES <= len(line) <= MAX_BYTES, (label, len(line), line)
         self.out.append((label, line))
 
     def _permission(self, tcid: str, first: dict[str, Any], label: str) -> None:
-        tool_call: dict[str, Any] = {"toolCallId": tcid, "title": first["title"],
-                                     "kind": first["kind"], "status": "pending"}
+        tool_call: dict[str, Any] = {
+            "toolCallId": tcid,
+            "title": first["title"],
+            "kind": first["kind"],
+            "status": "pending",
+        }
         if "locations" in first:
             tool_call["locations"] = first["locations"]
         params = {
@@ -678,8 +781,9 @@ class _LiveGenerator(_Generator):
         raw = self.shell.text[off : off + 600].replace("\n", "\r\n").encode()
         return (lambda k: base64.b64encode(raw[:k]).decode()), 600
 
-    def _progress(self, tcid: str, src: _Corpus, done: int, total: int, path: str | None,
-                  title: str) -> None:
+    def _progress(
+        self, tcid: str, src: _Corpus, done: int, total: int, path: str | None, title: str
+    ) -> None:
         rng = self.rng
         upd: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": tcid}
         r = rng.random()
@@ -693,8 +797,11 @@ class _LiveGenerator(_Generator):
         self._emit("tool_call_update progress (rawOutput)", upd, *src.slicer(rng), hi=520)
 
     def _text_chunk(self, tcid: str, src: _Corpus) -> None:
-        chunk = {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tcid,
-                 "content": self._text_item(_SENTINEL)}
+        chunk = {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": tcid,
+            "content": self._text_item(_SENTINEL),
+        }
         self._emit("tool_call_content_chunk (text)", chunk, *src.slicer(self.rng), hi=600)
 
     def _diff_chunk(self, tcid: str, path: str) -> None:
@@ -704,25 +811,43 @@ class _LiveGenerator(_Generator):
         new = self._code_line(36)
         make, limit = self.prose.slicer(rng)
         added = f"{new.rstrip()}  # {make(limit).replace(chr(10), ' ')}"
-        text = (f"diff --git {path} {path}\n--- {path}\n+++ {path}\n"
-                f"@@ -{ln},1 +{ln},1 @@\n-{old}\n+{_SENTINEL}\n")
+        text = (
+            f"diff --git {path} {path}\n--- {path}\n+++ {path}\n"
+            f"@@ -{ln},1 +{ln},1 @@\n-{old}\n+{_SENTINEL}\n"
+        )
         chunk = {
             "sessionUpdate": "tool_call_content_chunk",
             "toolCallId": tcid,
-            "content": {"type": "diff",
-                        "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
-                        "patch": {"format": "git_patch", "text": text}},
+            "content": {
+                "type": "diff",
+                "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
+                "patch": {"format": "git_patch", "text": text},
+            },
         }
-        self._emit("tool_call_content_chunk (diff)", chunk, lambda k: added[:k], len(added),
-                   lo=420, hi=600, meta=False, min_fill=0)
+        self._emit(
+            "tool_call_content_chunk (diff)",
+            chunk,
+            lambda k: added[:k],
+            len(added),
+            lo=420,
+            hi=600,
+            meta=False,
+            min_fill=0,
+        )
 
     def _completed(self, tcid: str, kind: str, src: _Corpus, cancellable: bool) -> None:
         rng = self.rng
-        upd: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": tcid,
-                               "status": "completed"}
+        upd: dict[str, Any] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": tcid,
+            "status": "completed",
+        }
         if kind == "edit":
-            upd["rawOutput"] = {"success": True, "linesChanged": rng.randint(1, 400),
-                                "summary": _SENTINEL}
+            upd["rawOutput"] = {
+                "success": True,
+                "linesChanged": rng.randint(1, 400),
+                "summary": _SENTINEL,
+            }
             src = self.prose
         else:
             upd["rawOutput"] = {"truncated": rng.random() < 0.2, "summary": _SENTINEL}
@@ -747,34 +872,57 @@ class _LiveGenerator(_Generator):
         asks = kind in ("edit", "execute", "fetch")
         if asks and rng.random() < 0.6:
             self._permission(tcid, first, "session/request_permission (tool_call subject)")
-        src = {"read": self.code, "search": self.grep, "execute": self.shell,
-               "fetch": self.markdown, "edit": self.code}[kind]
+        src = {
+            "read": self.code,
+            "search": self.grep,
+            "execute": self.shell,
+            "fetch": self.markdown,
+            "edit": self.code,
+        }[kind]
         terminal_id = None
         if name == "bash" and rng.random() < 0.5:
             terminal_id = "term_" + "".join(rng.choices(_HEX, k=12))
-            self._emit("tool_call_update in_progress (terminal ref)", {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": tcid,
-                "status": "in_progress",
-                "content": [{"type": "terminal", "terminalId": terminal_id},
-                            self._text_item(_SENTINEL)],
-            }, *self.prose.slicer(rng), hi=420)
-            self._emit("terminal_update (create)", {
-                "sessionUpdate": "terminal_update",
-                "terminalId": terminal_id,
-                "command": first["rawInput"]["command"],
-                "cwd": ROOT,
-                "size": {"cols": rng.choice((80, 120, 160)), "rows": rng.choice((24, 40, 50))},
-                "output": {"data": _SENTINEL},
-                "capabilities": {"cancel": {}},
-            }, *self._b64_slicer(), lo=320, hi=520)
+            self._emit(
+                "tool_call_update in_progress (terminal ref)",
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": tcid,
+                    "status": "in_progress",
+                    "content": [
+                        {"type": "terminal", "terminalId": terminal_id},
+                        self._text_item(_SENTINEL),
+                    ],
+                },
+                *self.prose.slicer(rng),
+                hi=420,
+            )
+            self._emit(
+                "terminal_update (create)",
+                {
+                    "sessionUpdate": "terminal_update",
+                    "terminalId": terminal_id,
+                    "command": first["rawInput"]["command"],
+                    "cwd": ROOT,
+                    "size": {"cols": rng.choice((80, 120, 160)), "rows": rng.choice((24, 40, 50))},
+                    "output": {"data": _SENTINEL},
+                    "capabilities": {"cancel": {}},
+                },
+                *self._b64_slicer(),
+                lo=320,
+                hi=520,
+            )
         elif rng.random() < 0.6:
-            self._emit("tool_call_update in_progress (content)", {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": tcid,
-                "status": "in_progress",
-                "content": [self._text_item(_SENTINEL)],
-            }, *self.prose.slicer(rng), hi=480)
+            self._emit(
+                "tool_call_update in_progress (content)",
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": tcid,
+                    "status": "in_progress",
+                    "content": [self._text_item(_SENTINEL)],
+                },
+                *self.prose.slicer(rng),
+                hi=480,
+            )
         n_fixed = len(head) + (2 if terminal_id else 1)
         total = max(0, length - n_fixed)
         for done in range(total):
@@ -784,11 +932,17 @@ class _LiveGenerator(_Generator):
             elif r < 0.12:
                 self._progress(tcid, src, done, total, path, first["title"])
             elif terminal_id is not None and r < 0.9:
-                self._emit("terminal_output_chunk", {
-                    "sessionUpdate": "terminal_output_chunk",
-                    "terminalId": terminal_id,
-                    "data": _SENTINEL,
-                }, *self._b64_slicer(), lo=320, hi=600)  # base64 fills in steps of 4
+                self._emit(
+                    "terminal_output_chunk",
+                    {
+                        "sessionUpdate": "terminal_output_chunk",
+                        "terminalId": terminal_id,
+                        "data": _SENTINEL,
+                    },
+                    *self._b64_slicer(),
+                    lo=320,
+                    hi=600,
+                )  # base64 fills in steps of 4
             elif kind == "edit" and path is not None and r < 0.7:
                 self._diff_chunk(tcid, path)
             else:
@@ -796,21 +950,35 @@ class _LiveGenerator(_Generator):
         if terminal_id is not None:
             exit_code = 0 if rng.random() < 0.85 else rng.choice((1, 2, 101, 137))
             # No output snapshot here: it would replace the streamed bytes.
-            self._emit("terminal_update (exit, null clears)", {
-                "sessionUpdate": "terminal_update",
-                "terminalId": terminal_id,
-                "exitStatus": {"exitCode": exit_code},
-                "capabilities": None,
-                "_meta": {"vendor.example/lastLines": _SENTINEL},
-            }, *self.shell.slicer(rng), hi=400, meta=False)
-            self._emit("tool_call_update completed (terminal, rawOutput)", {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": tcid,
-                "status": "completed" if exit_code == 0 else "failed",
-                "capabilities": None,
-                "rawOutput": {"exitCode": exit_code, "terminalId": terminal_id,
-                              "summary": _SENTINEL},
-            }, *self.prose.slicer(rng), hi=480)
+            self._emit(
+                "terminal_update (exit, null clears)",
+                {
+                    "sessionUpdate": "terminal_update",
+                    "terminalId": terminal_id,
+                    "exitStatus": {"exitCode": exit_code},
+                    "capabilities": None,
+                    "_meta": {"vendor.example/lastLines": _SENTINEL},
+                },
+                *self.shell.slicer(rng),
+                hi=400,
+                meta=False,
+            )
+            self._emit(
+                "tool_call_update completed (terminal, rawOutput)",
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": tcid,
+                    "status": "completed" if exit_code == 0 else "failed",
+                    "capabilities": None,
+                    "rawOutput": {
+                        "exitCode": exit_code,
+                        "terminalId": terminal_id,
+                        "summary": _SENTINEL,
+                    },
+                },
+                *self.prose.slicer(rng),
+                hi=480,
+            )
         else:
             r = rng.random()
             if r < 0.04:
@@ -890,8 +1058,10 @@ def _self_check(n: int, sample: int, seed: int) -> None:
 
     sizes = sorted(len(line) for _, line in labeled)
     print(f"generated {n} messages (seed {seed}) in {t_gen:.2f}s")
-    print(f"size bytes: min {sizes[0]}  median {statistics.median(sizes):.0f}  "
-          f"mean {statistics.fmean(sizes):.0f}  max {sizes[-1]}  total {sum(sizes) / 1e6:.1f} MB")
+    print(
+        f"size bytes: min {sizes[0]}  median {statistics.median(sizes):.0f}  "
+        f"mean {statistics.fmean(sizes):.0f}  max {sizes[-1]}  total {sum(sizes) / 1e6:.1f} MB"
+    )
     assert sizes[0] >= MIN_BYTES and sizes[-1] <= MAX_BYTES
 
     mix = Counter(label for label, _ in labeled)
@@ -901,15 +1071,21 @@ def _self_check(n: int, sample: int, seed: int) -> None:
     with_meta = sum(b'"_meta":' in line for _, line in labeled)
     with_null = sum(b":null" in line for _, line in labeled)
     sessions = len({orjson.loads(line)["params"]["sessionId"] for _, line in labeled})
-    print(f"  with _meta: {with_meta / n:.1%}; with an explicit null: {with_null / n:.1%}; "
-          f"sessions: {sessions}")
+    print(
+        f"  with _meta: {with_meta / n:.1%}; with an explicit null: {with_null / n:.1%}; "
+        f"sessions: {sessions}"
+    )
 
     # JSON Schema: a random sample plus the first message of every shape.
-    schema_file = (Path(__file__).resolve().parent.parent
-                   / "src/acp_toolcalls/schemas/v2/schema.json")
+    schema_file = (
+        Path(__file__).resolve().parent.parent / "src/acp_toolcalls/schemas/v2/schema.json"
+    )
     root = json.loads(schema_file.read_text())
-    schema = {"$schema": root["$schema"], "$ref": "#/$defs/UpdateSessionNotification",
-              "$defs": root["$defs"]}
+    schema = {
+        "$schema": root["$schema"],
+        "$ref": "#/$defs/UpdateSessionNotification",
+        "$defs": root["$defs"],
+    }
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     rng = random.Random(seed + 1)
@@ -926,10 +1102,15 @@ def _self_check(n: int, sample: int, seed: int) -> None:
         if errors:
             bad += 1
             if bad <= 5:
-                print(f"SCHEMA INVALID #{i} {labeled[i][0]}: {errors[0].message} at "
-                      f"{list(errors[0].absolute_path)}", file=sys.stderr)
-    print(f"jsonschema (bundled v2 #/$defs/UpdateSessionNotification): "
-          f"{len(picked) - bad}/{len(picked)} valid")
+                print(
+                    f"SCHEMA INVALID #{i} {labeled[i][0]}: {errors[0].message} at "
+                    f"{list(errors[0].absolute_path)}",
+                    file=sys.stderr,
+                )
+    print(
+        f"jsonschema (bundled v2 #/$defs/UpdateSessionNotification): "
+        f"{len(picked) - bad}/{len(picked)} valid"
+    )
 
     # Official SDK v2 model, every message: the update must land on the expected variant and
     # survive a round trip (no field silently defaulted), ignoring the fields this SDK release
@@ -940,8 +1121,10 @@ def _self_check(n: int, sample: int, seed: int) -> None:
         "terminal_update": SessionTerminalUpdate,
         "terminal_output_chunk": SessionTerminalOutputChunk,
     }
-    unmodelled = {"tool_call_update": ("capabilities",),
-                  "terminal_update": ("capabilities", "size")}
+    unmodelled = {
+        "tool_call_update": ("capabilities",),
+        "terminal_update": ("capabilities", "size"),
+    }
     sdk_bad = 0
     t0 = time.perf_counter()
     for i, (label, line) in enumerate(labeled):
@@ -952,17 +1135,20 @@ def _self_check(n: int, sample: int, seed: int) -> None:
         ok = type(model.update) is expected[kind]
         if ok:
             dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            want = {**params, "update": {k: v for k, v in upd.items()
-                                         if k not in unmodelled.get(kind, ())}}
+            want = {
+                **params,
+                "update": {k: v for k, v in upd.items() if k not in unmodelled.get(kind, ())},
+            }
             ok = dumped == want
         if not ok:
             sdk_bad += 1
             if sdk_bad <= 5:
-                print(f"SDK MISMATCH #{i} {label}: {type(model.update).__name__}",
-                      file=sys.stderr)
+                print(f"SDK MISMATCH #{i} {label}: {type(model.update).__name__}", file=sys.stderr)
     t_sdk = time.perf_counter() - t0
-    print(f"official SDK v2 UpdateSessionNotification.model_validate_json: {n - sdk_bad}/{n} "
-          f"valid as the expected variant and round-tripped unchanged in {t_sdk:.1f}s")
+    print(
+        f"official SDK v2 UpdateSessionNotification.model_validate_json: {n - sdk_bad}/{n} "
+        f"valid as the expected variant and round-tripped unchanged in {t_sdk:.1f}s"
+    )
     if bad or sdk_bad:
         raise SystemExit(1)
 
