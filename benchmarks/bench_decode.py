@@ -82,6 +82,13 @@ def _print_environment() -> None:
         f"cpus         os.cpu_count() = {os.cpu_count()}"
         + (f", usable = {affinity}" if affinity is not None else "")
     )
+    try:
+        from acp_toolcalls import _fastpath
+
+        built = "compiled (mypyc)" if not _fastpath.__file__.endswith(".py") else "interpreted"
+    except ImportError:
+        built = "n/a"
+    print(f"fast path    acp_toolcalls._fastpath is {built}")
 
 
 def _load_ours() -> Callable[..., Any] | None:

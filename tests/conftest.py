@@ -43,6 +43,29 @@ def schema_valid() -> SchemaCheck:
     return _check_schema_valid
 
 
+# --- the compiled fast path is not stale -----------------------------------------------------
+# `pip install -e .` compiles `_fastpath.py` next to itself; the extension then shadows the
+# source, so an edit without a rebuild would test old code.
+
+
+def _check_fastpath_is_fresh() -> None:
+    from pathlib import Path
+
+    from acp_toolcalls import _fastpath
+
+    built = Path(_fastpath.__file__ or "")
+    source = built.with_name("_fastpath.py")
+    stale = source.exists() and source.stat().st_mtime > built.stat().st_mtime
+    if built.suffix != ".py" and stale:
+        pytest.exit(
+            f"{built.name} is older than _fastpath.py: rebuild with `pip install -e .`",
+            returncode=2,
+        )
+
+
+_check_fastpath_is_fresh()
+
+
 # --- every encode is schema-checked ---------------------------------------------------------
 # `encode` is wrapped before any test module imports it: each model or message a test encodes
 # is validated against the schema of the protocol its type belongs to (`acp_toolcalls.v1` ->

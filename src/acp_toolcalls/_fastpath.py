@@ -1,0 +1,57 @@
+"""The hot entry point of the codec, compiled with mypyc when the package is built.
+
+Rules this module owns: ``decode_message``'s fast path and nothing else. Valid bytes of one
+typed message go straight to the strict msgspec decoder; anything else (text, JSON values,
+batches, other methods, salvage, errors, oversized input) goes to
+``codec.decode_message_slow``, so the result never depends on whether this module is compiled.
+
+Why compiled: on CPython 3.11 the interpreted call around the decoder (argument handling, the
+size check, the ``try``, the ``Decoded`` wrapper) costs about a sixth of a ~1 us decode; as a
+mypyc function it costs a few tens of nanoseconds (docs/benchmarks.md). The same source runs
+interpreted when it is not built (a development checkout without ``pip install -e .``).
+Editing this file needs a rebuild (``pip install -e .``); the test suite checks that the
+compiled module is not older than its source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .codec import (
+    DEFAULT_MAX_BYTES,
+    FAST_PATH_MISSES,
+    Decoded,
+    Protocol,
+    decode_message_slow,
+    fast_message_decoder,
+)
+
+__all__ = ["decode_message"]
+
+_V2 = fast_message_decoder("v2")
+_V1 = fast_message_decoder("v1")
+
+
+def decode_message(
+    data: Any,
+    *,
+    protocol: Protocol = "v2",
+    strict: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Decoded[Any]:
+    """Decode one JSON-RPC message or batch (one line of an ACP stream).
+
+    Returns a ``Decoded`` whose value is a typed ``SessionUpdateMessage`` or
+    ``PermissionRequestMessage`` of the protocol's module, a ``JsonRpcMessage`` for any other
+    message, or a ``Batch`` of those (with ``InvalidMessage`` for unreadable elements). A single
+    message that cannot be read raises ``DecodeError``: per the spec, a malformed tool-call
+    notification is discarded whole and reported, and nothing else is affected.
+    """
+    if type(data) is bytes and len(data) <= max_bytes:
+        fast = _V2 if protocol == "v2" else _V1 if protocol == "v1" else None
+        if fast is not None:
+            try:
+                return Decoded(fast(data))
+            except FAST_PATH_MISSES:
+                pass
+    return decode_message_slow(data, protocol, strict, max_bytes)
