@@ -12,7 +12,7 @@ arrays: ``$.content[2]``, ``$.locations[0].line``, ``$.content[1].content.annota
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["ConversionError", "Converted", "Loss", "LossReport"]
 
@@ -99,4 +99,4 @@ class Converted:
 
     messages: tuple[object, ...] = ()
     replies: tuple[object, ...] = ()
-    losses: LossReport = LossReport()
+    losses: LossReport = field(default_factory=LossReport)
