@@ -44,9 +44,26 @@ from .state import (
     patch_meta,
 )
 from .store import ToolCallStore
-from .v1_to_v2 import content_to_v2, diff_to_v2, git_patch, tool_call_to_v2, tool_call_update_to_v2
+from .v1_to_v2 import (
+    content_to_v2,
+    diff_to_v2,
+    git_patch,
+    permission_request_to_v2,
+    session_update_to_v2,
+    tool_call_to_v2,
+    tool_call_update_to_v2,
+)
 from .v2 import *  # noqa: F403 - the v2 models are the primary public surface
 from .v2 import __all__ as _v2_all
+from .v2_to_v1 import (
+    content_to_v1,
+    permission_request_to_v1,
+    permission_response_to_v1,
+    permission_response_to_v2,
+    session_update_to_v1,
+    tool_call_to_v1,
+    tool_call_update_to_v1,
+)
 from .wire import UNSET, UnknownVariant, UnsetType, extra_fields
 
 __version__ = "0.1.0.dev0"
@@ -102,4 +119,13 @@ __all__ = [
     "git_patch",
     "tool_call_to_v2",
     "tool_call_update_to_v2",
+    "permission_request_to_v2",
+    "session_update_to_v2",
+    "content_to_v1",
+    "permission_request_to_v1",
+    "permission_response_to_v1",
+    "permission_response_to_v2",
+    "session_update_to_v1",
+    "tool_call_to_v1",
+    "tool_call_update_to_v1",
 ]

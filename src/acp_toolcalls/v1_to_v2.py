@@ -21,36 +21,52 @@ Rules this module owns:
 - A v1 terminal names a client-owned resource that v2 has no equivalent for (D38): strict mode
   raises ``ConversionError``, lossy mode drops the item.
 - Unknown keys of v1 objects are not carried across versions (D19).
-- Everything dropped is reported as a ``Loss`` with its JSON path. Only the terminal case
-  depends on ``strict``; the other drops are the mapping itself, the same in both modes.
+- A v1 permission request becomes a v2 one about the tool call; its prompt ``title`` is the
+  call's title, else a title the caller remembers, else ``"Permission required"`` (D37). With
+  no options it cannot be sent (v2 needs one; D5).
+- Session updates (9.8): ``tool_call``/``tool_call_update`` as above; message chunks keep their
+  variant but need a ``messageId`` v1 may lack; ``plan`` becomes the ``plan_update`` of one fixed
+  plan id; commands and config options are renamed into their v2 shapes; the other shared
+  variants are copied; ``current_mode_update`` and unknown updates are dropped.
+- Everything dropped is reported as a ``Loss`` with its JSON path. Only what the target cannot
+  represent depends on ``strict`` (terminals, missing titles and ``messageId``s, dropped
+  updates); the other drops are the mapping itself, the same in both modes.
 
 Theory of operation: tool-call fields are converted through ``_TOOL_CALL_FIELDS`` (one row per
 field: wire key, converter, and which value a v1 create cannot tell from omitted); content items
 through ``_ITEMS``; every other v1 object is copied field by field into its v2 class through
-``_STRUCTS``, which names the few fields that need a conversion.
+``_STRUCTS``, which names the few fields that need a conversion. Session updates other than
+tool calls are opaque JSON values in the models and are mapped as JSON through
+``_OPAQUE_TO_V2`` (shared with ``v2_to_v1``, which has the mirror table).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from itertools import islice
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
 from msgspec import UNSET
 
 from . import v1, v2
+from .codec import Protocol, decode, to_builtins
+from .lenient import DecodeError, Diagnostic
 from .loss import ConversionError, Loss, LossReport
 from .wire import WireStruct, extra_fields
 
 __all__ = [
+    "DEFAULT_PERMISSION_TITLE",
+    "V1_PLAN_ID",
     "content_to_v2",
     "diff_to_v2",
     "git_patch",
+    "permission_request_to_v2",
+    "session_update_to_v2",
     "tool_call_to_v2",
     "tool_call_update_to_v2",
 ]
@@ -73,9 +89,13 @@ class _Losses:
 
     def unrepresentable(self, path: str, reason: str) -> None:
         """Something the target cannot represent: strict raises, lossy drops and reports."""
+        self.instead(path, reason, "dropped")
+
+    def instead(self, path: str, reason: str, done: str) -> None:
+        """Something the target cannot represent: strict raises; lossy reports ``done``."""
         if self.strict:
             raise ConversionError(path, reason)
-        self.found.append(Loss(path, f"{reason}; dropped"))
+        self.found.append(Loss(path, f"{reason}; {done}"))
 
     def report(self) -> LossReport:
         return LossReport(self.found)
@@ -205,9 +225,17 @@ _Fix = Callable[[Any, str, _Losses], Any]
 """Converts one non-null field value at ``path``; returns ``UNSET`` to drop the field."""
 
 
-def _struct(obj: WireStruct, path: str, losses: _Losses) -> Any:
-    """``obj`` copied into its v2 class (``_STRUCTS``), field by field."""
-    target, fixes = _lookup(_STRUCTS, obj)
+def _copy_fields(
+    obj: WireStruct,
+    target: type[WireStruct],
+    fixes: Mapping[str, _Fix],
+    path: str,
+    losses: _Losses,
+    *,
+    fix_nulls: bool,
+) -> Any:
+    """``obj`` copied into ``target`` field by field, through ``fixes`` where one is named (for
+    a ``null`` value too when ``fix_nulls``); unknown keys are reported (D19)."""
     _report_extra(obj, path, losses)
     values: dict[str, Any] = {}
     for name, key in _field_keys(type(obj)):
@@ -215,12 +243,19 @@ def _struct(obj: WireStruct, path: str, losses: _Losses) -> Any:
         if value is UNSET:
             continue
         fix = fixes.get(name)
-        if fix is not None and value is not None:  # nested `null` means "none" in v2 too
+        if fix is not None and (fix_nulls or value is not None):
             value = fix(value, _key_path(path, key), losses)
             if value is UNSET:
                 continue
         values[name] = value
     return target(**values)
+
+
+def _struct(obj: WireStruct, path: str, losses: _Losses) -> Any:
+    """``obj`` copied into its v2 class (``_STRUCTS``), field by field."""
+    target, fixes = _lookup(_STRUCTS, obj)
+    # A nested `null` means "none" in v2 too: copied, never fixed.
+    return _copy_fields(obj, target, fixes, path, losses, fix_nulls=False)
 
 
 @cache
@@ -364,11 +399,10 @@ _TOOL_CALL_FIELDS: tuple[_Field, ...] = (
 )
 
 
-def _tool_call(
-    tc: v1.ToolCall | v1.ToolCallUpdate, *, create: bool, strict: bool
-) -> tuple[v2.ToolCallUpdate, LossReport]:
-    losses = _Losses(strict)
-    _report_extra(tc, "$", losses)
+def _tool_call_fields(
+    tc: v1.ToolCall | v1.ToolCallUpdate, create: bool, path: str, losses: _Losses
+) -> dict[str, Any]:
+    _report_extra(tc, path, losses)
     values: dict[str, Any] = {}
     for field in _TOOL_CALL_FIELDS:
         value = getattr(tc, field.attr)
@@ -376,7 +410,15 @@ def _tool_call(
             continue
         if create and field.create_default is not None and field.create_default(value):
             continue
-        values[field.attr] = field.convert(value, f"$.{field.key}", losses)
+        values[field.attr] = field.convert(value, f"{path}.{field.key}", losses)
+    return values
+
+
+def _tool_call(
+    tc: v1.ToolCall | v1.ToolCallUpdate, *, create: bool, strict: bool
+) -> tuple[v2.ToolCallUpdate, LossReport]:
+    losses = _Losses(strict)
+    values = _tool_call_fields(tc, create, "$", losses)
     return v2.ToolCallUpdate(tool_call_id=tc.tool_call_id, **values), losses.report()
 
 
@@ -401,3 +443,328 @@ def tool_call_update_to_v2(
     Raises ``ConversionError`` in strict mode for a terminal item (D38).
     """
     return _tool_call(u, create=False, strict=strict)
+
+
+# --------------------------------------------------------------------------------------------
+# Permissions (9.7, D5, D37)
+
+DEFAULT_PERMISSION_TITLE = "Permission required"
+"""The prompt title of a v1 permission request whose tool call has no title (D37)."""
+
+
+def permission_request_to_v2(
+    req: v1.RequestPermissionRequest,
+    *,
+    strict: bool = False,
+    stored_title: str | None = None,
+) -> tuple[v2.RequestPermissionRequest | None, LossReport]:
+    """A v1 ``session/request_permission`` as a v2 one, and the losses.
+
+    The subject is the tool call (``toolCall`` mapped as a v1 update, 9.3). The prompt
+    ``title`` is the tool call's non-empty title, else ``stored_title`` (the title a caller that
+    tracks the session last saw for that call), else ``"Permission required"`` (D37; reported;
+    strict raises). Prompt text a v1 agent put in ``toolCall.content`` stays there. ``None``
+    when the request has no options: v2 needs at least one, so it must not be sent and the v1
+    agent gets ``{"outcome": "cancelled"}`` (D5; strict raises).
+    """
+    losses = _Losses(strict)
+    _report_extra(req, "$", losses)
+    call = req.tool_call
+    values = _tool_call_fields(call, False, "$.toolCall", losses)
+    title = call.title
+    if not (isinstance(title, str) and title):
+        title = stored_title or DEFAULT_PERMISSION_TITLE
+        losses.instead(
+            "$.toolCall.title",
+            "a v2 permission request needs a title and the v1 tool call has none (D37)",
+            f"the prompt title is {title!r}",
+        )
+    options = []
+    for index, option in enumerate(req.options):
+        path = f"$.options[{index}]"
+        _report_extra(option, path, losses)
+        options.append(  # v1 kinds are a subset of v2's; unknown strings go verbatim (D32)
+            v2.PermissionOption(
+                option_id=option.option_id,
+                name=option.name,
+                kind=option.kind,
+                meta=_copy_meta(option.meta),
+            )
+        )
+    if not options:
+        losses.instead(
+            "$.options",
+            "a v2 permission request needs at least one option (D5)",
+            "not sent: answer the v1 agent `cancelled`",
+        )
+        return None, losses.report()
+    subject = v2.ToolCallPermissionSubject(
+        tool_call=v2.ToolCallUpdate(tool_call_id=call.tool_call_id, **values)
+    )
+    request = v2.RequestPermissionRequest(
+        session_id=req.session_id,
+        title=title,
+        options=options,
+        subject=subject,
+        meta=_copy_meta(req.meta),
+    )
+    return request, losses.report()
+
+
+# --------------------------------------------------------------------------------------------
+# Session updates (9.8)
+#
+# Updates other than tool calls are opaque values in our models; they are mapped here as JSON
+# values, one converter per `sessionUpdate` (`_OPAQUE_TO_V2`). Keys the target does not define
+# are dropped and reported (D19). Message chunks, the common case, are valid by construction
+# (their one content block goes through the typed models); every other mapped update is
+# checked against the target schema and dropped, reported, if the input was not valid.
+
+V1_PLAN_ID = "plan"
+"""The ``planId`` of the one plan a v1 session has, in its v2 ``plan_update``."""
+
+_Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _ToV2:
+    message_id: str | None
+
+
+def _copy_keys(data: Mapping[str, Any], keys: tuple[str, ...], losses: _Losses) -> _Json:
+    """``data``'s keys among ``keys`` (plus ``sessionUpdate``); other keys dropped, reported."""
+    out: _Json = {}
+    for key, value in data.items():
+        if key in keys:
+            out[key] = value
+        elif key != "sessionUpdate":
+            losses.lost(_key_path("$", key), "unknown field, not carried across versions (D19)")
+    meta = out.get("_meta")
+    if meta is not None and not isinstance(meta, dict):
+        del out["_meta"]
+        losses.lost("$._meta", "not an object; dropped")
+    return out
+
+
+def _salvaged(path: str, diagnostics: Iterable[Diagnostic], losses: _Losses) -> None:
+    for diagnostic in diagnostics:
+        losses.lost(path + diagnostic.path[1:], f"invalid: {diagnostic.reason}")
+
+
+def _block_to_v2(value: Any, path: str, losses: _Losses, dropped: str) -> Any:
+    """A v1 content block (JSON) at ``path`` as a v2 one (JSON); ``None`` when it is not a
+    valid block, and then ``dropped`` (the block, or the update holding it) is reported."""
+    try:
+        decoded = decode(value, cast(Any, v1.ContentBlock))
+    except DecodeError as exc:
+        where = path + exc.path[1:]
+        losses.instead(dropped, f"not a valid v1 content block ({where}: {exc.reason})", "dropped")
+        return None
+    _salvaged(path, decoded.diagnostics, losses)
+    return to_builtins(_struct(decoded.value, path, losses))
+
+
+def _schema_valid(value: _Json, def_name: str, protocol: Protocol, losses: _Losses) -> bool:
+    """Whether ``value`` validates against ``$defs[def_name]``; reported (strict: raises) if not."""
+    from .schema import validate_payload  # jsonschema only for these rare updates
+
+    violations = validate_payload(value, def_name, protocol)
+    if violations:
+        first = violations[0]
+        losses.instead(
+            "$", f"not a valid {protocol} `{def_name}` ({first.path}: {first.message})", "dropped"
+        )
+    return not violations
+
+
+def _message_chunk_to_v2(data: Mapping[str, Any], losses: _Losses, opts: _ToV2) -> _Json | None:
+    out = _copy_keys(data, ("content", "messageId", "_meta"), losses)
+    block = _block_to_v2(data.get("content"), "$.content", losses, "$")
+    if block is None:
+        return None
+    out["content"] = block
+    if not isinstance(out.get("messageId"), str):
+        if opts.message_id is None:
+            losses.instead(
+                "$", "v2 requires `messageId`, which a stateless converter cannot assign", "dropped"
+            )
+            return None
+        out["messageId"] = opts.message_id
+    return out
+
+
+def _plan_to_v2(data: Mapping[str, Any], losses: _Losses, opts: _ToV2) -> _Json | None:
+    out = _copy_keys(data, ("entries", "_meta"), losses)
+    plan = {"type": "items", "planId": V1_PLAN_ID, "entries": out.pop("entries", None)}
+    return {"plan": plan, **out}
+
+
+def _command_to_v2(command: Any, path: str, losses: _Losses) -> Any:
+    if not isinstance(command, dict):
+        return command  # the schema check reports it
+    out = {**command, "type": "command"}
+    if isinstance(command.get("input"), dict):
+        out["input"] = {**command["input"], "type": "text"}  # v1's only, unstructured, input
+    return out
+
+
+def _renamed(value: Any, old: str, new: str) -> Any:
+    if not isinstance(value, dict) or old not in value:
+        return value
+    return {(new if key == old else key): item for key, item in value.items()}
+
+
+def _config_option_to_v2(option: Any, path: str, losses: _Losses) -> Any:
+    option = _renamed(option, "id", "configId")
+    if isinstance(option, dict) and isinstance(option.get("options"), list):
+        option = {**option, "options": [_renamed(o, "group", "groupId") for o in option["options"]]}
+    return option
+
+
+_OpaqueConvert = Callable[[Mapping[str, Any], _Losses, Any], _Json | None]
+"""Maps the payload of an opaque update (JSON) into the target's; ``None``: dropped, reported."""
+
+
+def _each_item(key: str, convert: _Fix) -> _OpaqueConvert:
+    """The rule of an update that holds one list, ``key``, converted item by item with
+    ``convert(item, path, losses)``; an item it returns ``None`` for is left out."""
+
+    def rule(data: Mapping[str, Any], losses: _Losses, opts: Any) -> _Json | None:
+        out = _copy_keys(data, (key, "_meta"), losses)
+        items = out.get(key)
+        if isinstance(items, list):
+            converted = (convert(item, f"$.{key}[{i}]", losses) for i, item in enumerate(items))
+            out[key] = [item for item in converted if item is not None]
+        return out
+
+    return rule
+
+
+_BlockConverter = Callable[[Any, str, _Losses, str], Any]
+
+
+def _compaction(convert: _BlockConverter) -> _OpaqueConvert:
+    def compaction(data: Mapping[str, Any], losses: _Losses, opts: Any) -> _Json | None:
+        out = _copy_keys(data, ("compactionId", "status", "summary", "error", "_meta"), losses)
+        summary = out.get("summary")
+        if isinstance(summary, list):
+            blocks = (
+                convert(b, f"$.summary[{i}]", losses, f"$.summary[{i}]")
+                for i, b in enumerate(summary)
+            )
+            out["summary"] = [block for block in blocks if block is not None]
+        return out
+
+    return compaction
+
+
+def _summary_chunk(convert: _BlockConverter) -> _OpaqueConvert:
+    def summary_chunk(data: Mapping[str, Any], losses: _Losses, opts: Any) -> _Json | None:
+        out = _copy_keys(data, ("compactionId", "content", "_meta"), losses)
+        block = convert(data.get("content"), "$.content", losses, "$")
+        if block is None:
+            return None
+        out["content"] = block
+        return out
+
+    return summary_chunk
+
+
+def _copied(*keys: str) -> _OpaqueConvert:
+    return lambda data, losses, opts: _copy_keys(data, (*keys, "_meta"), losses)
+
+
+@dataclass(frozen=True)
+class _OpaqueRule:
+    convert: _OpaqueConvert
+    tag: str
+    """The ``sessionUpdate`` of the result."""
+    schema_def: str | None
+    """The target ``$defs`` entry the result is checked against; ``None``: valid by construction."""
+
+
+_OPAQUE_TO_V2: dict[str, _OpaqueRule] = {
+    "user_message_chunk": _OpaqueRule(_message_chunk_to_v2, "user_message_chunk", None),
+    "agent_message_chunk": _OpaqueRule(_message_chunk_to_v2, "agent_message_chunk", None),
+    "agent_thought_chunk": _OpaqueRule(_message_chunk_to_v2, "agent_thought_chunk", None),
+    "plan": _OpaqueRule(_plan_to_v2, "plan_update", "PlanUpdate"),
+    "available_commands_update": _OpaqueRule(
+        _each_item("availableCommands", _command_to_v2),
+        "available_commands_update",
+        "AvailableCommandsUpdate",
+    ),
+    "config_option_update": _OpaqueRule(
+        _each_item("configOptions", _config_option_to_v2),
+        "config_option_update",
+        "ConfigOptionUpdate",
+    ),
+    "session_info_update": _OpaqueRule(
+        _copied("title", "updatedAt"), "session_info_update", "SessionInfoUpdate"
+    ),
+    "usage_update": _OpaqueRule(_copied("used", "size", "cost"), "usage_update", "UsageUpdate"),
+    "notice": _OpaqueRule(_copied("severity", "title", "description"), "notice", "Notice"),
+    "compaction_update": _OpaqueRule(
+        _compaction(_block_to_v2), "compaction_update", "CompactionUpdate"
+    ),
+    "compaction_summary_chunk": _OpaqueRule(
+        _summary_chunk(_block_to_v2), "compaction_summary_chunk", "CompactionSummaryChunk"
+    ),
+}
+
+_NOT_TO_V2: dict[str, str] = {
+    "current_mode_update": "v2 replaced modes with config options; mapping a mode change needs "
+    "the session's option list (9.8)",
+}
+
+
+def _opaque(
+    data: Mapping[str, Any],
+    rules: Mapping[str, _OpaqueRule],
+    not_mapped: Mapping[str, str],
+    protocol: Protocol,
+    losses: _Losses,
+    opts: Any,
+) -> _Json | None:
+    """An opaque update as the target's JSON value, or ``None`` (dropped and reported)."""
+    tag = data["sessionUpdate"]
+    rule = rules.get(tag)
+    if rule is None:
+        reason = not_mapped.get(tag) or f"`{tag}` has no {protocol} form; never forwarded raw"
+        losses.instead("$", reason, "dropped")
+        return None
+    out = rule.convert(data, losses, opts)
+    if out is None:
+        return None
+    out = {"sessionUpdate": rule.tag, **out}
+    if rule.schema_def is not None and not _schema_valid(out, rule.schema_def, protocol, losses):
+        return None
+    return out
+
+
+def _session_tool_call(u: v2.ToolCallUpdate) -> v2.SessionToolCallUpdate:
+    return v2.SessionToolCallUpdate(**{name: getattr(u, name) for name in u.__struct_fields__})
+
+
+def session_update_to_v2(
+    update: v1.SessionUpdate, *, strict: bool = False, message_id: str | None = None
+) -> tuple[v2.SessionUpdate | None, LossReport]:
+    """A v1 ``session/update`` payload as a v2 one (``None``: nothing to send), and the losses.
+
+    ``tool_call`` and ``tool_call_update`` become ``tool_call_update`` (9.3). Message chunks
+    keep their variant; v2 requires ``messageId``, so a chunk without one takes
+    ``message_id`` (a stateful caller's choice) or is dropped. ``plan`` becomes a
+    ``plan_update`` of the plan ``V1_PLAN_ID``. ``available_commands_update`` and
+    ``config_option_update`` are renamed into their v2 shapes; the other shared variants are
+    copied. ``current_mode_update`` and unknown updates are dropped. Every drop is reported;
+    strict mode raises instead.
+    """
+    losses = _Losses(strict)
+    if isinstance(update, v1.ToolCall):
+        values = _tool_call_fields(update, True, "$", losses)
+    elif isinstance(update, v1.ToolCallUpdate):
+        values = _tool_call_fields(update, False, "$", losses)
+    else:
+        out = _opaque(update.data, _OPAQUE_TO_V2, _NOT_TO_V2, "v2", losses, _ToV2(message_id))
+        return (None if out is None else v2.OpaqueSessionUpdate(out)), losses.report()
+    tc = v2.SessionToolCallUpdate(tool_call_id=update.tool_call_id, **values)
+    return tc, losses.report()

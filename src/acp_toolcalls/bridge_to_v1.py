@@ -1,0 +1,508 @@
+"""The stateful v2 -> v1 bridge: a v2 agent's traffic, made right for a v1 client.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D39):
+
+- The first v1 message about a ``toolCallId`` is a v1 ``tool_call`` built from the whole stored
+  state, with a non-empty title (title, name, the permission's title when a permission request
+  saw it first, a kind label, "Tool call"); every later one is a ``tool_call_update``.
+- v1 has no append: content is kept in a v2 store (``ToolCallStore``) and every message that
+  changes it carries the whole projected v1 content. Each v2 item is projected once and
+  cached; terminal references are rendered from terminal state (text profile: a fenced
+  transcript; ``meta`` profile: the ``_meta.terminal_*`` keys some v1 clients read).
+- Coalescing (opt-in) is pure and timer-free: a call's changes wait and merge (latest value
+  per field, content re-projected once) until a message about another call, a permission
+  request, a final status, a ``state_update`` or any other forwarded update, the session's
+  close or ``flush()``. Per call, order is always kept; a time bound belongs to the I/O layer.
+- Permission requests: the subject is applied first, the session's pending changes are
+  flushed, a first-seen call gets its v1 ``tool_call``, then the v1 request goes out (9.7);
+  the prompt's title and description never replace what the call shows. Subject-less,
+  ``command`` and unknown subjects get a synthetic call (D28). Answers come back mapped; an
+  answer that is not a known outcome is never approval.
+- v2-only session updates never reach the v1 side raw: mapped when a v1 variant exists,
+  otherwise dropped and reported (9.8, D30).
+- Every loss is reported; caps come from the store's ``Limits``; ``close_session`` frees all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET
+
+from . import v1, v2
+from .codec import decode, decode_message, to_builtins
+from .events import DiagnosticReported, LimitReached, ToolCallEvicted
+from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, request_key, response
+from .lenient import DecodeError
+from .loss import Converted, Loss, LossReport
+from .state import Limits, ToolCallState
+from .store import ToolCallStore
+from .terminal_text import DEFAULT_TAIL_CHARS, fenced, sanitize, tail
+from .v2_to_v1 import (
+    content_to_v1,
+    permission_request_to_v1,
+    permission_response_to_v2,
+    session_update_to_v1,
+    tool_call_to_v1,
+    tool_call_update_to_v1,
+)
+
+__all__ = ["TerminalProfile", "V2ToV1Bridge"]
+
+TerminalProfile = Literal["text", "meta"]
+
+_FLUSHING_TAGS = frozenset({"state_update"})
+"""Opaque v2 updates before which everything pending is flushed and which are not forwarded."""
+
+_CANCELLED_RESULT = {"outcome": {"outcome": "cancelled"}}
+
+
+class _Call:
+    """What the bridge tracks for one tool call on top of the store."""
+
+    __slots__ = (
+        "content_dirty",
+        "known",
+        "meta_dirty",
+        "pending",
+        "projected",
+        "source",
+        "source_dropped",
+        "terminals",
+        "title",
+        "title_fallback",
+    )
+
+    def __init__(self) -> None:
+        self.known = False  # the v1 client has seen a `tool_call` for it
+        self.title: str | None = None  # what the v1 client displays
+        self.title_fallback: str | None = None  # a permission title seen first (D10)
+        self.pending: dict[str, Any] = {}  # attribute name -> latest v2 value, not yet sent
+        self.content_dirty = False
+        self.meta_dirty = False
+        self.source: list[Any] | None = None  # the store's content list last projected
+        self.source_dropped = 0
+        self.projected: list[list[Any] | str] = []  # per v2 item: v1 items, or a terminal id
+        self.terminals: set[str] = set()
+
+
+class _Session:
+    __slots__ = ("calls", "order")
+
+    def __init__(self) -> None:
+        self.calls: dict[str, _Call] = {}
+        self.order: dict[str, None] = {}  # calls with pending changes, oldest first
+
+
+_PATCH_ATTRS: tuple[tuple[str, str], ...] = tuple(
+    (f.name, f.encode_name)
+    for f in msgspec.structs.fields(v2.ToolCallUpdate)
+    if f.name not in ("tool_call_id", "content", "meta")
+)
+
+
+class V2ToV1Bridge:
+    """Converts a v2 agent's messages for a v1 client, one message at a time (sans-I/O).
+
+    ``convert`` takes any message of the agent -> client direction, and the client's answers
+    to permission requests (matched by JSON-RPC id), as raw bytes, JSON values or typed
+    models; it returns a ``Converted`` whose ``messages`` are typed v1 models or
+    ``JsonRpcMessage`` values to ``encode`` and send on.
+    """
+
+    def __init__(
+        self,
+        *,
+        coalesce: bool = False,
+        terminal_profile: TerminalProfile = "text",
+        tail_chars: int = DEFAULT_TAIL_CHARS,
+        limits: Limits | None = None,
+    ) -> None:
+        if terminal_profile not in ("text", "meta"):
+            raise ValueError(f"unknown terminal profile {terminal_profile!r}")
+        self.coalesce = coalesce
+        self.terminal_profile: TerminalProfile = terminal_profile
+        self.tail_chars = tail_chars
+        self.store = ToolCallStore(protocol="v2", limits=limits)
+        self._sessions: dict[str, _Session] = {}
+        self._permissions: dict[Any, str] = {}  # JSON-RPC id of a forwarded request -> session
+        self._out: list[Any] = []
+        self._replies: list[Any] = []
+        self._losses: list[Loss] = []
+        self._updates: dict[type, Callable[[str, Any], None]] = {
+            v2.SessionToolCallUpdate: self._on_update,
+            v2.ToolCallContentChunk: self._on_chunk,
+            v2.TerminalUpdate: self._on_terminal,
+            v2.TerminalOutputChunk: self._on_terminal,
+            v2.OpaqueSessionUpdate: self._on_other_update,
+        }
+
+    # ----------------------------------------------------------------------------------------
+    # Public API
+
+    def convert(self, message: Any) -> Converted:
+        """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input."""
+        if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
+            decoded = decode_message(message, protocol="v2")
+            for diagnostic in decoded.diagnostics:
+                self._loss(diagnostic.path, f"input salvaged: {diagnostic.reason}")
+            message = decoded.value
+        if isinstance(message, Batch):
+            for item in message.items:
+                self._dispatch(item)
+            outputs = self._take()
+            if len(outputs.messages) > 1:
+                return Converted((Batch(list(outputs.messages)),), outputs.replies, outputs.losses)
+            return outputs
+        self._dispatch(message)
+        return self._take()
+
+    def flush(self, session_id: str | None = None) -> Converted:
+        """Send every pending change (of one session, or of all)."""
+        for sid in [session_id] if session_id is not None else list(self._sessions):
+            self._flush_session(sid)
+        return self._take()
+
+    def close_session(self, session_id: str) -> Converted:
+        """Flush the session, then forget everything about it (store state included)."""
+        self._flush_session(session_id)
+        self._sessions.pop(session_id, None)
+        self.store.sessions.pop(session_id, None)
+        self._permissions = {k: s for k, s in self._permissions.items() if s != session_id}
+        return self._take()
+
+    # ----------------------------------------------------------------------------------------
+    # Dispatch
+
+    def _dispatch(self, message: Any) -> None:
+        kind = type(message)
+        if kind is v2.SessionUpdateMessage or isinstance(message, v2.SessionUpdateMessage):
+            params = message.params
+            update = params.update
+            handler = self._updates.get(type(update))
+            if handler is None:
+                handler = next(
+                    (h for cls, h in self._updates.items() if isinstance(update, cls)),
+                    self._on_other_update,
+                )
+            handler(params.session_id, update)
+        elif isinstance(message, v2.PermissionRequestMessage):
+            self._on_permission(message)
+        elif isinstance(message, JsonRpcMessage):
+            self._on_other_message(message)
+        elif isinstance(message, InvalidMessage):
+            self._loss(message.error.path, f"batch element dropped: {message.error.reason}")
+        else:
+            raise TypeError(f"cannot convert a {type(message).__name__} from a v2 agent")
+
+    def _take(self) -> Converted:
+        converted = Converted(tuple(self._out), tuple(self._replies), LossReport(self._losses))
+        self._out, self._replies, self._losses = [], [], []
+        return converted
+
+    def _loss(self, path: str, reason: str) -> None:
+        self._losses.append(Loss(path, reason))
+
+    def _apply(self, message: Any) -> None:
+        for event in self.store.apply(message):
+            if isinstance(event, DiagnosticReported):
+                self._loss(event.path, event.reason)
+            elif isinstance(event, LimitReached):
+                self._loss(f"$.{event.limit}", f"{event.subject}: {event.detail}")
+            elif isinstance(event, ToolCallEvicted):
+                session = self._sessions.get(event.session_id)
+                if session is not None:
+                    session.calls.pop(event.tool_call_id, None)
+                    session.order.pop(event.tool_call_id, None)
+
+    def _session(self, session_id: str) -> _Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = self._sessions[session_id] = _Session()
+        return session
+
+    def _call(self, session: _Session, tool_call_id: str) -> _Call:
+        call = session.calls.get(tool_call_id)
+        if call is None:
+            call = session.calls[tool_call_id] = _Call()
+        return call
+
+    def _touch(self, session_id: str, tool_call_id: str) -> tuple[_Session, _Call]:
+        """A message about ``tool_call_id`` arrives: pending changes of other calls go first."""
+        session = self._session(session_id)
+        if session.order and (len(session.order) > 1 or tool_call_id not in session.order):
+            for other in [o for o in session.order if o != tool_call_id]:
+                self._flush_call(session_id, session, other)
+        call = self._call(session, tool_call_id)
+        session.order[tool_call_id] = None
+        return session, call
+
+    def _settle(self, session_id: str, session: _Session, tool_call_id: str, final: bool) -> None:
+        if final or not self.coalesce:
+            self._flush_call(session_id, session, tool_call_id)
+
+    # ----------------------------------------------------------------------------------------
+    # Session updates
+
+    def _on_update(self, session_id: str, update: v2.ToolCallUpdate) -> None:
+        session, call = self._touch(session_id, update.tool_call_id)
+        self._apply(_notification(session_id, update))
+        pending = call.pending
+        for attr, _wire in _PATCH_ATTRS:
+            value = getattr(update, attr)
+            if value is not UNSET:
+                pending[attr] = value
+        if update.content is not UNSET:
+            call.content_dirty = True
+        if update.meta is not UNSET:
+            call.meta_dirty = True
+        final = isinstance(update.status, str) and update.status in v2.FINAL_STATUSES
+        self._settle(session_id, session, update.tool_call_id, final)
+
+    def _on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
+        session, call = self._touch(session_id, chunk.tool_call_id)
+        self._apply(_notification(session_id, chunk))
+        call.content_dirty = True
+        self._settle(session_id, session, chunk.tool_call_id, False)
+
+    def _on_terminal(self, session_id: str, update: Any) -> None:
+        self._apply(_notification(session_id, update))
+        session = self._session(session_id)
+        terminal_id = update.terminal_id
+        readers = [tid for tid, call in session.calls.items() if terminal_id in call.terminals]
+        if not readers:
+            return  # bytes wait in the store until a reference appears (D22)
+        for other in [o for o in session.order if o not in readers]:
+            self._flush_call(session_id, session, other)
+        for tool_call_id in readers:
+            session.calls[tool_call_id].content_dirty = True
+            session.order[tool_call_id] = None
+            self._settle(session_id, session, tool_call_id, False)
+
+    def _on_other_update(self, session_id: str, update: Any) -> None:
+        self._flush_session(session_id)  # keeps the v1 client's view in stream order
+        tag = update.tag if isinstance(update, v2.OpaqueSessionUpdate) else type(update).__name__
+        if tag in _FLUSHING_TAGS:
+            self._loss("$.params.update", f"`{tag}` has no v1 form: not forwarded")
+            return
+        mapped, losses = session_update_to_v1(update)
+        self._losses.extend(losses)
+        if mapped is not None:
+            self._emit_update(session_id, mapped)
+
+    # ----------------------------------------------------------------------------------------
+    # Permissions and other messages
+
+    def _on_permission(self, message: v2.PermissionRequestMessage) -> None:
+        params = message.params
+        session_id = params.session_id
+        subject = params.subject
+        session = self._session(session_id)
+        if isinstance(subject, v2.ToolCallPermissionSubject):
+            named: str | None = subject.tool_call.tool_call_id
+            self._apply(message)
+        else:
+            command = subject if isinstance(subject, v2.CommandPermissionSubject) else None
+            named = (
+                command.tool_call_id if command and isinstance(command.tool_call_id, str) else None
+            )
+        self._flush_session(session_id)
+        known = session.calls.get(named) if named is not None else None
+        if isinstance(subject, v2.ToolCallPermissionSubject) and named is not None:
+            known = self._call(session, named)
+            if not known.known:  # the call goes out first, titled by the prompt if need be
+                known.title_fallback = params.title
+                self._flush_call(session_id, session, named)
+        request, losses = permission_request_to_v1(
+            params,
+            request_id=message.id,
+            v1_title=known.title if known is not None and known.known else None,
+        )
+        self._losses.extend(losses)
+        if request is None or not request.options:
+            # Nothing a v1 client can show (D29): answer the agent ourselves; never approval.
+            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            return
+        call = self._call(session, request.tool_call.tool_call_id)
+        if not call.known:  # a synthetic call for the prompt (D28)
+            create = _synthetic_tool_call(request.tool_call, params.title)
+            self._emit_update(session_id, create)
+            call.known, call.title = True, create.title
+        self._permissions[request_key(message.id)] = session_id
+        self._out.append(v1.PermissionRequestMessage(id=message.id, params=request))
+
+    def _on_other_message(self, message: JsonRpcMessage) -> None:
+        data = message.data
+        key = request_key(data.get("id"))
+        if "method" not in data and key in self._permissions:  # the client's answer
+            self._permissions.pop(key)
+            self._out.append(self._answer(data))
+            return
+        self._out.append(message)  # not a tool-call message: passed through unchanged
+
+    def _answer(self, data: Any) -> JsonRpcMessage:
+        error = data.get("error")
+        if isinstance(error, dict):
+            if error.get("code") == -32800:  # cancelled by the client: a cancelled outcome
+                return response(data.get("id"), _CANCELLED_RESULT)
+            return JsonRpcMessage(data)  # the agent reads any error as not approved
+        try:
+            answer = decode(data.get("result"), v1.RequestPermissionResponse).value
+        except DecodeError:
+            self._loss("$.result", "unreadable permission answer: answered `cancelled`")
+            return response(data.get("id"), _CANCELLED_RESULT)
+        mapped = permission_response_to_v2(answer)
+        return response(data.get("id"), to_builtins(mapped))
+
+    # ----------------------------------------------------------------------------------------
+    # Flushing and projection
+
+    def _flush_session(self, session_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            for tool_call_id in list(session.order):
+                self._flush_call(session_id, session, tool_call_id)
+
+    def _flush_call(self, session_id: str, session: _Session, tool_call_id: str) -> None:
+        session.order.pop(tool_call_id, None)
+        call = session.calls.get(tool_call_id)
+        tc = self.store.tool_call(session_id, tool_call_id)
+        if call is None or tc is None:
+            return
+        if not call.known:  # first sight: a `tool_call`, even for a bare id
+            self._send_create(session_id, call, tc)
+            return
+        if not (call.pending or call.content_dirty or call.meta_dirty):
+            return
+        patch = v2.ToolCallUpdate(tool_call_id=tool_call_id, **call.pending)
+        update, losses = tool_call_update_to_v1(patch)
+        self._losses.extend(losses)
+        changes: dict[str, Any] = {}
+        meta: dict[str, Any] = {}
+        if call.content_dirty:
+            changes["content"], meta = self._project(session_id, call, tc)
+        if call.meta_dirty or meta:
+            stored = tc.meta if isinstance(tc.meta, dict) else {}
+            changes["meta"] = {**stored, **meta}  # the full merged `_meta` (D39)
+        if changes:
+            update = msgspec.structs.replace(update, **changes)
+        call.pending.clear()
+        call.content_dirty = call.meta_dirty = False
+        if isinstance(update.title, str):
+            call.title = update.title
+        body = msgspec.structs.asdict(update)
+        if all(value is UNSET for key, value in body.items() if key != "tool_call_id"):
+            return  # nothing v1 can show changed (a capabilities-only patch, say)
+        self._emit_update(session_id, v1.SessionToolCallUpdate(**body))
+
+    def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
+        snapshot = msgspec.structs.replace(tc.snapshot(), content=UNSET)
+        create, losses = tool_call_to_v1(snapshot, title_fallback=call.title_fallback)
+        self._losses.extend(losses)
+        content, meta = self._project(session_id, call, tc)
+        changes: dict[str, Any] = {}
+        if content:
+            changes["content"] = content
+        if meta:
+            stored = tc.meta if isinstance(tc.meta, dict) else {}
+            changes["meta"] = {**stored, **meta}
+        if changes:
+            create = msgspec.structs.replace(create, **changes)
+        call.known = True
+        call.title = create.title
+        call.pending.clear()
+        call.content_dirty = call.meta_dirty = False
+        self._emit_update(session_id, create)
+
+    def _project(
+        self, session_id: str, call: _Call, tc: ToolCallState
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """The v1 content of the call's current content, and the terminal ``_meta`` keys."""
+        items = tc.content
+        if (
+            items is not call.source
+            or len(items) < len(call.projected)
+            or (tc.dropped_items != call.source_dropped)
+        ):
+            call.source, call.source_dropped = items, tc.dropped_items
+            call.projected = []
+            call.terminals = set()
+        for index in range(len(call.projected), len(items)):
+            item = items[index]
+            if isinstance(item, v2.Terminal):
+                call.projected.append(item.terminal_id)
+                call.terminals.add(item.terminal_id)
+                continue
+            converted, losses = content_to_v1(item, path=f"$.content[{index}]")
+            self._losses.extend(losses)
+            call.projected.append(converted)
+        out: list[Any] = []
+        meta: dict[str, Any] = {}
+        for entry in call.projected:
+            if isinstance(entry, str):
+                self._render_terminal(session_id, entry, out, meta)
+            else:
+                out.extend(entry)
+        return out, meta
+
+    def _render_terminal(
+        self, session_id: str, terminal_id: str, out: list[Any], meta: dict[str, Any]
+    ) -> None:
+        session = self.store.sessions.get(session_id)
+        terminal = session.terminals.get(terminal_id) if session is not None else None
+        command = terminal.command if terminal is not None else None
+        exit_status = terminal.exit_status if terminal is not None else None
+        cwd = terminal.cwd if terminal is not None else None
+        output = tail(sanitize(terminal.output_bytes), self.tail_chars) if terminal else ""
+        if self.terminal_profile == "meta":
+            info: dict[str, Any] = {"terminal_id": terminal_id}
+            if command is not None:
+                info["command"] = command
+            if cwd is not None:
+                info["cwd"] = cwd
+            meta["terminal_info"] = info
+            meta["terminal_output"] = {"terminal_id": terminal_id, "data": output}
+            if exit_status is not None:
+                meta["terminal_exit"] = {
+                    "terminal_id": terminal_id,
+                    "exit_code": _or_none(exit_status.exit_code),
+                    "signal": _or_none(exit_status.signal),
+                }
+            return
+        lines = [f"$ {command}"] if command is not None else []
+        if output:
+            lines.append(output.rstrip("\n"))
+        if exit_status is not None:
+            lines.append(_exit_line(exit_status))
+        text = fenced("\n".join(lines)) if lines else fenced("")
+        out.append(v1.Content(content=v1.TextContent(text=text)))
+
+    def _emit_update(self, session_id: str, update: Any) -> None:
+        notification = v1.SessionNotification(session_id=session_id, update=update)
+        self._out.append(v1.SessionUpdateMessage(params=notification))
+
+
+def _notification(session_id: str, update: Any) -> v2.UpdateSessionNotification:
+    return v2.UpdateSessionNotification(session_id=session_id, update=update)
+
+
+def _synthetic_tool_call(tool_call: v1.ToolCallUpdate, title: str) -> v1.ToolCall:
+    body = {k: v for k, v in msgspec.structs.asdict(tool_call).items() if v is not None}
+    if not isinstance(body.get("title"), str) or not body["title"]:
+        body["title"] = title or "Permission required"
+    body["content"] = body["content"] if body.get("content") else UNSET
+    return v1.ToolCall(**body)
+
+
+def _exit_line(status: v2.TerminalExitStatus) -> str:
+    if isinstance(status.exit_code, int):
+        return f"[exit code {status.exit_code}]"
+    if isinstance(status.signal, str):
+        return f"[signal {status.signal}]"
+    return "[exited]"
+
+
+def _or_none(value: Any) -> Any:
+    return None if value is UNSET else value

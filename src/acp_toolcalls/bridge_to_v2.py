@@ -1,0 +1,177 @@
+"""The v1 -> v2 bridge: a v1 agent's traffic for a v2 client.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, D38):
+
+- Every v1 ``tool_call`` and ``tool_call_update`` becomes one v2 ``tool_call_update`` (9.3);
+  a repeated v1 ``tool_call`` merges instead of wiping, because its default values are dropped
+  (D9). A v1 ``null`` never becomes a v2 clear; nothing is ever sent as a chunk.
+- A repeated ``tool_call`` for a call whose status is final is still merged, and reported (a
+  probable id reuse, D20).
+- A v1 permission request becomes a v2 one whose ``title`` is the tool call's title, else the
+  title the bridge last saw for that call, else a neutral default (D37); with no options it is
+  not sent and the agent is answered ``cancelled`` (D5). The client's answer is mapped back;
+  an unknown outcome is never approval.
+- Client-owned v1 terminals have no v2 form: dropped and reported (D38).
+- Every other message passes through unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import v1, v2
+from .codec import decode, decode_message, to_builtins
+from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, request_key, response
+from .lenient import DecodeError
+from .loss import Converted, Loss, LossReport
+from .v1_to_v2 import permission_request_to_v2, session_update_to_v2
+from .v2_to_v1 import permission_response_to_v1
+
+__all__ = ["V1ToV2Bridge"]
+
+_CANCELLED_RESULT = {"outcome": {"outcome": "cancelled"}}
+
+
+class _Session:
+    __slots__ = ("final", "titles")
+
+    def __init__(self) -> None:
+        self.titles: dict[str, str] = {}
+        self.final: set[str] = set()
+
+
+class V1ToV2Bridge:
+    """Converts a v1 agent's messages for a v2 client, one message at a time (sans-I/O)."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, _Session] = {}
+        self._permissions: dict[Any, str] = {}
+        self._out: list[Any] = []
+        self._replies: list[Any] = []
+        self._losses: list[Loss] = []
+
+    def convert(self, message: Any) -> Converted:
+        """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input."""
+        if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
+            decoded = decode_message(message, protocol="v1")
+            for diagnostic in decoded.diagnostics:
+                self._losses.append(Loss(diagnostic.path, f"input salvaged: {diagnostic.reason}"))
+            message = decoded.value
+        if isinstance(message, Batch):
+            for item in message.items:
+                self._dispatch(item)
+            out, replies, losses = self._out, self._replies, self._losses
+            self._out, self._replies, self._losses = [], [], []
+            messages: tuple[Any, ...] = (Batch(out),) if len(out) > 1 else tuple(out)
+            return Converted(messages, tuple(replies), LossReport(losses))
+        self._dispatch(message)
+        converted = Converted(tuple(self._out), tuple(self._replies), LossReport(self._losses))
+        self._out, self._replies, self._losses = [], [], []
+        return converted
+
+    def close_session(self, session_id: str) -> None:
+        """Forget what the bridge remembers about the session."""
+        self._sessions.pop(session_id, None)
+        self._permissions = {k: s for k, s in self._permissions.items() if s != session_id}
+
+    def _session(self, session_id: str) -> _Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = self._sessions[session_id] = _Session()
+        return session
+
+    def _dispatch(self, message: Any) -> None:
+        if isinstance(message, v1.SessionUpdateMessage):
+            self._on_update(message.params)
+        elif isinstance(message, v1.PermissionRequestMessage):
+            self._on_permission(message)
+        elif isinstance(message, JsonRpcMessage):
+            self._on_other(message)
+        elif isinstance(message, InvalidMessage):
+            self._losses.append(
+                Loss(message.error.path, f"batch element dropped: {message.error.reason}")
+            )
+        else:
+            raise TypeError(f"cannot convert a {type(message).__name__} from a v1 agent")
+
+    def _on_update(self, params: v1.SessionNotification) -> None:
+        update = params.update
+        session = self._session(params.session_id)
+        if isinstance(update, v1.ToolCall) and update.tool_call_id in session.final:
+            self._losses.append(
+                Loss(
+                    "$.params.update.toolCallId",
+                    f"`tool_call` re-creates {update.tool_call_id!r}, which had a final status: "
+                    "merged (probable id reuse)",
+                )
+            )
+        mapped, losses = session_update_to_v2(update)
+        self._losses.extend(losses)
+        if mapped is None:
+            return
+        if isinstance(mapped, v2.ToolCallUpdate):
+            self._remember(session, mapped)
+        notification = v2.UpdateSessionNotification(session_id=params.session_id, update=mapped)
+        self._out.append(v2.SessionUpdateMessage(params=notification))
+
+    @staticmethod
+    def _remember(session: _Session, update: v2.ToolCallUpdate) -> None:
+        if isinstance(update.title, str) and update.title:
+            session.titles[update.tool_call_id] = update.title
+        if isinstance(update.status, str):
+            if update.status in v2.FINAL_STATUSES:
+                session.final.add(update.tool_call_id)
+            else:
+                session.final.discard(update.tool_call_id)
+
+    def _on_permission(self, message: v1.PermissionRequestMessage) -> None:
+        params = message.params
+        session = self._session(params.session_id)
+        if not params.options:  # v2 needs at least one option (D5)
+            self._losses.append(Loss("$.params.options", "no options: answered `cancelled`"))
+            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            return
+        tool_call_id = params.tool_call.tool_call_id
+        request, losses = permission_request_to_v2(
+            params, stored_title=session.titles.get(tool_call_id)
+        )
+        self._losses.extend(losses)
+        if request is None:  # nothing a v2 client can show: never approval
+            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            return
+        subject = request.subject
+        if isinstance(subject, v2.ToolCallPermissionSubject):
+            self._remember(session, subject.tool_call)
+        if message.id is None:
+            self._losses.append(Loss("$.id", "a v2 request needs an id: request not sent"))
+            return
+        self._permissions[request_key(message.id)] = params.session_id
+        self._out.append(v2.PermissionRequestMessage(id=message.id, params=request))
+
+    def _on_other(self, message: JsonRpcMessage) -> None:
+        data = message.data
+        key = request_key(data.get("id"))
+        if "method" in data or key not in self._permissions:
+            self._out.append(message)
+            return
+        self._permissions.pop(key)
+        error = data.get("error")
+        if isinstance(error, dict):
+            if error.get("code") == -32800:
+                self._out.append(response(data.get("id"), _CANCELLED_RESULT))
+            else:
+                self._out.append(message)
+            return
+        try:
+            answer: v2.RequestPermissionResponse | None = decode(
+                data.get("result"), v2.RequestPermissionResponse
+            ).value
+        except DecodeError:
+            answer = None
+        if answer is None:
+            self._losses.append(Loss("$.result", "unreadable permission answer: `cancelled`"))
+            self._out.append(response(data.get("id"), _CANCELLED_RESULT))
+            return
+        mapped, losses = permission_response_to_v1(answer)
+        self._losses.extend(losses)
+        self._out.append(response(data.get("id"), to_builtins(mapped)))

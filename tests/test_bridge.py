@@ -1,0 +1,479 @@
+"""The stateful bridges (TOOL-CALLS.md 9.6-9.10): V2ToV1Bridge and V1ToV2Bridge."""
+
+from __future__ import annotations
+
+import json
+from base64 import b64encode
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acp_toolcalls import encode
+from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+from acp_toolcalls.jsonrpc import Batch
+from acp_toolcalls.loss import Converted
+from acp_toolcalls.store import ToolCallStore
+
+SID = "sess_1"
+
+
+def note(update: dict[str, Any], session_id: str = SID) -> bytes:
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session_id, "update": update},
+        }
+    ).encode()
+
+
+def tcu(tool_call_id: str = "a", **fields: Any) -> bytes:
+    return note({"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, **fields})
+
+
+def chunk(item: dict[str, Any], tool_call_id: str = "a") -> bytes:
+    return note(
+        {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool_call_id, "content": item}
+    )
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": value}}
+
+
+def plain(converted: Converted) -> list[Any]:
+    """The converted messages as JSON values (encoding them runs the conftest schema check)."""
+    out: list[Any] = []
+    for message in converted.messages:
+        value = json.loads(encode(message))
+        out.extend(value if isinstance(message, Batch) else [value])
+    return out
+
+
+def updates(converted: Converted) -> list[dict[str, Any]]:
+    return [m["params"]["update"] for m in plain(converted) if m.get("method") == "session/update"]
+
+
+def permission(subject: dict[str, Any] | None, request_id: int = 9, **params: Any) -> bytes:
+    body: dict[str, Any] = {
+        "sessionId": SID,
+        "title": "Allow the edit?",
+        "options": [
+            {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+        ],
+        **params,
+    }
+    if subject is not None:
+        body["subject"] = subject
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "session/request_permission", "params": body}
+    ).encode()
+
+
+# --------------------------------------------------------------------------------------------
+# V2ToV1Bridge: first sight, titles, later updates
+
+
+def test_first_sight_is_a_v1_tool_call_with_a_title_then_updates() -> None:
+    bridge = V2ToV1Bridge()
+    (first,) = updates(bridge.convert(tcu(title="Read a.py", kind="read", status="pending")))
+    assert first == {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "a",
+        "title": "Read a.py",
+        "kind": "read",
+        "status": "pending",
+    } or first == {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "a",
+        "title": "Read a.py",
+        "kind": "read",
+    }
+    (second,) = updates(bridge.convert(tcu(status="in_progress")))
+    assert second == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "a",
+        "status": "in_progress",
+    }
+
+
+@pytest.mark.parametrize(
+    ("fields", "title"),
+    [({"name": "read_file"}, "read_file"), ({"kind": "execute"}, "Execute"), ({}, "Tool call")],
+)
+def test_untitled_first_sight_gets_a_synthesised_title(fields: dict[str, Any], title: str) -> None:
+    (first,) = updates(V2ToV1Bridge().convert(tcu(**fields)))
+    assert first["sessionUpdate"] == "tool_call"
+    assert first["title"] == title
+
+
+def test_chunk_first_sight_is_a_tool_call_carrying_the_content() -> None:
+    (first,) = updates(V2ToV1Bridge().convert(chunk(text("hi"))))
+    assert first["sessionUpdate"] == "tool_call"
+    assert first["content"] == [text("hi")]
+
+
+def test_v2_only_values_are_mapped_and_reported() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(tcu(title="T"))
+    converted = bridge.convert(tcu(status="cancelled", kind="_custom", title=None))
+    (update,) = updates(converted)
+    assert update["status"] == "failed"
+    assert update["kind"] == "other"
+    assert "title" not in update  # a v1 client keeps its title: the clear is lost
+    assert converted.losses
+
+
+def test_chunks_go_out_as_replacement_arrays_without_coalescing() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(tcu(title="T", content=[text("0")]))
+    for i in (1, 2):
+        (update,) = updates(bridge.convert(chunk(text(str(i)))))
+        assert update["content"] == [text(str(n)) for n in range(i + 1)]
+    (update,) = updates(bridge.convert(tcu(content=[])))
+    assert update["content"] == []  # a collection clear is `[]` in v1
+
+
+# --------------------------------------------------------------------------------------------
+# Coalescing
+
+
+def test_coalescing_holds_a_calls_changes_until_a_flush_point() -> None:
+    bridge = V2ToV1Bridge(coalesce=True)
+    assert updates(bridge.convert(tcu(title="T", status="in_progress"))) == []
+    for i in range(5):
+        assert updates(bridge.convert(chunk(text(str(i))))) == []
+    (create,) = updates(bridge.flush())
+    assert create["sessionUpdate"] == "tool_call"
+    assert create["status"] == "in_progress"
+    assert len(create["content"]) == 5
+    assert updates(bridge.flush()) == []
+
+
+def test_a_message_about_another_call_flushes_the_pending_one_first() -> None:
+    bridge = V2ToV1Bridge(coalesce=True)
+    bridge.convert(tcu("a", title="A"))
+    bridge.convert(chunk(text("x"), "a"))
+    out = updates(bridge.convert(tcu("b", title="B")))
+    assert [(u["toolCallId"], u["sessionUpdate"]) for u in out] == [("a", "tool_call")]
+    assert out[0]["content"] == [text("x")]
+
+
+def test_a_final_status_flushes_at_once() -> None:
+    bridge = V2ToV1Bridge(coalesce=True)
+    bridge.convert(tcu(title="T"))
+    bridge.convert(chunk(text("x")))
+    (create,) = updates(bridge.convert(tcu(status="completed")))
+    assert create["status"] == "completed"
+    assert create["content"] == [text("x")]
+
+
+def test_state_update_flushes_and_is_not_forwarded() -> None:
+    bridge = V2ToV1Bridge(coalesce=True)
+    bridge.convert(tcu(title="T"))
+    converted = bridge.convert(note({"sessionUpdate": "state_update", "state": "idle"}))
+    assert [u["sessionUpdate"] for u in updates(converted)] == ["tool_call"]
+    assert converted.losses
+
+
+def test_coalesced_chunks_are_a_tiny_fraction_and_replay_the_same() -> None:
+    lines = [tcu(title="Stream", kind="execute", status="in_progress")]
+    lines += [chunk(text(f"line {i}")) for i in range(400)]  # 10,000: benchmarks/bench_bridge.py
+    lines.append(tcu(status="completed"))
+
+    def run(coalesce: bool) -> tuple[int, ToolCallStore]:
+        bridge = V2ToV1Bridge(coalesce=coalesce)
+        replay = ToolCallStore(protocol="v1")
+        size = 0
+        for line in lines:
+            for message in bridge.convert(line).messages:
+                data = encode(message)
+                size += len(data)
+                replay.apply(data)
+        return size, replay
+
+    coalesced, coalesced_state = run(True)
+    plain_size, plain_state = run(False)
+    assert coalesced <= plain_size / 100
+    assert coalesced_state.document() == plain_state.document()
+
+
+# --------------------------------------------------------------------------------------------
+# Terminals
+
+
+def b64(data: bytes) -> str:
+    return b64encode(data).decode()
+
+
+def test_terminal_output_re_renders_the_calls_that_show_it() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(tcu(title="Run", content=[{"type": "terminal", "terminalId": "t"}]))
+    bridge.convert(note({"sessionUpdate": "terminal_update", "terminalId": "t", "command": "ls"}))
+    out = updates(
+        bridge.convert(
+            note(
+                {
+                    "sessionUpdate": "terminal_output_chunk",
+                    "terminalId": "t",
+                    "data": b64(b"\x1b[32ma.py\x1b[0m\r\n"),
+                }
+            )
+        )
+    )
+    (update,) = out
+    (item,) = update["content"]
+    assert item["content"]["text"] == "```\n$ ls\na.py\n```"
+    (update,) = updates(
+        bridge.convert(
+            note(
+                {
+                    "sessionUpdate": "terminal_update",
+                    "terminalId": "t",
+                    "exitStatus": {"exitCode": 2},
+                }
+            )
+        )
+    )
+    assert update["content"][0]["content"]["text"].endswith("[exit code 2]\n```")
+
+
+def test_terminal_bytes_wait_for_a_reference() -> None:
+    bridge = V2ToV1Bridge()
+    chunk_line = note(
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": b64(b"early\n")}
+    )
+    assert bridge.convert(chunk_line).messages == ()
+    (create,) = updates(
+        bridge.convert(tcu(title="Run", content=[{"type": "terminal", "terminalId": "t"}]))
+    )
+    assert "early" in create["content"][0]["content"]["text"]
+
+
+def test_meta_profile_carries_the_terminal_in_meta() -> None:
+    bridge = V2ToV1Bridge(terminal_profile="meta")
+    bridge.convert(note({"sessionUpdate": "terminal_update", "terminalId": "t", "command": "ls"}))
+    (create,) = updates(
+        bridge.convert(tcu(title="Run", content=[{"type": "terminal", "terminalId": "t"}]))
+    )
+    assert create.get("content") in (None, [])
+    assert create["_meta"]["terminal_info"] == {"terminal_id": "t", "command": "ls"}
+    assert create["_meta"]["terminal_output"] == {"terminal_id": "t", "data": ""}
+
+
+# --------------------------------------------------------------------------------------------
+# Permissions
+
+
+def test_permission_for_an_unseen_call_sends_the_tool_call_first() -> None:
+    bridge = V2ToV1Bridge()
+    converted = bridge.convert(
+        permission(
+            {"type": "tool_call", "toolCall": {"toolCallId": "p", "kind": "edit"}},
+            description="This edits a.py",
+        )
+    )
+    first, request = plain(converted)
+    assert first["params"]["update"]["sessionUpdate"] == "tool_call"
+    assert first["params"]["update"]["title"] == "Allow the edit?"  # D10: prompt title first
+    assert request["method"] == "session/request_permission"
+    assert request["params"]["toolCall"]["toolCallId"] == "p"
+    assert "This edits a.py" not in json.dumps(request)  # the description is lost, reported
+    assert converted.losses
+
+
+def test_permission_never_replaces_the_title_the_client_shows() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(tcu("a", title="Edit a.py", kind="edit"))
+    (request,) = plain(
+        bridge.convert(permission({"type": "tool_call", "toolCall": {"toolCallId": "a"}}))
+    )
+    assert request["params"]["toolCall"]["title"] == "Edit a.py"
+    assert "content" not in request["params"]["toolCall"]
+
+
+def test_a_command_permission_gets_a_synthetic_call_first() -> None:
+    bridge = V2ToV1Bridge()
+    converted = bridge.convert(
+        permission({"type": "command", "command": "rm -rf build", "cwd": "/r"}, title="Run rm?")
+    )
+    first, request = plain(converted)
+    create = first["params"]["update"]
+    assert create["sessionUpdate"] == "tool_call"
+    assert create["title"] == "Run rm?"
+    assert create["kind"] == "execute"
+    assert create["rawInput"] == {"command": "rm -rf build", "cwd": "/r"}
+    assert request["params"]["toolCall"]["toolCallId"] == create["toolCallId"]
+    again = V2ToV1Bridge().convert(
+        permission({"type": "command", "command": "rm -rf build", "cwd": "/r"}, title="Run rm?")
+    )
+    assert plain(again)[0]["params"]["update"]["toolCallId"] == create["toolCallId"]
+
+
+def test_the_clients_answer_is_mapped_back_and_unknown_is_never_approval() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(permission({"type": "tool_call", "toolCall": {"toolCallId": "a"}}, 5))
+    bridge.convert(permission({"type": "tool_call", "toolCall": {"toolCallId": "b"}}, 6))
+    answer = bridge.convert(
+        b'{"jsonrpc":"2.0","id":5,"result":{"outcome":{"outcome":"selected","optionId":"yes"}}}'
+    )
+    (message,) = plain(answer)
+    assert message["result"] == {"outcome": {"outcome": "selected", "optionId": "yes"}}
+    cancelled = bridge.convert(
+        b'{"jsonrpc":"2.0","id":6,"error":{"code":-32800,"message":"cancelled"}}'
+    )
+    assert plain(cancelled)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+
+
+# --------------------------------------------------------------------------------------------
+# Other updates and messages
+
+
+def test_v2_only_updates_never_reach_v1_raw() -> None:
+    bridge = V2ToV1Bridge()
+    for update in (
+        {"sessionUpdate": "_vendor_thing", "x": 1},
+        {"sessionUpdate": "state_update", "state": "running"},
+    ):
+        converted = bridge.convert(note(update))
+        assert updates(converted) == []
+        assert converted.losses
+
+
+def test_messages_that_are_not_tool_call_traffic_pass_through() -> None:
+    line = b'{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s"}}'
+    (message,) = V2ToV1Bridge().convert(line).messages
+    assert json.loads(encode(message)) == json.loads(line)
+
+
+def test_close_session_frees_the_state() -> None:
+    bridge = V2ToV1Bridge(coalesce=True)
+    bridge.convert(tcu(title="T"))
+    assert updates(bridge.close_session(SID))  # flushed first
+    assert SID not in bridge.store.sessions
+
+
+# --------------------------------------------------------------------------------------------
+# Property: replaying the v1 output with the v1 rules equals replaying the v2 input
+
+ITEM = st.builds(text, st.text(alphabet="abc", max_size=3))
+PATCH = st.fixed_dictionaries(
+    {},
+    optional={
+        "title": st.text(alphabet="xyz", min_size=1, max_size=3),
+        "kind": st.sampled_from(["read", "edit", "execute", "other"]),
+        "status": st.sampled_from(["pending", "in_progress", "completed", "failed"]),
+        "content": st.lists(ITEM, max_size=2),
+        "rawInput": st.dictionaries(st.sampled_from("pq"), st.integers(), max_size=1),
+    },
+)
+STREAM = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b"]),
+        st.one_of(PATCH.map(lambda p: ("update", p)), ITEM.map(lambda i: ("chunk", i))),
+    ),
+    max_size=15,
+)
+
+_V1_DEFAULTS = {"kind": "other", "status": "pending"}
+
+
+def _effective(call: dict[str, Any]) -> dict[str, Any]:
+    """A call's state as a v1 client reads it: defaults resolved, empty collections absent."""
+    out = {k: v for k, v in call.items() if k != "title"}
+    for key, default in _V1_DEFAULTS.items():
+        if out.get(key) in (None, default):
+            out.pop(key, None)
+    for key in ("content", "locations"):
+        if not out.get(key):
+            out.pop(key, None)
+    return out
+
+
+@settings(max_examples=100)
+@given(stream=STREAM, coalesce=st.booleans())
+def test_v1_replay_of_the_bridge_output_equals_v2_replay(stream: Any, coalesce: bool) -> None:
+    v2_store = ToolCallStore()
+    v1_store = ToolCallStore(protocol="v1")
+    bridge = V2ToV1Bridge(coalesce=coalesce)
+    for tool_call_id, (kind, payload) in stream:
+        line = tcu(tool_call_id, **payload) if kind == "update" else chunk(payload, tool_call_id)
+        v2_store.apply(line)
+        for message in bridge.convert(line).messages:
+            v1_store.apply(encode(message))
+    for message in bridge.flush().messages:
+        v1_store.apply(encode(message))
+    want = v2_store.document()["sessions"].get(SID, {"toolCalls": []})["toolCalls"]
+    got = v1_store.document()["sessions"].get(SID, {"toolCalls": []})["toolCalls"]
+    assert [_effective(c) for c in got] == [_effective(c) for c in want]
+    for v2_call, v1_call in zip(want, got, strict=True):
+        if v2_call.get("title"):
+            assert v1_call["title"] == v2_call["title"]
+
+
+# --------------------------------------------------------------------------------------------
+# V1ToV2Bridge
+
+
+def v1_call(**fields: Any) -> bytes:
+    return note({"sessionUpdate": "tool_call", "toolCallId": "a", **fields})
+
+
+def test_v1_tool_call_becomes_an_upsert_and_a_repeat_merges() -> None:
+    bridge = V1ToV2Bridge()
+    (first,) = updates(bridge.convert(v1_call(title="Edit", kind="edit", status="in_progress")))
+    assert first == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "a",
+        "title": "Edit",
+        "kind": "edit",
+        "status": "in_progress",
+    }
+    (repeat,) = updates(bridge.convert(v1_call(title="Edit 2", kind="other", status="pending")))
+    assert repeat == {"sessionUpdate": "tool_call_update", "toolCallId": "a", "title": "Edit 2"}
+
+
+def test_v1_nulls_never_become_v2_clears() -> None:
+    line = note(
+        {"sessionUpdate": "tool_call_update", "toolCallId": "a", "title": None, "content": None}
+    )
+    (update,) = updates(V1ToV2Bridge().convert(line))
+    assert update == {"sessionUpdate": "tool_call_update", "toolCallId": "a"}
+
+
+def test_v1_re_create_of_a_final_call_is_reported() -> None:
+    bridge = V1ToV2Bridge()
+    bridge.convert(v1_call(title="ls", status="completed"))
+    converted = bridge.convert(v1_call(title="ls"))
+    assert converted.losses
+    assert updates(converted)[0]["title"] == "ls"
+
+
+def v1_permission(tool_call: dict[str, Any], options: list[Any] | None = None) -> bytes:
+    if options is None:
+        options = [{"optionId": "y", "name": "Yes", "kind": "allow_once"}]
+    params = {"sessionId": SID, "toolCall": tool_call, "options": options}
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": 3, "method": "session/request_permission", "params": params}
+    ).encode()
+
+
+def test_v1_permission_title_comes_from_the_stored_call() -> None:
+    bridge = V1ToV2Bridge()
+    bridge.convert(v1_call(title="Edit a.py"))
+    (request,) = plain(bridge.convert(v1_permission({"toolCallId": "a"})))
+    assert request["params"]["title"] == "Edit a.py"
+    assert request["params"]["subject"]["toolCall"]["toolCallId"] == "a"
+    answer = bridge.convert(b'{"jsonrpc":"2.0","id":3,"result":{"outcome":{"outcome":"_maybe"}}}')
+    assert plain(answer)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+
+
+def test_v1_permission_without_options_is_answered_cancelled() -> None:
+    converted = V1ToV2Bridge().convert(v1_permission({"toolCallId": "a", "title": "x"}, []))
+    assert converted.messages == ()
+    (reply,) = converted.replies
+    assert json.loads(encode(reply))["result"] == {"outcome": {"outcome": "cancelled"}}
