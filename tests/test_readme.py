@@ -60,3 +60,11 @@ def test_the_built_wheel_imports_and_replays(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert '"toolCalls"' in done.stdout
+
+
+def test_readme_python_examples_run() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+    assert len(blocks) >= 2
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
