@@ -67,4 +67,4 @@ def test_readme_python_examples_run() -> None:
     blocks = [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
     assert len(blocks) >= 2
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
+        exec(compile(block, "README.md", "exec"), {})
