@@ -446,9 +446,7 @@ class ToolCallStore:
         content = tc.fields["content"]
         if cap is None or len(content) <= cap:
             return
-        head = cap // 4
-        excess = min(len(content) - cap + trim_block(cap), len(content) - head)
-        del content[head : head + excess]
+        head, excess = _trim_middle(content, cap)
         tc.dropped_items += excess
         _limit_reached(
             events,
@@ -563,9 +561,7 @@ class ToolCallStore:
         output = terminal.output
         if cap is None or not isinstance(output, bytearray) or len(output) <= cap:
             return
-        head = cap // 4
-        excess = min(len(output) - cap + trim_block(cap), len(output) - head)
-        del output[head : head + excess]
+        head, excess = _trim_middle(output, cap)
         terminal.dropped_bytes += excess
         _limit_reached(
             events,
@@ -660,6 +656,18 @@ class ToolCallStore:
             yield from self.sessions.values()
         elif session_id in self.sessions:
             yield self.sessions[session_id]
+
+
+def _trim_middle(buffer: list[Any] | bytearray, cap: int) -> tuple[int, int]:
+    """Cut ``buffer`` (longer than ``cap``) to keep its first quarter-cap and its tail.
+
+    Cuts an extra block past the cap so that appending past it stays amortised O(1).
+    Returns the head kept and how many elements went.
+    """
+    head = cap // 4
+    excess = min(len(buffer) - cap + trim_block(cap), len(buffer) - head)
+    del buffer[head : head + excess]
+    return head, excess
 
 
 def _limit_reached(
