@@ -64,10 +64,12 @@ class _Call:
 
     __slots__ = (
         "content_dirty",
+        "count",
+        "flat",
         "known",
         "meta_dirty",
         "pending",
-        "projected",
+        "slots",
         "source",
         "source_dropped",
         "terminals",
@@ -84,16 +86,19 @@ class _Call:
         self.meta_dirty = False
         self.source: list[Any] | None = None  # the store's content list last projected
         self.source_dropped = 0
-        self.projected: list[list[Any] | str] = []  # per v2 item: v1 items, or a terminal id
+        self.count = 0  # v2 items projected so far
+        self.flat: list[Any] = []  # their v1 items, a `None` slot where a terminal renders
+        self.slots: list[tuple[int, str]] = []  # (index in `flat`, terminal id)
         self.terminals: set[str] = set()
 
 
 class _Session:
-    __slots__ = ("calls", "order")
+    __slots__ = ("calls", "order", "readers")
 
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
         self.order: dict[str, None] = {}  # calls with pending changes, oldest first
+        self.readers: dict[str, set[str]] = {}  # terminal id -> calls whose content shows it
 
 
 _PATCH_ATTRS: tuple[tuple[str, str], ...] = tuple(
@@ -128,6 +133,8 @@ class V2ToV1Bridge:
         self.store = ToolCallStore(protocol="v2", limits=limits)
         self._sessions: dict[str, _Session] = {}
         self._permissions: dict[Any, str] = {}  # JSON-RPC id of a forwarded request -> session
+        # (session, terminal id) -> its rendering: a v1 item (text profile) and `_meta` keys
+        self._rendered: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
         self._out: list[Any] = []
         self._replies: list[Any] = []
         self._losses: list[Loss] = []
@@ -170,6 +177,7 @@ class V2ToV1Bridge:
         self._flush_session(session_id)
         self._sessions.pop(session_id, None)
         self.store.sessions.pop(session_id, None)
+        self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
         self._permissions = {k: s for k, s in self._permissions.items() if s != session_id}
         return self._take()
 
@@ -271,7 +279,8 @@ class V2ToV1Bridge:
         self._apply(_notification(session_id, update))
         session = self._session(session_id)
         terminal_id = update.terminal_id
-        readers = [tid for tid, call in session.calls.items() if terminal_id in call.terminals]
+        self._rendered.pop((session_id, terminal_id), None)
+        readers = [tid for tid in session.readers.get(terminal_id, ()) if tid in session.calls]
         if not readers:
             return  # bytes wait in the store until a reference appears (D22)
         for other in [o for o in session.order if o not in readers]:
@@ -419,37 +428,54 @@ class V2ToV1Bridge:
     def _project(
         self, session_id: str, call: _Call, tc: ToolCallState
     ) -> tuple[list[Any], dict[str, Any]]:
-        """The v1 content of the call's current content, and the terminal ``_meta`` keys."""
+        """The v1 content of the call's current content, and the terminal ``_meta`` keys.
+
+        v2 items are projected once, as they arrive (chunks extend the projection); a
+        replacement array or a cap that trimmed the content starts it afresh. Terminal slots
+        are filled at every flush from the (cached) rendering of the terminal's state.
+        """
         items = tc.content
         if (
             items is not call.source
-            or len(items) < len(call.projected)
+            or len(items) < call.count
             or (tc.dropped_items != call.source_dropped)
         ):
             call.source, call.source_dropped = items, tc.dropped_items
-            call.projected = []
+            call.count, call.flat, call.slots = 0, [], []
+            session = self._session(session_id)
+            for terminal_id in call.terminals:
+                session.readers.get(terminal_id, set()).discard(tc.tool_call_id)
             call.terminals = set()
-        for index in range(len(call.projected), len(items)):
+        for index in range(call.count, len(items)):
             item = items[index]
             if isinstance(item, v2.Terminal):
-                call.projected.append(item.terminal_id)
+                call.slots.append((len(call.flat), item.terminal_id))
+                call.flat.append(None)
                 call.terminals.add(item.terminal_id)
+                readers = self._session(session_id).readers
+                readers.setdefault(item.terminal_id, set()).add(tc.tool_call_id)
                 continue
             converted, losses = content_to_v1(item, path=f"$.content[{index}]")
             self._losses.extend(losses)
-            call.projected.append(converted)
-        out: list[Any] = []
+            call.flat.extend(converted)
+        call.count = len(items)
+        out = list(call.flat)
+        if not call.slots:
+            return out, {}
         meta: dict[str, Any] = {}
-        for entry in call.projected:
-            if isinstance(entry, str):
-                self._render_terminal(session_id, entry, out, meta)
-            else:
-                out.extend(entry)
-        return out, meta
+        for position, terminal_id in call.slots:
+            out[position], terminal_meta = self._render_terminal(session_id, terminal_id)
+            meta.update(terminal_meta)
+        return [item for item in out if item is not None], meta
 
-    def _render_terminal(
-        self, session_id: str, terminal_id: str, out: list[Any], meta: dict[str, Any]
-    ) -> None:
+    def _render_terminal(self, session_id: str, terminal_id: str) -> tuple[Any, dict[str, Any]]:
+        key = (session_id, terminal_id)
+        cached = self._rendered.get(key)
+        if cached is None:
+            cached = self._rendered[key] = self._render_terminal_now(session_id, terminal_id)
+        return cached
+
+    def _render_terminal_now(self, session_id: str, terminal_id: str) -> tuple[Any, dict[str, Any]]:
         session = self.store.sessions.get(session_id)
         terminal = session.terminals.get(terminal_id) if session is not None else None
         command = terminal.command if terminal is not None else None
@@ -462,22 +488,24 @@ class V2ToV1Bridge:
                 info["command"] = command
             if cwd is not None:
                 info["cwd"] = cwd
-            meta["terminal_info"] = info
-            meta["terminal_output"] = {"terminal_id": terminal_id, "data": output}
+            meta: dict[str, Any] = {
+                "terminal_info": info,
+                "terminal_output": {"terminal_id": terminal_id, "data": output},
+            }
             if exit_status is not None:
                 meta["terminal_exit"] = {
                     "terminal_id": terminal_id,
                     "exit_code": _or_none(exit_status.exit_code),
                     "signal": _or_none(exit_status.signal),
                 }
-            return
+            return None, meta
         lines = [f"$ {command}"] if command is not None else []
         if output:
             lines.append(output.rstrip("\n"))
         if exit_status is not None:
             lines.append(_exit_line(exit_status))
-        text = fenced("\n".join(lines)) if lines else fenced("")
-        out.append(v1.Content(content=v1.TextContent(text=text)))
+        text = fenced("\n".join(lines))
+        return v1.Content(content=v1.TextContent(text=text)), {}
 
     def _emit_update(self, session_id: str, update: Any) -> None:
         notification = v1.SessionNotification(session_id=session_id, update=update)
