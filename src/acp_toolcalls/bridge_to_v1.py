@@ -33,7 +33,20 @@ from msgspec import UNSET
 
 from . import v1, v2
 from .codec import decode, decode_message, to_builtins
-from .events import DiagnosticReported, LimitReached, ToolCallEvicted
+from .events import (
+    ContentAppended,
+    DiagnosticReported,
+    LimitReached,
+    TerminalCleared,
+    TerminalCreated,
+    TerminalOutputAppended,
+    TerminalPatched,
+    ToolCallCleared,
+    ToolCallCreated,
+    ToolCallEvicted,
+    ToolCallPatched,
+    ToolCallReopened,
+)
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, request_key, response
 from .lenient import DecodeError
 from .loss import Converted, Loss, LossReport
@@ -57,6 +70,12 @@ _FLUSHING_TAGS = frozenset({"state_update"})
 """Opaque v2 updates before which everything pending is flushed and which are not forwarded."""
 
 _CANCELLED_RESULT = {"outcome": {"outcome": "cancelled"}}
+_NO_LOSS = LossReport()
+_QUIET_EVENTS = frozenset(
+    {ToolCallCreated, ToolCallPatched, ToolCallCleared, ContentAppended, ToolCallReopened}
+    | {TerminalCreated, TerminalPatched, TerminalCleared, TerminalOutputAppended}
+)
+"""Store events that need nothing from the bridge (the flush reads the state itself)."""
 
 
 class _Call:
@@ -206,7 +225,8 @@ class V2ToV1Bridge:
             raise TypeError(f"cannot convert a {type(message).__name__} from a v2 agent")
 
     def _take(self) -> Converted:
-        converted = Converted(tuple(self._out), tuple(self._replies), LossReport(self._losses))
+        losses = LossReport(self._losses) if self._losses else _NO_LOSS
+        converted = Converted(tuple(self._out), tuple(self._replies), losses)
         self._out, self._replies, self._losses = [], [], []
         return converted
 
@@ -214,7 +234,15 @@ class V2ToV1Bridge:
         self._losses.append(Loss(path, reason))
 
     def _apply(self, message: Any) -> None:
-        for event in self.store.apply(message):
+        self._absorb(self.store.apply(message))
+
+    def _apply_update(self, session_id: str, update: Any) -> None:
+        self._absorb(self.store.apply_update(session_id, update))
+
+    def _absorb(self, events: list[Any]) -> None:
+        for event in events:
+            if type(event) in _QUIET_EVENTS:
+                continue
             if isinstance(event, DiagnosticReported):
                 self._loss(event.path, event.reason)
             elif isinstance(event, LimitReached):
@@ -256,7 +284,7 @@ class V2ToV1Bridge:
 
     def _on_update(self, session_id: str, update: v2.ToolCallUpdate) -> None:
         session, call = self._touch(session_id, update.tool_call_id)
-        self._apply(_notification(session_id, update))
+        self._apply_update(session_id, update)
         pending = call.pending
         for attr, _wire in _PATCH_ATTRS:
             value = getattr(update, attr)
@@ -271,12 +299,12 @@ class V2ToV1Bridge:
 
     def _on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
         session, call = self._touch(session_id, chunk.tool_call_id)
-        self._apply(_notification(session_id, chunk))
+        self._apply_update(session_id, chunk)
         call.content_dirty = True
         self._settle(session_id, session, chunk.tool_call_id, False)
 
     def _on_terminal(self, session_id: str, update: Any) -> None:
-        self._apply(_notification(session_id, update))
+        self._apply_update(session_id, update)
         session = self._session(session_id)
         terminal_id = update.terminal_id
         self._rendered.pop((session_id, terminal_id), None)
@@ -510,10 +538,6 @@ class V2ToV1Bridge:
     def _emit_update(self, session_id: str, update: Any) -> None:
         notification = v1.SessionNotification(session_id=session_id, update=update)
         self._out.append(v1.SessionUpdateMessage(params=notification))
-
-
-def _notification(session_id: str, update: Any) -> v2.UpdateSessionNotification:
-    return v2.UpdateSessionNotification(session_id=session_id, update=update)
 
 
 def _synthetic_tool_call(tool_call: v1.ToolCallUpdate, title: str) -> v1.ToolCall:

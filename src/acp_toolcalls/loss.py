@@ -12,7 +12,10 @@ arrays: ``$.content[2]``, ``$.locations[0].line``, ``$.content[1].content.annota
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
 
 __all__ = ["ConversionError", "Converted", "Loss", "LossReport"]
 
@@ -88,15 +91,15 @@ class ConversionError(ValueError):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class Converted:
+class Converted(msgspec.Struct, frozen=True):
     """What a bridge produced for one input message (or a flush).
 
     ``messages`` go on to the other peer, in order; ``replies`` go back to the sender of the
     input (answers the bridge gives on the peer's behalf, e.g. ``cancelled`` for a permission
     request the other version cannot show); ``losses`` says what could not be carried.
+    A msgspec struct, not a dataclass: one is made per message on the bridges' hot path.
     """
 
-    messages: tuple[object, ...] = ()
-    replies: tuple[object, ...] = ()
-    losses: LossReport = field(default_factory=LossReport)
+    messages: tuple[Any, ...] = ()
+    replies: tuple[Any, ...] = ()
+    losses: LossReport = msgspec.field(default_factory=LossReport)

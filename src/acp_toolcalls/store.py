@@ -231,6 +231,26 @@ class ToolCallStore:
         handler(message, events, now)
         return events
 
+    def apply_update(
+        self, session_id: str, update: Any, *, now: float | None = None
+    ) -> list[Event]:
+        """Apply one typed v2 ``session/update`` payload (``SessionToolCallUpdate``,
+        ``ToolCallContentChunk``, ``TerminalUpdate``, ``TerminalOutputChunk``) of a session,
+        without a message around it; any other update is ignored. For bridges and proxies
+        that already hold decoded updates."""
+        events: list[Event] = []
+        handler = self._v2_updates.get(type(update))
+        if handler is None:
+            self._v2_notification(
+                v2.UpdateSessionNotification(session_id=session_id, update=update), events, now
+            )
+            return events
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = self._session(session_id)
+        handler(session, update, events, now)
+        return events
+
     def _lookup(self, message: Any) -> Callable[[Any, list[Event], float | None], None]:
         # Objects with unknown keys are instances of a same-named subclass: find the base.
         for cls in type(message).__mro__[1:]:

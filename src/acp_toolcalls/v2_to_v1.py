@@ -346,9 +346,21 @@ def content_to_v1(
     item (9.5); a terminal is a text item naming it; unknown blocks and items are dropped.
     Strict mode raises ``ConversionError`` for anything but an exact mapping.
     """
+    if type(item) is v2.Content:  # fast path: a plain text item, the bulk of streamed output
+        block = item.content
+        if (
+            type(block) is v2.TextContent
+            and block.annotations is UNSET
+            and block.meta is UNSET
+            and item.meta is UNSET
+        ):
+            return [v1.Content(content=v1.TextContent(text=block.text))], _NO_LOSS
     losses = _Losses(strict)
     converted = _find(_ITEMS, item)(item, path, losses)
     return converted, losses.report()
+
+
+_NO_LOSS = LossReport()
 
 
 # --------------------------------------------------------------------------------------------

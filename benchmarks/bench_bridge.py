@@ -1,0 +1,205 @@
+"""Benchmark of the v2 -> v1 bridge on one tool call streaming 10,000 content chunks.
+
+Prints, measured in one run (issue 4's targets):
+
+1. bytes of v1 output without and with coalescing (target: coalesced <= 1% of uncoalesced),
+   and that replaying both outputs with the v1 rules gives the same state as the v2 input;
+2. the bridge's cost per message (``convert`` + ``encode`` of what it emits) against
+   ``orjson.loads`` + ``orjson.dumps`` of the same lines (target: at most 3x), best of N.
+
+v1 has no append: without coalescing every chunk resends the call's whole content, so that
+output grows quadratically (gigabytes for 10,000 chunks); it is counted while streaming and
+never kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+import orjson
+
+from acp_toolcalls import ToolCallStore, encode
+from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+
+_WORDS = [
+    "collected",
+    "passed",
+    "failed",
+    "tests",
+    "module",
+    "fixture",
+    "assert",
+    "expected",
+    "value",
+    "line",
+    "file",
+    "path",
+    "import",
+    "error",
+    "warning",
+    "build",
+    "compile",
+    "link",
+    "target",
+    "cache",
+    "hit",
+    "miss",
+    "retry",
+    "timeout",
+    "done",
+]
+
+
+def stream(chunks: int, seed: int = 0) -> list[bytes]:
+    """One call: a first report, ``chunks`` text chunks of 40-120 characters, completion."""
+    rng = random.Random(seed)
+
+    def line(update: dict[str, object]) -> bytes:
+        return orjson.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "sess_bench", "update": update},
+            }
+        )
+
+    out = [
+        line(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "call_stream",
+                "title": "Run the test suite",
+                "kind": "execute",
+                "status": "in_progress",
+                "rawInput": {"command": "pytest -q"},
+            }
+        )
+    ]
+    for _ in range(chunks):
+        words: list[str] = []
+        while sum(len(w) + 1 for w in words) < rng.randint(40, 120):
+            words.append(rng.choice(_WORDS))
+        text = " ".join(words)[:120]
+        out.append(
+            line(
+                {
+                    "sessionUpdate": "tool_call_content_chunk",
+                    "toolCallId": "call_stream",
+                    "content": {"type": "content", "content": {"type": "text", "text": text}},
+                }
+            )
+        )
+    out.append(
+        line(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "call_stream",
+                "status": "completed",
+            }
+        )
+    )
+    return out
+
+
+def through_bridge(lines: Sequence[bytes], coalesce: bool) -> tuple[int, int, ToolCallStore]:
+    """(bytes out, messages out, v1 replay of the output) of the lines through a bridge."""
+    bridge = V2ToV1Bridge(coalesce=coalesce)
+    replay = ToolCallStore(protocol="v1")
+    size = count = 0
+    for line in lines:
+        for message in bridge.convert(line).messages:
+            data = encode(message)
+            size += len(data)
+            count += 1
+            replay.apply(data)
+    for message in bridge.flush().messages:
+        data = encode(message)
+        size += len(data)
+        count += 1
+        replay.apply(data)
+    return size, count, replay
+
+
+def _timed(fn: Callable[[], None], reps: int) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter_ns()
+            fn()
+            best = min(best, time.perf_counter_ns() - start)
+        finally:
+            gc.enable()
+    return best
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args(argv)
+    from acp_toolcalls import _fastpath
+
+    compiled = not (_fastpath.__file__ or "").endswith(".py")
+    print(
+        f"python {sys.version.split()[0]}; {platform.machine()}; fast path "
+        f"{'compiled (mypyc)' if compiled else 'interpreted'}"
+    )
+    lines = stream(args.chunks)
+    print(f"input  {len(lines):,} v2 lines, {sum(map(len, lines)):,} bytes")
+
+    # 1. Bytes, and the replayed state.
+    v2_state = ToolCallStore()
+    for line in lines:
+        v2_state.apply(line)
+    start = time.perf_counter()
+    plain_bytes, plain_count, plain_state = through_bridge(lines, coalesce=False)
+    plain_s = time.perf_counter() - start
+    coalesced_bytes, coalesced_count, coalesced_state = through_bridge(lines, coalesce=True)
+    same = coalesced_state.document() == plain_state.document()
+    v2_texts = [c.content.text for c in v2_state.view("sess_bench", "call_stream").content]  # type: ignore[union-attr]
+    v1_texts = [c.content.text for c in coalesced_state.view("sess_bench", "call_stream").content]  # type: ignore[union-attr]
+    print(
+        f"uncoalesced  {plain_count:,} v1 messages, {plain_bytes:,} bytes "
+        f"({plain_s:.1f} s to produce and replay)"
+    )
+    print(f"coalesced    {coalesced_count:,} v1 messages, {coalesced_bytes:,} bytes")
+    print(
+        f"coalesced / uncoalesced = {coalesced_bytes / plain_bytes:.4%} (target <= 1%); "
+        f"replayed states identical: {same}; same content as the v2 replay: "
+        f"{v1_texts == v2_texts} ({len(v1_texts):,} items)"
+    )
+
+    # 2. Cost per message, coalesced, against orjson.loads + orjson.dumps.
+    loads, dumps = orjson.loads, orjson.dumps
+
+    def baseline() -> None:
+        for line in lines:
+            dumps(loads(line))
+
+    def bridged() -> None:
+        bridge = V2ToV1Bridge(coalesce=True)
+        for line in lines:
+            for message in bridge.convert(line).messages:
+                encode(message)
+        for message in bridge.flush().messages:
+            encode(message)
+
+    base = _timed(baseline, args.reps) / len(lines)
+    ours = _timed(bridged, args.reps) / len(lines)
+    print(
+        f"per message: orjson.loads+dumps {base:,.0f} ns; bridge convert+encode (coalesced) "
+        f"{ours:,.0f} ns; ratio {ours / base:.2f}x (target <= 3x), best of {args.reps}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
