@@ -144,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--cost-only", action="store_true", help="skip the bytes (part 1)")
     args = parser.parse_args(argv)
     from acp_toolcalls import _fastpath
 
@@ -156,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"input  {len(lines):,} v2 lines, {sum(map(len, lines)):,} bytes")
 
     # 1. Bytes, and the replayed state.
+    if args.cost_only:
+        return _cost(lines, args.reps)
     v2_state = ToolCallStore()
     for line in lines:
         v2_state.apply(line)
@@ -177,6 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{v1_texts == v2_texts} ({len(v1_texts):,} items)"
     )
 
+    return _cost(lines, args.reps)
+
+
+def _cost(lines: Sequence[bytes], reps: int) -> int:
     # 2. Cost per message, coalesced, against orjson.loads + orjson.dumps.
     loads, dumps = orjson.loads, orjson.dumps
 
@@ -192,11 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for message in bridge.flush().messages:
             encode(message)
 
-    base = _timed(baseline, args.reps) / len(lines)
-    ours = _timed(bridged, args.reps) / len(lines)
+    base = _timed(baseline, reps) / len(lines)
+    ours = _timed(bridged, reps) / len(lines)
     print(
         f"per message: orjson.loads+dumps {base:,.0f} ns; bridge convert+encode (coalesced) "
-        f"{ours:,.0f} ns; ratio {ours / base:.2f}x (target <= 3x), best of {args.reps}"
+        f"{ours:,.0f} ns; ratio {ours / base:.2f}x (target <= 3x), best of {reps}"
     )
     return 0
 

@@ -8,7 +8,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-_TESTS = '''
+_TESTS = """
 import pytest
 from acp_toolcalls import encode, v2
 
@@ -26,7 +26,7 @@ def test_marked():
 
 def test_valid():
     encode(v2.ToolCallUpdate(tool_call_id="a", title="Read"))
-'''
+"""
 
 
 def test_guard_fails_unmarked_invalid_encodes(pytester: pytest.Pytester) -> None:

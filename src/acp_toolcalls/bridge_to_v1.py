@@ -32,7 +32,14 @@ import msgspec
 from msgspec import UNSET
 
 from . import v1, v2
-from .codec import decode, decode_message, to_builtins
+from .codec import (
+    DEFAULT_MAX_BYTES,
+    FAST_PATH_MISSES,
+    decode,
+    decode_message,
+    fast_message_decoder,
+    to_builtins,
+)
 from .events import (
     ContentAppended,
     DiagnosticReported,
@@ -71,6 +78,7 @@ _FLUSHING_TAGS = frozenset({"state_update"})
 
 _CANCELLED_RESULT = {"outcome": {"outcome": "cancelled"}}
 _NO_LOSS = LossReport()
+_FAST_DECODE = fast_message_decoder("v2")
 _QUIET_EVENTS = frozenset(
     {ToolCallCreated, ToolCallPatched, ToolCallCleared, ContentAppended, ToolCallReopened}
     | {TerminalCreated, TerminalPatched, TerminalCleared, TerminalOutputAppended}
@@ -170,6 +178,11 @@ class V2ToV1Bridge:
 
     def convert(self, message: Any) -> Converted:
         """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input."""
+        if type(message) is bytes and len(message) <= DEFAULT_MAX_BYTES:
+            try:  # noqa: SIM105 - the common line: straight to the strict decoder, no wrapper
+                message = _FAST_DECODE(message)
+            except FAST_PATH_MISSES:
+                pass
         if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
             decoded = decode_message(message, protocol="v2")
             for diagnostic in decoded.diagnostics:
@@ -232,6 +245,11 @@ class V2ToV1Bridge:
 
     def _loss(self, path: str, reason: str) -> None:
         self._losses.append(Loss(path, reason))
+
+    def _extend(self, losses: LossReport, root: str) -> None:
+        """Losses of a mapping (rooted at what it mapped) as paths into the message."""
+        for loss in losses:
+            self._losses.append(Loss(root + loss.path[1:], loss.reason))
 
     def _apply(self, message: Any) -> None:
         self._absorb(self.store.apply(message))
@@ -298,10 +316,16 @@ class V2ToV1Bridge:
         self._settle(session_id, session, update.tool_call_id, final)
 
     def _on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
-        session, call = self._touch(session_id, chunk.tool_call_id)
-        self._apply_update(session_id, chunk)
+        tool_call_id = chunk.tool_call_id
+        session = self._sessions.get(session_id)
+        if session is not None and len(session.order) == 1 and tool_call_id in session.order:
+            call = session.calls[tool_call_id]  # the coalescing case: this call is pending
+        else:
+            session, call = self._touch(session_id, tool_call_id)
+        self._absorb(self.store.apply_update(session_id, chunk))
         call.content_dirty = True
-        self._settle(session_id, session, chunk.tool_call_id, False)
+        if not self.coalesce:
+            self._flush_call(session_id, session, tool_call_id)
 
     def _on_terminal(self, session_id: str, update: Any) -> None:
         self._apply_update(session_id, update)
@@ -325,7 +349,7 @@ class V2ToV1Bridge:
             self._loss("$.params.update", f"`{tag}` has no v1 form: not forwarded")
             return
         mapped, losses = session_update_to_v1(update)
-        self._losses.extend(losses)
+        self._extend(losses, "$.params.update")
         if mapped is not None:
             self._emit_update(session_id, mapped)
 
@@ -357,7 +381,7 @@ class V2ToV1Bridge:
             request_id=message.id,
             v1_title=known.title if known is not None and known.known else None,
         )
-        self._losses.extend(losses)
+        self._extend(losses, "$.params")
         if request is None or not request.options:
             # Nothing a v1 client can show (D29): answer the agent ourselves; never approval.
             self._replies.append(response(message.id, _CANCELLED_RESULT))
@@ -415,7 +439,7 @@ class V2ToV1Bridge:
             return
         patch = v2.ToolCallUpdate(tool_call_id=tool_call_id, **call.pending)
         update, losses = tool_call_update_to_v1(patch)
-        self._losses.extend(losses)
+        self._extend(losses, "$.params.update")
         changes: dict[str, Any] = {}
         meta: dict[str, Any] = {}
         if call.content_dirty:
@@ -437,7 +461,7 @@ class V2ToV1Bridge:
     def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
         snapshot = msgspec.structs.replace(tc.snapshot(), content=UNSET)
         create, losses = tool_call_to_v1(snapshot, title_fallback=call.title_fallback)
-        self._losses.extend(losses)
+        self._extend(losses, "$.params.update")
         content, meta = self._project(session_id, call, tc)
         changes: dict[str, Any] = {}
         if content:
@@ -484,7 +508,7 @@ class V2ToV1Bridge:
                 readers.setdefault(item.terminal_id, set()).add(tc.tool_call_id)
                 continue
             converted, losses = content_to_v1(item, path=f"$.content[{index}]")
-            self._losses.extend(losses)
+            self._extend(losses, "$.params.update")
             call.flat.extend(converted)
         call.count = len(items)
         out = list(call.flat)

@@ -69,10 +69,21 @@ class V1ToV2Bridge:
         self._out, self._replies, self._losses = [], [], []
         return converted
 
-    def close_session(self, session_id: str) -> None:
+    def flush(self, session_id: str | None = None) -> Converted:
+        """Nothing is ever held back (v1 has no chunks to coalesce): an empty ``Converted``."""
+        del session_id
+        return Converted()
+
+    def close_session(self, session_id: str) -> Converted:
         """Forget what the bridge remembers about the session."""
         self._sessions.pop(session_id, None)
         self._permissions = {k: s for k, s in self._permissions.items() if s != session_id}
+        return Converted()
+
+    def _extend(self, losses: LossReport, root: str) -> None:
+        """Losses of a mapping (rooted at what it mapped) as paths into the message."""
+        for loss in losses:
+            self._losses.append(Loss(root + loss.path[1:], loss.reason))
 
     def _session(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
@@ -106,7 +117,7 @@ class V1ToV2Bridge:
                 )
             )
         mapped, losses = session_update_to_v2(update)
-        self._losses.extend(losses)
+        self._extend(losses, "$.params.update")
         if mapped is None:
             return
         if isinstance(mapped, v2.ToolCallUpdate):
@@ -135,7 +146,7 @@ class V1ToV2Bridge:
         request, losses = permission_request_to_v2(
             params, stored_title=session.titles.get(tool_call_id)
         )
-        self._losses.extend(losses)
+        self._extend(losses, "$.params")
         if request is None:  # nothing a v2 client can show: never approval
             self._replies.append(response(message.id, _CANCELLED_RESULT))
             return
@@ -173,5 +184,5 @@ class V1ToV2Bridge:
             self._out.append(response(data.get("id"), _CANCELLED_RESULT))
             return
         mapped, losses = permission_response_to_v1(answer)
-        self._losses.extend(losses)
+        self._extend(losses, "$.result")
         self._out.append(response(data.get("id"), to_builtins(mapped)))

@@ -20,11 +20,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
-from . import replay, validate
+from . import convert, replay, validate
 
 __all__ = ["build_parser", "main"]
 
-_COMMANDS: tuple[Callable[[Any], None], ...] = (replay.register, validate.register)
+_COMMANDS: tuple[Callable[[Any], None], ...] = (
+    replay.register,
+    validate.register,
+    convert.register,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
