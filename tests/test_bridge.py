@@ -477,3 +477,22 @@ def test_v1_permission_without_options_is_answered_cancelled() -> None:
     assert converted.messages == ()
     (reply,) = converted.replies
     assert json.loads(encode(reply))["result"] == {"outcome": {"outcome": "cancelled"}}
+
+
+@pytest.mark.encodes_invalid  # the input carries an unknown key on purpose
+def test_envelope_metadata_and_unknown_keys_are_reported_not_dropped_silently() -> None:
+    line = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "x": 1,
+            "params": {
+                "sessionId": SID,
+                "_meta": {"trace": "t"},
+                "update": {"sessionUpdate": "tool_call_update", "toolCallId": "a", "title": "T"},
+            },
+        }
+    ).encode()
+    converted = V2ToV1Bridge().convert(line)
+    assert {loss.path for loss in converted.losses} == {"$.params._meta", "$.x"}
+    assert updates(converted)[0]["title"] == "T"

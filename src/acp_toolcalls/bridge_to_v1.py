@@ -68,6 +68,7 @@ from .v2_to_v1 import (
     tool_call_to_v1,
     tool_call_update_to_v1,
 )
+from .wire import extra_fields
 
 __all__ = ["TerminalProfile", "V2ToV1Bridge"]
 
@@ -221,6 +222,8 @@ class V2ToV1Bridge:
         if kind is v2.SessionUpdateMessage or isinstance(message, v2.SessionUpdateMessage):
             params = message.params
             update = params.update
+            if params.meta is not UNSET or kind is not v2.SessionUpdateMessage:
+                self._envelope_losses(message)
             handler = self._updates.get(type(update))
             if handler is None:
                 handler = next(
@@ -236,6 +239,15 @@ class V2ToV1Bridge:
             self._loss(message.error.path, f"batch element dropped: {message.error.reason}")
         else:
             raise TypeError(f"cannot convert a {type(message).__name__} from a v2 agent")
+
+    def _envelope_losses(self, message: v2.SessionUpdateMessage) -> None:
+        # What a v1 message cannot carry from the envelope: the notification's `_meta` (the
+        # v1 update may merge several notifications) and unknown keys (D19).
+        if message.params.meta is not UNSET:
+            self._loss("$.params._meta", "notification metadata is not carried to v1")
+        for root, obj in (("$", message), ("$.params", message.params)):
+            for key in extra_fields(obj):
+                self._loss(f"{root}.{key}", "unknown key dropped in cross-version conversion")
 
     def _take(self) -> Converted:
         losses = LossReport(self._losses) if self._losses else _NO_LOSS

@@ -122,7 +122,9 @@ class V1ToV2Bridge:
             return
         if isinstance(mapped, v2.ToolCallUpdate):
             self._remember(session, mapped)
-        notification = v2.UpdateSessionNotification(session_id=params.session_id, update=mapped)
+        notification = v2.UpdateSessionNotification(
+            session_id=params.session_id, update=mapped, meta=params.meta
+        )
         self._out.append(v2.SessionUpdateMessage(params=notification))
 
     @staticmethod
