@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import platform
 import random
-import sys
 import time
 from collections.abc import Callable, Sequence
 
@@ -26,6 +24,7 @@ import orjson
 
 from acp_toolcalls import ToolCallStore, encode
 from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+from environment import print_environment
 
 _WORDS = [
     "collected",
@@ -146,13 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--cost-only", action="store_true", help="skip the bytes (part 1)")
     args = parser.parse_args(argv)
-    from acp_toolcalls import _fastpath
-
-    compiled = not (_fastpath.__file__ or "").endswith(".py")
-    print(
-        f"python {sys.version.split()[0]}; {platform.machine()}; fast path "
-        f"{'compiled (mypyc)' if compiled else 'interpreted'}"
-    )
+    print_environment()
     lines = stream(args.chunks)
     print(f"input  {len(lines):,} v2 lines, {sum(map(len, lines)):,} bytes")
 

@@ -23,8 +23,6 @@ import argparse
 import gc
 import importlib
 import importlib.metadata
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from environment import print_environment
 from messages import generate
 
 Pass = Callable[[Sequence[bytes]], None]
@@ -41,54 +40,6 @@ Pass = Callable[[Sequence[bytes]], None]
 _SDK_BUDGET_S = 75.0
 _SDK_PREFIX = 20_000
 _SELECT_N = 5_000
-
-
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for row in f:
-                if row.startswith("model name"):
-                    return row.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _print_environment() -> None:
-    u = platform.uname()
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    print(
-        f"python       {sys.version.split()[0]} ({platform.python_implementation()}, "
-        f"{sys.executable})"
-    )
-    print(
-        f"packages     msgspec {_version('msgspec')}, orjson {_version('orjson')}, "
-        f"agent-client-protocol (acp) {_version('agent-client-protocol')}, "
-        f"pydantic {_version('pydantic')}, pydantic-core {_version('pydantic-core')}, "
-        f"acp-toolcalls {_version('acp-toolcalls')}"
-    )
-    print(
-        f"machine      {u.system} {u.release} {u.machine}; processor "
-        f"{platform.processor() or '?'!r}; cpu {_cpu_model()}"
-    )
-    print(
-        f"cpus         os.cpu_count() = {os.cpu_count()}"
-        + (f", usable = {affinity}" if affinity is not None else "")
-    )
-    try:
-        from acp_toolcalls import _fastpath
-
-        built = "compiled (mypyc)" if not _fastpath.__file__.endswith(".py") else "interpreted"
-    except ImportError:
-        built = "n/a"
-    print(f"fast path    acp_toolcalls._fastpath is {built}")
 
 
 def _load_ours() -> Callable[..., Any] | None:
@@ -208,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     n, reps = args.n, args.reps
 
-    _print_environment()
+    print_environment()
     t_start = time.perf_counter()
     lines = generate(n, args.seed)
     sizes = sorted(len(line) for line in lines)

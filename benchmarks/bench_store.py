@@ -39,9 +39,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.metadata
-import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -55,6 +52,7 @@ from typing import Any
 
 import orjson
 
+from environment import print_environment
 from messages import generate_live_labeled
 
 try:
@@ -83,52 +81,6 @@ _SELECT_N = 5_000
 TARGET_STORE_VS_ORJSON = 1.5
 TARGET_SDK_VS_STORE = 6.0
 TARGET_CHUNK_RATIO = 12.0
-
-
-# -- environment (as bench_decode.py) ---------------------------------------------------------
-
-
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for row in f:
-                if row.startswith("model name"):
-                    return row.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _print_environment() -> None:
-    u = platform.uname()
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    print(
-        f"python       {sys.version.split()[0]} ({platform.python_implementation()}, "
-        f"{sys.executable})"
-    )
-    print(
-        f"packages     msgspec {_version('msgspec')}, orjson {_version('orjson')}, "
-        f"agent-client-protocol (acp) {_version('agent-client-protocol')}, "
-        f"pydantic {_version('pydantic')}, pydantic-core {_version('pydantic-core')}, "
-        f"acp-toolcalls {_version('acp-toolcalls')}"
-    )
-    print(
-        f"machine      {u.system} {u.release} {u.machine}; processor "
-        f"{platform.processor() or '?'!r}; cpu {_cpu_model()}"
-    )
-    print(
-        f"cpus         os.cpu_count() = {os.cpu_count()}"
-        + (f", usable = {affinity}" if affinity is not None else "")
-    )
-    if hasattr(os, "getloadavg"):
-        print(f"load         {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min)")
 
 
 # -- timing -------------------------------------------------------------------------------------
@@ -643,7 +595,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-replay", action="store_true", help="skip part 3")
     args = parser.parse_args(argv)
 
-    _print_environment()
+    print_environment()
     t_start = time.perf_counter()
     labeled = generate_live_labeled(args.n, args.calls, args.seed)
     labels = [label for label, _ in labeled]
