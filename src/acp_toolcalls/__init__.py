@@ -16,6 +16,15 @@ from .codec import (
     encode,
     to_builtins,
 )
+from .emit import (
+    PermissionAsk,
+    TextThrottle,
+    ToolCallEmitter,
+    ToolCallIdReused,
+    ToolCallNotOpen,
+    diff_content,
+    text_content,
+)
 from .events import (
     ContentAppended,
     DiagnosticReported,
@@ -34,6 +43,15 @@ from .events import (
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
 from .lenient import DecodeError, Diagnostic
 from .loss import ConversionError, Loss, LossReport
+from .permissions import (
+    ALLOW_KINDS,
+    DEFAULT_OPTIONS,
+    PermissionAnswer,
+    SenderError,
+    command_subject,
+    parse_permission_answer,
+    permission_options,
+)
 from .state import (
     KIND_LABELS,
     Limits,
@@ -69,6 +87,20 @@ from .wire import UNSET, UnknownVariant, UnsetType, extra_fields
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ALLOW_KINDS",
+    "DEFAULT_OPTIONS",
+    "PermissionAnswer",
+    "PermissionAsk",
+    "SenderError",
+    "TextThrottle",
+    "ToolCallEmitter",
+    "ToolCallIdReused",
+    "ToolCallNotOpen",
+    "command_subject",
+    "diff_content",
+    "parse_permission_answer",
+    "permission_options",
+    "text_content",
     "KIND_LABELS",
     "ContentAppended",
     "DiagnosticReported",

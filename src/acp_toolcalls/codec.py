@@ -338,6 +338,16 @@ def to_builtins(obj: Any) -> Any:
 
 def encode(obj: Any) -> bytes:
     """Encode a model, a message or a batch as compact JSON bytes (no trailing newline)."""
+    return _encode(obj)
+
+
+def canonical_json(obj: Any) -> bytes:
+    """The bytes ``encode`` writes for ``obj``, as a key for equality of wire values (the
+    emitter's minimal patches): a ``True`` is not a ``1`` here, unlike with ``==``."""
+    return _encode(obj)
+
+
+def _encode(obj: Any) -> bytes:
     try:
         if wire.extras_seen() and _has_extra(obj):
             obj = _to_plain(obj)

@@ -1,0 +1,212 @@
+"""Permission requests as an agent sends them, and the client's answers as an agent reads them.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 6.11, 7.5, 7.10 items 5 and 7; D5, D6, D25,
+D34):
+
+- A request cannot be built without a non-empty ``title`` and at least one option; option ids
+  are unique; option kinds are the four known ones or ``_``-prefixed custom kinds.
+- The prompt's ``title``/``description`` and the subject are separate arguments: nothing here
+  copies prompt text into a tool call (the tool-call subject is a patch built by the emitter
+  from tool-call fields only).
+- A ``command`` subject needs a non-empty command and an absolute ``cwd`` in the agent
+  machine's native syntax (POSIX ``/``, ``C:\\``, ``\\\\server``); ``file:`` URIs are refused.
+- Approval exists only when the outcome is ``selected``, its ``optionId`` was offered, and the
+  offered option's kind is one the agent reads as approval (``allow_once``/``allow_always`` by
+  default). ``cancelled``, an unknown outcome, an unoffered id, a JSON-RPC error (``-32800``
+  included), a malformed answer and no answer at all are not approval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from . import v2
+from .codec import decode
+from .jsonrpc import JsonRpcMessage
+from .lenient import DecodeError
+
+__all__ = [
+    "ALLOW_KINDS",
+    "DEFAULT_OPTIONS",
+    "AnswerOutcome",
+    "PermissionAnswer",
+    "SenderError",
+    "check_absolute_path",
+    "check_open_value",
+    "command_subject",
+    "parse_permission_answer",
+    "permission_options",
+]
+
+
+class SenderError(ValueError):
+    """An agent tried to send something the protocol (or our sender rules) forbids.
+
+    ``path`` names the offending argument, e.g. ``options[1].optionId``.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+_WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:\\|^\\\\")
+
+
+def check_absolute_path(path: object, where: str) -> str:
+    """``path`` if it is an absolute native path (D25), else ``SenderError`` naming ``where``."""
+    if not isinstance(path, str) or not path:
+        raise SenderError(where, "a path must be a non-empty string")
+    if path.lower().startswith("file:"):
+        raise SenderError(where, f"paths are native, not URIs: {path!r}")
+    if not (path.startswith("/") or _WINDOWS_ABSOLUTE.match(path)):
+        raise SenderError(where, f"the path must be absolute: {path!r}")
+    return path
+
+
+def check_open_value(value: object, known: Iterable[str], where: str) -> str:
+    """An open-enum value a sender may originate: a known one or a ``_``-prefixed custom one."""
+    if not isinstance(value, str):
+        raise SenderError(where, f"expected a string, got {type(value).__name__}")
+    if value not in known and not value.startswith("_"):
+        raise SenderError(
+            where, f"{value!r} is neither a known value nor a `_`-prefixed custom one"
+        )
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Options
+
+_OPTION_KINDS = frozenset(k.value for k in v2.PermissionOptionKind)
+
+ALLOW_KINDS: frozenset[str] = frozenset({"allow_once", "allow_always"})
+"""Option kinds read as approval unless the agent says otherwise (custom kinds never are)."""
+
+DEFAULT_OPTIONS: tuple[v2.PermissionOption, ...] = (
+    v2.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+    v2.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+)
+"""Allow once / reject once: the options of a request that names none."""
+
+
+def permission_options(
+    options: Iterable[v2.PermissionOption | tuple[str, str, str]],
+) -> list[v2.PermissionOption]:
+    """Checked options: at least one, unique non-empty ids, names, known or ``_`` kinds.
+
+    Each option is a ``PermissionOption`` or an ``(option_id, name, kind)`` tuple.
+    """
+    checked: list[v2.PermissionOption] = []
+    seen: set[str] = set()
+    for index, option in enumerate(options):
+        where = f"options[{index}]"
+        if isinstance(option, tuple):
+            option_id, name, kind = option
+            option = v2.PermissionOption(option_id=option_id, name=name, kind=kind)
+        if not isinstance(option, v2.PermissionOption):
+            raise SenderError(where, f"expected a PermissionOption, got {type(option).__name__}")
+        if not isinstance(option.option_id, str) or not option.option_id:
+            raise SenderError(f"{where}.optionId", "must be a non-empty string")
+        if option.option_id in seen:
+            raise SenderError(f"{where}.optionId", f"duplicate option id {option.option_id!r}")
+        if not isinstance(option.name, str) or not option.name:
+            raise SenderError(f"{where}.name", "must be a non-empty string")
+        check_open_value(option.kind, _OPTION_KINDS, f"{where}.kind")
+        seen.add(option.option_id)
+        checked.append(option)
+    if not checked:
+        raise SenderError("options", "a permission request needs at least one option")
+    return checked
+
+
+def command_subject(
+    command: str,
+    cwd: str,
+    *,
+    tool_call_id: str | UnsetType = UNSET,
+    terminal_id: str | UnsetType = UNSET,
+    meta: dict[str, Any] | UnsetType = UNSET,
+) -> v2.CommandPermissionSubject:
+    """A ``command`` subject: what the agent wants to run, where (an absolute ``cwd``).
+
+    The ids only associate the prompt with displayed state; they change nothing.
+    """
+    if not isinstance(command, str) or not command:
+        raise SenderError("subject.command", "must be a non-empty string")
+    check_absolute_path(cwd, "subject.cwd")
+    for name, value in (("toolCallId", tool_call_id), ("terminalId", terminal_id)):
+        if value is not UNSET and (not isinstance(value, str) or not value):
+            raise SenderError(f"subject.{name}", "must be a non-empty string")
+    return v2.CommandPermissionSubject(
+        command=command, cwd=cwd, tool_call_id=tool_call_id, terminal_id=terminal_id, meta=meta
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Answers
+
+AnswerOutcome = Literal["selected", "cancelled", "unoffered", "unknown", "error", "malformed"]
+"""How a request ended: ``selected`` (an offered option), ``cancelled`` (the outcome, or a
+``-32800`` error, or the agent stopped waiting), ``unoffered`` (``selected`` with an id that
+was not offered), ``unknown`` (an outcome this library does not know), ``error`` (any other
+JSON-RPC error) or ``malformed`` (an answer that does not parse)."""
+
+
+class PermissionAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """The agent's reading of a permission answer. Only ``approved`` may let work proceed."""
+
+    outcome: AnswerOutcome
+    option: v2.PermissionOption | None = None
+    """The offered option the user picked (``selected`` only)."""
+    approved: bool = False
+    """``selected``, offered, and of an approving kind. Everything else is not approval."""
+    raw: Any = None
+    """The answer as received (a result object or a JSON-RPC error), for logs and proxies."""
+
+
+_CANCELLED_CODE = -32800
+
+
+def parse_permission_answer(
+    answer: Any,
+    options: Sequence[v2.PermissionOption],
+    *,
+    allow_kinds: Iterable[str] = ALLOW_KINDS,
+) -> PermissionAnswer:
+    """Read a v2 answer to a request that offered ``options``.
+
+    ``answer`` is a whole JSON-RPC response (a mapping or ``JsonRpcMessage`` with ``result`` or
+    ``error``), a bare result mapping, or a ``v2.RequestPermissionResponse``. Never raises for
+    bad input: a malformed answer is ``malformed`` and not approved.
+    """
+    if isinstance(answer, JsonRpcMessage):
+        answer = answer.data
+    if isinstance(answer, Mapping) and ("error" in answer or "result" in answer):
+        error = answer.get("error")
+        if error is not None:
+            cancelled = isinstance(error, Mapping) and error.get("code") == _CANCELLED_CODE
+            return PermissionAnswer(outcome="cancelled" if cancelled else "error", raw=error)
+        answer = answer.get("result")
+    raw = answer
+    if not isinstance(answer, v2.RequestPermissionResponse):
+        try:
+            answer = decode(answer, v2.RequestPermissionResponse).value
+        except DecodeError:
+            return PermissionAnswer(outcome="malformed", raw=raw)
+    outcome = answer.outcome
+    if isinstance(outcome, v2.CancelledPermissionOutcome):
+        return PermissionAnswer(outcome="cancelled", raw=raw)
+    if not isinstance(outcome, v2.SelectedPermissionOutcome):
+        return PermissionAnswer(outcome="unknown", raw=raw)
+    option = answer.selected_option(list(options))
+    if option is None:
+        return PermissionAnswer(outcome="unoffered", raw=raw)
+    approved = option.kind in frozenset(allow_kinds)
+    return PermissionAnswer(outcome="selected", option=option, approved=approved, raw=raw)
