@@ -21,7 +21,7 @@ from acp_toolcalls.emit import (
     diff_content,
     text_content,
 )
-from acp_toolcalls.permissions import SenderError, command_subject
+from acp_toolcalls.permissions import SenderError, command_subject, permission_request
 from acp_toolcalls.schema import validate_message
 
 SID = "sess_1"
@@ -693,3 +693,47 @@ def test_a_v1_clients_answer_is_read_back_as_v2() -> None:
         "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
     }
     assert emitter.answer(v1_answer).approved
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("content", [text_content("Allow editing config.toml?")]),
+        ("content", [text_content("  The agent wants to change a setting. ")]),
+    ],
+)
+def test_prompt_text_put_in_the_calls_content_is_refused(field: str, value: Any) -> None:
+    emitter = ToolCallEmitter(SID)
+    emitter.start("c1", title="Edit config.toml")
+    with pytest.raises(SenderError, match="title/description") as raised:
+        emitter.request_permission(
+            "c1",
+            request_id=1,
+            title="Allow editing config.toml?",
+            description="The agent wants to change a setting.",
+            **{field: value},
+        )
+    assert raised.value.path == "subject.toolCall.content[0]"
+    assert emitter.update("c1", content=None) == []  # the refused content was not recorded
+
+
+def test_the_standalone_builder_checks_the_same_rules() -> None:
+    call = v2.ToolCallUpdate(tool_call_id="c1", title="Run setup.sh?")
+    subject = v2.ToolCallPermissionSubject(tool_call=call)
+    with pytest.raises(SenderError) as raised:
+        permission_request(SID, title="Run setup.sh?", subject=subject)
+    assert raised.value.path == "subject.toolCall.title"
+    with pytest.raises(SenderError, match="custom"):
+        permission_request(SID, title="ok?", subject=v2.UnknownPermissionSubject({"type": "plan"}))
+    bad_cwd = v2.CommandPermissionSubject(command="make", cwd="build")
+    with pytest.raises(SenderError, match="absolute"):
+        permission_request(SID, title="ok?", subject=bad_cwd)
+    request = permission_request(
+        SID,
+        title="Run setup.sh?",
+        subject=v2.ToolCallPermissionSubject(
+            tool_call=v2.ToolCallUpdate(tool_call_id="c1", title="Execute setup script")
+        ),
+    )
+    message = v2.PermissionRequestMessage(id=1, params=request)
+    assert json.loads(encode(message))["params"]["options"][0]["kind"] == "allow_once"

@@ -51,6 +51,7 @@ from .permissions import (
     command_subject,
     parse_permission_answer,
     permission_options,
+    permission_request,
 )
 from .state import (
     KIND_LABELS,
@@ -100,6 +101,7 @@ __all__ = [
     "diff_content",
     "parse_permission_answer",
     "permission_options",
+    "permission_request",
     "text_content",
     "KIND_LABELS",
     "ContentAppended",

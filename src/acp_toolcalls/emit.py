@@ -51,8 +51,9 @@ from .permissions import (
     SenderError,
     check_absolute_path,
     check_open_value,
+    check_subject,
     parse_permission_answer,
-    permission_options,
+    permission_request,
 )
 from .v1_to_v2 import git_patch
 
@@ -655,14 +656,16 @@ class ToolCallEmitter:
             raw_input=raw_input, meta=meta,
         )  # fmt: skip
         _check_fields(fields)
-        checked = self._check_prompt(request_id, title, description, options)
+        request = self._check_prompt(request_id, title, description, options)
+        intended = v2.ToolCallUpdate(tool_call_id=call.tool_call_id, **fields)
+        check_subject(title, description, v2.ToolCallPermissionSubject(tool_call=intended))
         if content is not UNSET:
             self._texts.pop(call_id, None)
             call.text = None
         self._queue(self.flush())
         patch = v2.ToolCallUpdate(tool_call_id=call.tool_call_id, **self._patch(call, fields))
         subject = v2.ToolCallPermissionSubject(tool_call=patch, meta=subject_meta)
-        return self._ask(request_id, title, description, checked, subject)
+        return self._ask(request_id, request, subject)
 
     def request_command_permission(
         self,
@@ -676,9 +679,10 @@ class ToolCallEmitter:
         """Ask permission to run a command (a subject from ``permissions.command_subject``)."""
         if not isinstance(command, v2.CommandPermissionSubject):
             raise SenderError("subject", "build the subject with `command_subject`")
-        checked = self._check_prompt(request_id, title, description, options)
+        request = self._check_prompt(request_id, title, description, options)
+        check_subject(title, description, command)
         self._queue(self.flush())
-        return self._ask(request_id, title, description, checked, command)
+        return self._ask(request_id, request, command)
 
     def answer(self, response: Any) -> PermissionAnswer:
         """Read the client's JSON-RPC response to a request of ``request_permission``.
@@ -825,34 +829,23 @@ class ToolCallEmitter:
         title: str,
         description: str | UnsetType,
         options: Sequence[v2.PermissionOption | tuple[str, str, str]],
-    ) -> tuple[v2.PermissionOption, ...]:
-        """Everything about a permission request that can fail, checked before state moves."""
-        if not isinstance(title, str) or not title.strip():
-            raise SenderError("title", "a permission request needs a non-empty title")
-        if description is not UNSET and not isinstance(description, str):
-            raise SenderError("description", "must be a string")
+    ) -> v2.RequestPermissionRequest:
+        """Everything about a permission request that can fail, checked before state moves;
+        the subject is filled in by ``_ask``."""
         if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
             raise SenderError("id", "a JSON-RPC request id is an integer or a string")
         if request_key(request_id) in self._asks:
             raise SenderError("id", f"request id {request_id!r} is still waiting for an answer")
-        return tuple(permission_options(options))
+        return permission_request(
+            self.session_id, title=title, description=description, options=options
+        )
 
     def _ask(
-        self,
-        request_id: int | str,
-        title: str,
-        description: str | UnsetType,
-        checked: tuple[v2.PermissionOption, ...],
-        subject: v2.PermissionSubject,
+        self, request_id: int | str, request: v2.RequestPermissionRequest, subject: Any
     ) -> PermissionAsk:
+        request = msgspec.structs.replace(request, subject=subject)
+        checked = tuple(request.options)
         key = request_key(request_id)
-        request = v2.RequestPermissionRequest(
-            session_id=self.session_id,
-            title=title,
-            description=description,
-            subject=subject,
-            options=list(checked),
-        )
         message = v2.PermissionRequestMessage(id=request_id, params=request)
         settled = None
         if self._bridge is None:

@@ -41,6 +41,7 @@ __all__ = [
     "command_subject",
     "parse_permission_answer",
     "permission_options",
+    "permission_request",
 ]
 
 
@@ -146,6 +147,85 @@ def command_subject(
             raise SenderError(f"subject.{name}", "must be a non-empty string")
     return v2.CommandPermissionSubject(
         command=command, cwd=cwd, tool_call_id=tool_call_id, terminal_id=terminal_id, meta=meta
+    )
+
+
+_SUBJECT_TYPES = frozenset({"tool_call", "command"})
+
+
+def _texts(item: Any) -> Iterable[str]:
+    if isinstance(item, v2.Content) and isinstance(item.content, v2.TextContent):
+        yield item.content.text
+
+
+def check_subject(
+    title: str, description: str | UnsetType | None, subject: v2.PermissionSubject | None
+) -> None:
+    """A subject may carry only what it is about: the prompt's own text is refused in a
+    ``tool_call`` subject's ``title`` or text content (the codex-acp bug, spec 10.3)."""
+    if subject is None:
+        return
+    if isinstance(subject, v2.ToolCallPermissionSubject):
+        call = subject.tool_call
+        if not isinstance(call.tool_call_id, str) or not call.tool_call_id:
+            raise SenderError("subject.toolCall.toolCallId", "must be a non-empty string")
+        prompt = {text.strip() for text in (title, description) if isinstance(text, str)}
+        prompt.discard("")
+        if isinstance(call.title, str) and call.title.strip() in prompt:
+            raise SenderError(
+                "subject.toolCall.title",
+                "the prompt's text belongs in the request's title/description, not the call's",
+            )
+        for index, item in enumerate(call.content if isinstance(call.content, list) else ()):
+            if any(text.strip() in prompt for text in _texts(item)):
+                raise SenderError(
+                    f"subject.toolCall.content[{index}]",
+                    "the prompt's text would replace what the call shows: put it in the "
+                    "request's title/description",
+                )
+    elif isinstance(subject, v2.CommandPermissionSubject):
+        command_subject(
+            subject.command,
+            subject.cwd,
+            tool_call_id=subject.tool_call_id if subject.tool_call_id is not None else UNSET,
+            terminal_id=subject.terminal_id if subject.terminal_id is not None else UNSET,
+        )
+    elif isinstance(subject, v2.UnknownPermissionSubject):
+        check_open_value(subject.tag, _SUBJECT_TYPES, "subject.type")
+    else:
+        raise SenderError("subject", f"expected a permission subject, got {type(subject).__name__}")
+
+
+def permission_request(
+    session_id: str,
+    *,
+    title: str,
+    options: Iterable[v2.PermissionOption | tuple[str, str, str]] = DEFAULT_OPTIONS,
+    description: str | UnsetType = UNSET,
+    subject: v2.PermissionSubject | None = None,
+    meta: dict[str, Any] | UnsetType = UNSET,
+) -> v2.RequestPermissionRequest:
+    """A checked v2 ``session/request_permission`` params object.
+
+    ``title`` (required, non-empty) and ``description`` are the prompt's text; ``subject`` says
+    what it is about: a ``v2.ToolCallPermissionSubject`` whose ``tool_call`` is a patch of the
+    call's own state, a ``command_subject(...)``, or ``None`` for a generic prompt.
+    """
+    if not isinstance(session_id, str) or not session_id:
+        raise SenderError("sessionId", "must be a non-empty string")
+    if not isinstance(title, str) or not title.strip():
+        raise SenderError("title", "a permission request needs a non-empty title")
+    if description is not UNSET and not isinstance(description, str):
+        raise SenderError("description", "must be a string")
+    checked = permission_options(options)
+    check_subject(title, description, subject)
+    return v2.RequestPermissionRequest(
+        session_id=session_id,
+        title=title,
+        options=checked,
+        description=description,
+        subject=UNSET if subject is None else subject,
+        meta=meta,
     )
 
 
