@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -737,3 +739,18 @@ def test_the_standalone_builder_checks_the_same_rules() -> None:
     )
     message = v2.PermissionRequestMessage(id=1, params=request)
     assert json.loads(encode(message))["params"]["options"][0]["kind"] == "allow_once"
+
+
+@pytest.mark.parametrize("version", [2, 1])
+def test_the_agent_guide_example_runs_and_is_valid(
+    version: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    guide = (Path(__file__).parent.parent / "docs" / "agent-guide.md").read_text()
+    block = re.findall(r"```python\n(.*?)```", guide, re.S)[0]
+    scope: dict[str, Any] = {}
+    exec(block.replace("protocol_version=2", f"protocol_version={version}"), scope)
+    lines = scope["wire"].splitlines()
+    for line in lines:
+        assert validate_message(json.loads(line), f"v{version}") == []  # type: ignore[arg-type]
+    assert scope["answer"].approved
+    assert "still open" not in caplog.text  # the example finishes what it starts
