@@ -1,0 +1,1 @@
+"""Interop test helpers: ask other ACP implementations what they make of our messages."""
