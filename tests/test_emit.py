@@ -673,6 +673,50 @@ def test_the_same_calls_make_schema_valid_messages_for_either_version(version: i
         assert "tool_call" not in methods
 
 
+def _every_feature(emitter: ToolCallEmitter) -> list[Any]:
+    """Every emitter method and every kind of clear, after ``_scenario``'s turn."""
+    out = _scenario(emitter)
+    cancel = v2.ToolCallCapabilities(cancel=v2.ToolCallCancelCapabilities())
+    out += emitter.start(
+        "grep",
+        title="Search for TODO",
+        kind="search",
+        name="grep",
+        locations=[v2.ToolCallLocation(path="/w/a.py", line=3)],
+        capabilities=cancel,
+        meta={"vendor.example/parent": "edit", "vendor.example/n": 1},
+    )
+    out += emitter.update("grep", status="in_progress", meta={"vendor.example/n": None})
+    out += emitter.append("grep", text_content("a.py:3: TODO"))
+    out += emitter.update("grep", title=None, locations=None, content=[], kind=None)
+    out += emitter.update("grep", title="Search again", raw_output={"hits": 1})
+    ask = emitter.request_command_permission(
+        request_id=2,
+        title="Run make clean?",
+        description="Removes build outputs.",
+        command=command_subject("make clean", "/w"),
+    )
+    out += ask.messages
+    rejected = {"jsonrpc": "2.0", "id": 2, "result": {"outcome": {"outcome": "cancelled"}}}
+    assert not emitter.answer(rejected).approved
+    out += emitter.finish("grep", "cancelled")
+    out += emitter.start("bg", title="Watch files", kind="other")
+    out += emitter.finish_open("cancelled")
+    out += emitter.end_turn("cancelled")
+    return out
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_typescript_sdk_accepts_every_message_the_emitter_sends(version: int) -> None:
+    from interop.ts_sdk import TsMessage, ts_validate
+
+    messages = wire(_every_feature(ToolCallEmitter(SID, protocol_version=version)))
+    assert len(messages) > 20
+    verdicts = ts_validate([TsMessage(version, message) for message in messages])
+    rejected = [(m, v) for m, v in zip(messages, verdicts, strict=True) if v is not None]
+    assert rejected == []
+
+
 def test_v1_and_v2_clients_end_with_the_same_calls() -> None:
     v2_store = store_of(_scenario(ToolCallEmitter(SID, protocol_version=2)))
     v1_store = store_of(_scenario(ToolCallEmitter(SID, protocol_version=1)), protocol="v1")
