@@ -1,0 +1,291 @@
+"""The clients of the interop tests: the official SDK's v1 and v2 clients and ours.
+
+Each runs one session with one prompt against an agent command line over real stdio (by
+default ``examples/agent.py``; the proxy tests put ``acp-toolcalls bridge`` in front of it)
+and records the client's side of the wire as a ``Run``. ``fold_v1`` is what a v1 client shows
+(the SDK's models folded the v1 way, spec 8.7); ``store_view`` is the same view from our store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+from collections.abc import Coroutine, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+from acp import schema as v1s
+from acp.client import ClientSideConnection as V1ClientConnection
+from acp.connection import StreamEvent
+from acp.experimental.v2 import ClientSideConnection as V2ClientConnection
+from acp.experimental.v2 import schema as v2s
+from acp.transports import spawn_stdio_transport
+from pydantic import BaseModel
+
+from acp_toolcalls import ToolCallStore
+from acp_toolcalls.sdk import store_observer
+
+EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
+AGENT = EXAMPLES / "agent.py"
+AGENT_COMMAND: tuple[str, ...] = (sys.executable, str(AGENT))
+"""The example agent, run directly."""
+CLIENT = EXAMPLES / "client.py"
+TIMEOUT = 30.0
+PROMPT = "Remember to water the plants"
+OLD_NOTES = "- buy milk\n"
+NEW_NOTES = OLD_NOTES + f"- {PROMPT}\n"
+SCRIPT_OUTPUT = b"step 1/3\nstep 2/3\nstep 3/3\n"
+CALLS = ["edit", "run", "read"]
+
+V1_LOSSES = {
+    "rawInput clear": "v1 cannot clear rawInput (null means unchanged): the edit keeps its "
+    "arguments on a v1 client, v2 clears them",
+    "locations clear": "a cleared location list is sent to v1 as [] (the same display: none)",
+    "diff": "a v2 diff (changes + git_patch) reaches v1 as a text item showing the patch",
+    "terminal": "an agent-owned terminal reaches v1 as a text transcript (command, output, "
+    "exit code); the v1 client holds no terminal state",
+    "cancelled": "v1 has no `cancelled` status: a cancelled call is `failed` on a v1 client",
+    "permission text": "a v1 permission request has no title/description of its own",
+}
+"""What a v1 client cannot be shown of this agent's v2 intent (spec 9.11), and is allowed
+to differ in ``test_a_v1_client_shows_what_the_agent_meant_modulo_documented_losses``."""
+
+T = TypeVar("T")
+
+
+def bounded(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run one session, failing instead of hanging when it takes more than ``TIMEOUT``."""
+    return asyncio.run(asyncio.wait_for(coroutine, TIMEOUT))
+
+
+@dataclass
+class Run:
+    """One session with one prompt, as recorded on the client's side of the wire."""
+
+    protocol: int
+    cwd: Path
+    session_id: str
+    stop_reason: str
+    wire: list[tuple[str, dict[str, Any]]]  # (direction, message) in wire order
+    document: dict[str, Any]  # the client's store, `store.document()` of this session
+    callbacks: list[Any] = field(default_factory=list)  # what the SDK client handed us
+
+    def received(self) -> list[dict[str, Any]]:
+        return [message for direction, message in self.wire if direction == "incoming"]
+
+    def sent(self) -> list[dict[str, Any]]:
+        return [message for direction, message in self.wire if direction == "outgoing"]
+
+    def calls(self) -> dict[str, dict[str, Any]]:
+        return {call["toolCallId"]: call for call in self.document["toolCalls"]}
+
+    def updates(self, kind: str) -> Iterator[dict[str, Any]]:
+        for message in self.received():
+            if message.get("method") == "session/update":
+                update: dict[str, Any] = message["params"]["update"]
+                if update["sessionUpdate"] == kind:
+                    yield update
+
+
+def prepared(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "notes.txt").write_text(OLD_NOTES, encoding="utf-8")
+    return directory.resolve()
+
+
+def session_document(store: ToolCallStore, session_id: str) -> dict[str, Any]:
+    sessions: dict[str, dict[str, Any]] = store.document()["sessions"]
+    return sessions.get(session_id, {"toolCalls": [], "terminals": []})
+
+
+def _pick(options: list[Any], kind: str) -> str:
+    return str(next(option.option_id for option in options if option.kind == kind))
+
+
+# --------------------------------------------------------------------------------------------
+# Clients
+
+
+class SdkV1Client:
+    """The official SDK's v1 client callbacks: ``approve``, ``reject`` or ``cancel`` (send
+    ``session/cancel``, then answer ``cancelled`` as v1 requires of a client)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.callbacks: list[Any] = []
+        self.conn: V1ClientConnection | None = None
+
+    async def request_permission(
+        self, session_id: str, tool_call: v1s.ToolCallUpdate, options: list[Any], **_: Any
+    ) -> v1s.RequestPermissionResponse:
+        self.callbacks.append(tool_call)
+        if self.mode == "cancel":
+            assert self.conn is not None
+            await self.conn.cancel(session_id=session_id)
+            return v1s.RequestPermissionResponse(outcome=v1s.DeniedOutcome(outcome="cancelled"))
+        option = _pick(options, "allow_once" if self.mode == "approve" else "reject_once")
+        selected = v1s.AllowedOutcome(option_id=option, outcome="selected")
+        return v1s.RequestPermissionResponse(outcome=selected)
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.callbacks.append(update)
+
+
+class SdkV2Client:
+    """The SDK's experimental v2 client callbacks; ``cancel`` sends ``session/cancel`` and
+    never answers: the agent has to give up the request itself (``$/cancel_request``)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.conn: V2ClientConnection | None = None
+
+    async def request_permission(
+        self, session_id: str, title: str, options: list[Any], **_: Any
+    ) -> v2s.RequestPermissionResponse:
+        if self.mode == "cancel":
+            assert self.conn is not None
+            await self.conn.cancel_session(session_id=session_id)
+            await asyncio.Event().wait()  # cancelled by the agent's `$/cancel_request`
+        option = _pick(options, "allow_once" if self.mode == "approve" else "reject_once")
+        selected = v2s.SelectedPermissionOutcomeVariant(option_id=option)
+        return v2s.RequestPermissionResponse(outcome=selected)
+
+
+async def sdk_v1_session(
+    cwd: Path, mode: str = "approve", agent: Sequence[str] = AGENT_COMMAND
+) -> Run:
+    """One prompt from the official SDK's v1 client to ``agent`` (a command line)."""
+    store = ToolCallStore(protocol="v1")
+    wire: list[tuple[str, dict[str, Any]]] = []
+    client = SdkV1Client(mode)
+
+    def record(event: StreamEvent) -> None:
+        wire.append((event.direction.value, event.message))
+
+    async with spawn_stdio_transport(*agent, stderr=None) as (r, w, _):
+        observers = [store_observer(store), record]
+        conn = V1ClientConnection(client, w, r, observers=observers)  # type: ignore[arg-type]
+        client.conn = conn
+        info = v1s.Implementation(name="interop-test", version="0")
+        await conn.initialize(protocol_version=1, client_info=info)
+        session = await conn.new_session(cwd=str(cwd))
+        text = v1s.TextContentBlock(type="text", text=PROMPT)
+        response = await conn.prompt(session_id=session.session_id, prompt=[text])
+        await conn.close()
+    document = session_document(store, session.session_id)
+    stop = str(response.stop_reason)
+    return Run(1, cwd, session.session_id, stop, wire, document, client.callbacks)
+
+
+async def sdk_v2_session(cwd: Path, mode: str, agent: Sequence[str] = AGENT_COMMAND) -> Run:
+    """One prompt from the official SDK's experimental v2 client to ``agent``."""
+    store = ToolCallStore(protocol="v2")
+    wire: list[tuple[str, dict[str, Any]]] = []
+    idle: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    client = SdkV2Client(mode)
+
+    def record(event: StreamEvent) -> None:
+        wire.append((event.direction.value, event.message))
+        params = event.message.get("params") or {}
+        update = params.get("update") or {} if isinstance(params, dict) else {}
+        if update.get("state") == "idle" and not idle.done():
+            idle.set_result(str(update.get("stopReason")))
+
+    async with spawn_stdio_transport(*agent, stderr=None) as (r, w, _):
+        conn = V2ClientConnection(client, w, r, observers=[store_observer(store), record])
+        client.conn = conn
+        await conn.initialize(protocol_version=2, info=v2s.Implementation(name="t", version="0"))
+        session = await conn.new_session(cwd=str(cwd))
+        await conn.prompt(session_id=session.session_id, prompt=[v2s.TextContentBlock(text=PROMPT)])
+        stop = await idle
+        await conn.close()
+    return Run(2, cwd, session.session_id, stop, wire, session_document(store, session.session_id))
+
+
+async def example_client(cwd: Path, protocol: int, *args: str) -> Run:
+    """``examples/client.py --json`` as a subprocess; the wire comes from its ``--log``."""
+    log = cwd.with_name(cwd.name + ".jsonl")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(CLIENT), "--json", "--cwd", str(cwd), "--log", str(log),
+        "--protocol", str(protocol), "--prompt", PROMPT, *args,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, _ = await process.communicate()
+    finally:
+        if process.returncode is None:  # timed out: do not leave it running
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0
+    result = json.loads(out)
+    [(session_id, document)] = result["sessions"].items()
+    wire = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        message = json.loads(line)
+        wire.append((message.pop("direction"), message))
+    return Run(protocol, cwd, session_id, result["stopReason"], wire, document)
+
+
+def load_example_client() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("example_client", CLIENT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------------------------
+# What a v1 client shows
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return getattr(value, "value", value)
+
+
+V1_FIELDS = {
+    "title": "title", "name": "name", "kind": "kind", "status": "status",
+    "content": "content", "locations": "locations", "raw_input": "rawInput",
+    "raw_output": "rawOutput",
+}  # fmt: skip
+V1_DEFAULTS = {"kind": "other", "status": "pending"}
+
+
+def fold_v1(run: Run) -> dict[str, dict[str, Any]]:
+    """The v1 client's tool calls, folded from the SDK's own models the v1 way (spec 8.7):
+    ``tool_call``, ``tool_call_update`` and a permission request's ``toolCall`` in wire
+    order; a field present and non-null replaces, ``null`` changes nothing."""
+    calls: dict[str, dict[str, Any]] = {}
+    for message in run.received():
+        if message.get("method") == "session/update":
+            update: Any = v1s.SessionNotification.model_validate(message["params"]).update
+            if not isinstance(update, (v1s.ToolCallStart, v1s.ToolCallProgress)):
+                continue
+        elif message.get("method") == "session/request_permission":
+            update = v1s.RequestPermissionRequest.model_validate(message["params"]).tool_call
+        else:
+            continue
+        call = calls.setdefault(update.tool_call_id, dict(V1_DEFAULTS))
+        for attribute, wire in V1_FIELDS.items():
+            value = getattr(update, attribute)
+            if attribute in update.model_fields_set and value is not None:
+                call[wire] = _plain(value)
+    return calls
+
+
+def store_view(run: Run) -> dict[str, dict[str, Any]]:
+    """The same fields from our store (a cleared field, stored as ``null``, is not shown)."""
+    return {
+        call_id: {
+            **V1_DEFAULTS,
+            **{k: v for k, v in call.items() if k in V1_FIELDS.values() and v is not None},
+        }
+        for call_id, call in run.calls().items()
+    }
