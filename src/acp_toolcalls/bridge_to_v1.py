@@ -152,10 +152,15 @@ class V2ToV1Bridge:
         terminal_profile: TerminalProfile = "text",
         tail_chars: int = DEFAULT_TAIL_CHARS,
         limits: Limits | None = None,
+        notices: bool = False,
+        compaction: bool = False,
     ) -> None:
         if terminal_profile not in ("text", "meta"):
             raise ValueError(f"unknown terminal profile {terminal_profile!r}")
         self.coalesce = coalesce
+        # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
+        self.notices = notices
+        self.compaction = compaction
         self.terminal_profile: TerminalProfile = terminal_profile
         self.tail_chars = tail_chars
         self.store = ToolCallStore(protocol="v2", limits=limits)
@@ -360,7 +365,9 @@ class V2ToV1Bridge:
         if tag in _FLUSHING_TAGS:
             self._loss("$.params.update", f"`{tag}` has no v1 form: not forwarded")
             return
-        mapped, losses = session_update_to_v1(update)
+        mapped, losses = session_update_to_v1(
+            update, notices=self.notices, compaction=self.compaction
+        )
         self._extend(losses, "$.params.update")
         if mapped is not None:
             self._emit_update(session_id, mapped)

@@ -12,6 +12,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
   not sent and the agent is answered ``cancelled`` (D5). The client's answer is mapped back;
   an unknown outcome is never approval.
 - Client-owned v1 terminals have no v2 form: dropped and reported (D38).
+- v2 requires a ``messageId`` on every message chunk: a v1 chunk without one continues the
+  session's current message of its kind, and any other update, or ``end_message``, ends it.
 - Every other message passes through unchanged.
 """
 
@@ -32,12 +34,16 @@ __all__ = ["V1ToV2Bridge"]
 _CANCELLED_RESULT = {"outcome": {"outcome": "cancelled"}}
 
 
+_MESSAGE_CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
+
+
 class _Session:
-    __slots__ = ("final", "titles")
+    __slots__ = ("final", "message", "titles")
 
     def __init__(self) -> None:
         self.titles: dict[str, str] = {}
         self.final: set[str] = set()
+        self.message: tuple[str, str] | None = None  # (chunk kind, messageId) being streamed
 
 
 class V1ToV2Bridge:
@@ -45,6 +51,7 @@ class V1ToV2Bridge:
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}
+        self._messages = 0  # message ids made up for chunks without one
         self._permissions: dict[Any, str] = {}
         self._out: list[Any] = []
         self._replies: list[Any] = []
@@ -73,6 +80,13 @@ class V1ToV2Bridge:
         """Nothing is ever held back (v1 has no chunks to coalesce): an empty ``Converted``."""
         del session_id
         return Converted()
+
+    def end_message(self, session_id: str) -> None:
+        """The session's next message chunk without a ``messageId`` starts a new message (a
+        proxy calls this when a prompt turn starts and ends)."""
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.message = None
 
     def close_session(self, session_id: str) -> Converted:
         """Forget what the bridge remembers about the session."""
@@ -116,7 +130,7 @@ class V1ToV2Bridge:
                     "merged (probable id reuse)",
                 )
             )
-        mapped, losses = session_update_to_v2(update)
+        mapped, losses = session_update_to_v2(update, message_id=self._message_id(session, update))
         self._extend(losses, "$.params.update")
         if mapped is None:
             return
@@ -126,6 +140,23 @@ class V1ToV2Bridge:
             session_id=params.session_id, update=mapped, meta=params.meta
         )
         self._out.append(v2.SessionUpdateMessage(params=notification))
+
+    def _message_id(self, session: _Session, update: v1.SessionUpdate) -> str | None:
+        """The ``messageId`` of a message chunk (its own, or the current message's); any
+        other update ends the current message."""
+        tag = update.tag if isinstance(update, v1.OpaqueSessionUpdate) else None
+        if tag not in _MESSAGE_CHUNKS:
+            session.message = None
+            return None
+        assert isinstance(update, v1.OpaqueSessionUpdate) and tag is not None
+        own = update.data.get("messageId")
+        if isinstance(own, str):
+            session.message = (tag, own)
+            return None
+        if session.message is None or session.message[0] != tag:
+            self._messages += 1
+            session.message = (tag, f"acp-toolcalls-msg-{self._messages}")
+        return session.message[1]
 
     @staticmethod
     def _remember(session: _Session, update: v2.ToolCallUpdate) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
-from . import convert, replay, validate
+from . import bridge, convert, replay, validate
 
 __all__ = ["build_parser", "main"]
 
@@ -28,6 +28,7 @@ _COMMANDS: tuple[Callable[[Any], None], ...] = (
     replay.register,
     validate.register,
     convert.register,
+    bridge.register,
 )
 
 

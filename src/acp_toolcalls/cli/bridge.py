@@ -1,0 +1,154 @@
+"""``acp-toolcalls bridge``: a stdio proxy between an ACP client and an agent of another version.
+
+Rules this module owns (issue 7; the command line is fixed):
+
+- ``acp-toolcalls bridge [--client-version 1|2|auto] [--agent-version 1|2|auto]
+  [--coalesce-ms N] [--log FILE] -- AGENT_COMMAND [ARGS...]``, plus ``--max-line-bytes`` and
+  ``--verbose``. The editor starts it in place of the agent command.
+- Exit 0 when the client ended the session; 1 when the agent exited, crashed or broke the
+  protocol first; 2 for a usage error, an agent that cannot be started or a log that cannot be
+  opened; 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..codec import DEFAULT_MAX_BYTES
+from ..proxy import ProxyConfig, run_proxy
+
+__all__ = ["register", "run"]
+
+PROG = "acp-toolcalls bridge"
+
+_EXIT_CODES = """\
+exit status:
+  0    the client ended the session (EOF on stdin); the agent was stopped
+  1    the agent exited, crashed or wrote something that is not JSON-RPC first: the
+       client was answered every request it was waiting for
+  2    usage error, the agent cannot be started, or FILE cannot be opened
+  130  interrupted (Ctrl-C, SIGTERM)
+
+stderr: one line per problem ("acp-toolcalls bridge: agent line 7: ..."); with --verbose
+also every field one version could not carry over to the other. The agent's own stderr
+passes through.
+"""
+
+
+def _version(text: str) -> Any:
+    if text == "auto":
+        return "auto"
+    if text in ("1", "2"):
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected 1, 2 or auto, not {text!r}")
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of milliseconds, not {text!r}"
+        ) from None
+    if value < 0 or value != value:
+        raise argparse.ArgumentTypeError(f"expected 0 or more milliseconds, not {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 byte, not {text!r}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``bridge`` subcommand to the dispatcher's subparsers."""
+    parser = subparsers.add_parser(
+        "bridge",
+        help="run an agent behind a proxy that lets a v1 client use a v2 agent (and the reverse)",
+        description=(
+            "Start AGENT_COMMAND and speak newline-delimited JSON-RPC with it on its stdin and "
+            "stdout, and with the client (the editor that started this command) on ours. The "
+            "versions come from the initialize exchange; when both sides speak the same one, "
+            "every line is forwarded byte for byte. Otherwise every message is converted: "
+            "session setup, prompts (a v1 prompt response is sent when a v2 agent reports idle), "
+            "message chunks, plans, tool calls (chunks coalesced for a v1 client), terminals and "
+            "permission requests."
+        ),
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--client-version",
+        type=_version,
+        default="auto",
+        metavar="1|2|auto",
+        help="the client's ACP version (auto: its initialize request says)",
+    )
+    parser.add_argument(
+        "--agent-version",
+        type=_version,
+        default="auto",
+        metavar="1|2|auto",
+        help="the agent's ACP version: it is asked in this version (auto: the client's), and "
+        "its initialize response decides",
+    )
+    parser.add_argument(
+        "--coalesce-ms",
+        type=_non_negative,
+        default=50.0,
+        metavar="N",
+        help="v2 agent, v1 client: send a tool call's changes at most N ms after the first "
+        "one waiting (default 50; 0 sends every change at once)",
+    )
+    parser.add_argument(
+        "--log",
+        metavar="FILE",
+        help="append both sides' traffic as JSON Lines (direction, time, version) that "
+        "`replay --side` and `validate` read",
+    )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help=f"skip (and report) a line longer than N bytes (default {DEFAULT_MAX_BYTES})",
+    )
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="report every conversion loss on stderr"
+    )
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``bridge`` command; returns the exit status."""
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        print(f"{PROG}: error: the agent command is missing (after --)", file=sys.stderr)
+        return 2
+    if args.log is not None:
+        try:
+            with open(args.log, "ab"):
+                pass
+        except OSError as exc:
+            print(f"{PROG}: error: cannot open --log {args.log}: {exc.strerror}", file=sys.stderr)
+            return 2
+    config = ProxyConfig(
+        command=command,
+        client_version=args.client_version,
+        agent_version=args.agent_version,
+        coalesce_ms=args.coalesce_ms,
+        log_path=args.log,
+        max_line_bytes=args.max_line_bytes,
+        verbose=args.verbose,
+    )
+    return run_proxy(config)
