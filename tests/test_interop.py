@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from acp import schema as v1s
@@ -36,6 +35,7 @@ from interop.sessions import (
     PROMPT,
     SCRIPT_OUTPUT,
     Run,
+    assert_v1_shows_v2,
     bounded,
     example_client,
     fold_v1,
@@ -206,45 +206,10 @@ def test_the_typescript_sdk_accepts_every_message(v1_run: Run, v2_run: Run) -> N
 # What the agent meant (v2) and what a v1 client shows
 
 
-def _portable(run: Run) -> dict[str, dict[str, Any]]:
-    """The run's calls with its working directory written as ``<cwd>``."""
-    text = json.dumps(run.calls()).replace(str(run.cwd), "<cwd>")
-    calls: dict[str, dict[str, Any]] = json.loads(text)
-    return calls
-
-
 def test_a_v1_client_shows_what_the_agent_meant_modulo_documented_losses(
     v1_run: Run, v2_run: Run
 ) -> None:
-    v1, v2 = _portable(v1_run), _portable(v2_run)
-    assert list(v1) == list(v2) == CALLS
-    for call_id in CALLS:
-        fields = ("name", "title", "kind", "status")
-        assert [v1[call_id][f] for f in fields] == [v2[call_id][f] for f in fields], call_id
-
-    # The streamed arguments are the same text item.
-    assert v1["edit"]["content"][0] == v2["edit"]["content"][0]
-    # V1_LOSSES["diff"]: the patch, as text.
-    shown = v1["edit"]["content"][1]["content"]["text"]
-    assert v2["edit"]["content"][1]["patch"]["text"] in shown
-    # V1_LOSSES["rawInput clear"].
-    assert v2["edit"].get("rawInput") is None
-    assert v1["edit"]["rawInput"] == {"path": "<cwd>/notes.txt", "line": f"- {PROMPT}\n"}
-    # V1_LOSSES["terminal"]: a transcript instead of terminal state.
-    assert v1_run.document["terminals"] == []
-    [transcript] = v1["run"]["content"]
-    text = transcript["content"]["text"]
-    assert v2_run.document["terminals"][0]["command"] in text
-    assert SCRIPT_OUTPUT.decode() in text and "[exit code 0]" in text
-    assert v1["run"]["rawOutput"] == v2["run"]["rawOutput"]
-    # V1_LOSSES["locations clear"].
-    assert v2["read"].get("locations") is None and v1["read"]["locations"] == []
-    assert v1["read"]["content"] == v2["read"]["content"]
-    # V1_LOSSES["permission text"]: the v1 request carries the call, not the prompt's text.
-    [v1_ask] = [m for m in v1_run.received() if m.get("method") == "session/request_permission"]
-    [v2_ask] = [m for m in v2_run.received() if m.get("method") == "session/request_permission"]
-    assert "title" not in v1_ask["params"] and v2_ask["params"]["title"]
-    assert v1_ask["params"]["toolCall"]["title"] == v2["edit"]["title"]
+    assert_v1_shows_v2(v1_run, v2_run)
 
 
 # --------------------------------------------------------------------------------------------

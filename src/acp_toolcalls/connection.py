@@ -317,6 +317,13 @@ class ConnectionBridge:
                 self._bridged(self._to_v1.flush(), "client")
         return self._take()
 
+    @property
+    def agent_side_version(self) -> Version | None:
+        """The version the agent speaks, or is being asked in while that is not known yet."""
+        if self.agent_version is not None:
+            return self.agent_version
+        return self.client_version if self._asked_agent == "auto" else self._asked_agent
+
     def next_deadline(self) -> float | None:
         """When ``poll`` has something to send (``None``: nothing is waiting)."""
         return self._deadline
@@ -400,7 +407,8 @@ class ConnectionBridge:
             self._client(_error(None, INVALID_REQUEST, "Invalid Request"))
             self._note("client", "a batch element that is not a message: answered -32600", "error")
             return
-        self._client_message(msgspec.convert(item, _Envelope), encode(item), now)
+        line = msgspec.json.encode(item)
+        self._client_message(_read_envelope.decode(line), line, now)
 
     def _client_message(self, envelope: _Envelope, line: bytes, now: float) -> None:
         method = envelope.method
@@ -546,7 +554,8 @@ class ConnectionBridge:
         if not isinstance(item, dict):
             self._note("agent", "a batch element that is not a message: dropped", "error")
             return
-        self._agent_message(msgspec.convert(item, _Envelope), encode(item), now)
+        line = msgspec.json.encode(item)
+        self._agent_message(_read_envelope.decode(line), line, now)
 
     def _agent_message(self, envelope: _Envelope, line: bytes, now: float) -> None:
         method = envelope.method
@@ -914,8 +923,8 @@ def _as_envelope(item: Any) -> _Envelope | None:
         return item
     if isinstance(item, dict):
         try:
-            return msgspec.convert(item, _Envelope)
-        except msgspec.ValidationError:
+            return _read_envelope.decode(msgspec.json.encode(item))
+        except msgspec.DecodeError:
             return None
     return None
 

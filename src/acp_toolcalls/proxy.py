@@ -144,7 +144,7 @@ class _Proxy:
         return self.core.client_version
 
     def _agent_protocol(self) -> int | None:
-        return self.core.agent_version or self.core.client_version
+        return self.core.agent_side_version
 
     # -- output
 
@@ -173,8 +173,9 @@ class _Proxy:
             if isinstance(line, int):
                 self._skipped("client->proxy", self._client_protocol(), line, "client", number)
                 continue
-            self._log("client->proxy", self._client_protocol(), [line])
-            await self.emit(self.core.from_client(line, self.loop.time()))
+            out = self.core.from_client(line, self.loop.time())
+            self._log("client->proxy", self._client_protocol(), [line])  # its version is known now
+            await self.emit(out)
         self.client_ended = True
 
     async def pump_agent(self, reader: asyncio.StreamReader) -> None:
@@ -184,8 +185,8 @@ class _Proxy:
             if isinstance(line, int):
                 self._skipped("agent->proxy", self._agent_protocol(), line, "agent", number)
                 continue
-            self._log("agent->proxy", self._agent_protocol(), [line])
             out = self.core.from_agent(line, self.loop.time())
+            self._log("agent->proxy", self._agent_protocol(), [line])
             await self.emit(out)
             if self.core.gone:
                 self.say(f"agent line {number}: the session ends")
