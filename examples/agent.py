@@ -83,6 +83,13 @@ class Session(Generic[C]):
 
     # What differs between v1 and v2 (the subclasses below).
     async def say(self, text: str) -> None:
+        """Stream ``text`` as an agent message, a few words per chunk, as a model would."""
+        words = text.split(" ")
+        for start in range(0, len(words), 4):
+            piece = " ".join(words[start : start + 4])
+            await self.say_chunk(piece if start + 4 >= len(words) else piece + " ")
+
+    async def say_chunk(self, text: str) -> None:
         raise NotImplementedError
 
     async def set_state(self, state: str) -> None:
@@ -253,7 +260,7 @@ class Session(Generic[C]):
 class V1Session(Session[V1Connection]):
     PROTOCOL_VERSION = 1
 
-    async def say(self, text: str) -> None:
+    async def say_chunk(self, text: str) -> None:
         chunk = v1s.AgentMessageChunk(
             session_update="agent_message_chunk",
             content=v1s.TextContentBlock(type="text", text=text),
@@ -295,7 +302,7 @@ class V1Agent:
 class V2Session(Session[V2Connection]):
     PROTOCOL_VERSION = 2
 
-    async def say(self, text: str) -> None:
+    async def say_chunk(self, text: str) -> None:
         chunk = v2s.AgentMessageChunk(
             message_id=f"msg-agent-{self.turns}", content=v2s.TextContentBlock(text=text)
         )

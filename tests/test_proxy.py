@@ -118,6 +118,11 @@ def test_a_v1_sdk_client_runs_a_turn_with_a_v2_agent(
     }
     assert {"tool_call_content_chunk", "terminal_output_chunk", "state_update"} <= tags
     assert "tool_call" not in tags
+    # The agent's streamed message reaches the v1 client chunk by chunk, under its id.
+    said = [u for u in run.callbacks if getattr(u, "session_update", "") == "agent_message_chunk"]
+    assert len(said) > 2 and {u.message_id for u in said} == {"msg-agent-1"}
+    text = "".join(u.content.text for u in said)
+    assert text.startswith("added a line to notes.txt; the script exited 0;")
 
 
 def test_every_message_each_side_receives_validates(

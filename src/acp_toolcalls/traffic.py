@@ -16,12 +16,21 @@ Rules this module owns (the ``--log`` format of ``acp-toolcalls bridge``, which 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["DIRECTIONS", "SIDES", "TrafficRecord", "is_record", "log_line", "read_record"]
+__all__ = [
+    "DIRECTIONS",
+    "SIDES",
+    "TrafficRecord",
+    "is_record",
+    "log_line",
+    "one_side",
+    "read_record",
+    "skipped_line",
+]
 
 Direction = Literal["client->proxy", "proxy->agent", "agent->proxy", "proxy->client"]
 LogSide = Literal["client", "agent"]
@@ -38,6 +47,9 @@ SIDES: dict[LogSide, frozenset[str]] = {
 }
 
 _is_json = msgspec.json.Decoder(msgspec.Raw)
+_read_json = msgspec.json.Decoder()
+_RECORD_HINT = b'"direction"'
+_HINT_WINDOW = 96  # `log_line` writes "direction" within the first bytes of a record
 
 
 class TrafficRecord(msgspec.Struct, frozen=True):
@@ -95,3 +107,32 @@ def read_record(value: Mapping[str, Any]) -> TrafficRecord:
         message=value.get("message"),
         time=float(when) if isinstance(when, (int, float)) and not isinstance(when, bool) else None,
     )
+
+
+def one_side(
+    lines: Iterable[tuple[int, bytes | int]], side: LogSide
+) -> Iterator[tuple[int, bytes | int]]:
+    """Numbered lines (``validate.read_lines`` output) of a log, as ``side``'s stream.
+
+    A record of ``side`` becomes its message (a skipped line its size, a line that was not
+    JSON its text, so readers report them as usual); a record of the other side is left out;
+    any other line passes as it is, so a log that is not the proxy's reads unchanged.
+    """
+    wanted = SIDES[side]
+    for number, data in lines:
+        if isinstance(data, bytes) and _RECORD_HINT in data[:_HINT_WINDOW]:
+            try:
+                value = _read_json.decode(data)
+            except msgspec.DecodeError:
+                value = None
+            if is_record(value):
+                if value["direction"] not in wanted:
+                    continue
+                if "message" in value:
+                    yield number, msgspec.json.encode(value["message"])
+                elif isinstance(value.get("skipped"), int):
+                    yield number, value["skipped"]
+                else:
+                    yield number, str(value.get("line", "")).encode("utf-8", "replace")
+                continue
+        yield number, data

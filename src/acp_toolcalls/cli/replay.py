@@ -46,6 +46,7 @@ from ..jsonrpc import Batch, InvalidMessage
 from ..lenient import DecodeError
 from ..state import Limits
 from ..store import StoreProtocol, ToolCallStore
+from ..traffic import LogSide, one_side
 from .render import render_store
 from .validate import _printable, _TextAsBinary, read_lines
 
@@ -200,7 +201,9 @@ def _is_regular(stream: Any) -> bool:
         return False
 
 
-def _follow(stream: Any, replayer: Replayer, console: Console, strict: bool, grows: bool) -> int:
+def _follow(
+    stream: Any, replayer: Replayer, console: Console, strict: bool, grows: bool, side: LogSide
+) -> int:
     regular = grows and _is_regular(stream)  # only a regular file grows after its end
     reader = _FollowReader(stream, MAX_LINE_BYTES)
     store = replayer.store
@@ -216,7 +219,7 @@ def _follow(stream: Any, replayer: Replayer, console: Console, strict: bool, gro
                 lines = reader.poll()
                 if reader.eof and not regular:
                     lines += reader.finish()
-                for number, data in lines:
+                for number, data in one_side(lines, side):
                     if not replayer.feed(number, data) and strict:
                         live.update(view())
                         return _stopped(number)
@@ -263,6 +266,13 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="protocol version of the log (default: auto, from the initialize exchange; "
         "v2 without one)",
+    )
+    parser.add_argument(
+        "--side",
+        choices=("client", "agent"),
+        default="client",
+        help="in a log of `acp-toolcalls bridge --log`, the side to replay (default: client, "
+        "what the editor saw); other logs are read whole",
     )
     parser.add_argument(
         "--follow",
@@ -350,8 +360,8 @@ def run(args: argparse.Namespace) -> int:
         with _opened(name) as stream:
             if args.follow:
                 grows = name is not None or not _stdin_is_terminal()  # not the demo
-                return _follow(stream, replayer, console, args.strict, grows)
-            for number, data in read_lines(stream, MAX_LINE_BYTES):
+                return _follow(stream, replayer, console, args.strict, grows, args.side)
+            for number, data in one_side(read_lines(stream, MAX_LINE_BYTES), args.side):
                 if not replayer.feed(number, data) and args.strict:
                     return _stopped(number)
     except BrokenPipeError:

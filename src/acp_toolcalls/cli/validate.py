@@ -53,6 +53,7 @@ from ..jsonrpc import Batch, InvalidMessage
 from ..lenient import DecodeError
 from ..lint import KNOWN_V2_SESSION_UPDATES, Finding, ToolCallLinter
 from ..schema import SchemaViolation, method_table, validate_message
+from ..traffic import LogSide, one_side
 
 __all__ = [
     "DECODE_CODES",
@@ -608,6 +609,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument(
+        "--side",
+        choices=("client", "agent"),
+        default="client",
+        help="in a log of `acp-toolcalls bridge --log`, the side to check (default: client); "
+        "other logs are read whole",
+    )
+    parser.add_argument(
         "--max-line-bytes",
         type=_positive_int,
         default=DEFAULT_MAX_BYTES,
@@ -652,7 +660,8 @@ def run(args: argparse.Namespace) -> int:
         report = _HumanReport(Console(file=sys.stdout, soft_wrap=True, highlight=False))
     try:
         try:
-            for line, data in read_lines(stream, validator.max_line_bytes):
+            lines = read_lines(stream, validator.max_line_bytes)
+            for line, data in one_side(lines, cast(LogSide, args.side)):
                 for finding in validator.feed(line, data):
                     report.add(finding)
         finally:
