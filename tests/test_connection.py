@@ -297,6 +297,22 @@ def test_an_initialize_error_is_forwarded_and_the_client_may_try_again() -> None
     assert wire.last_client()["id"] == 5 and wire.core.mode == "convert"
 
 
+def test_auto_asks_again_in_the_other_version_when_the_agent_refuses_the_clients() -> None:
+    wire = Wire()  # a v2-only agent that rejects a v1 initialize (no `info`)
+    wire.client(V1_INIT)
+    first = wire.last_agent()
+    assert first["params"]["protocolVersion"] == 1
+    wire.agent({"jsonrpc": "2.0", "id": first["id"], "error": {"code": -32602, "message": "info"}})
+    assert wire.to_client == []  # not the client's problem yet
+    second = wire.last_agent()
+    assert second["params"]["protocolVersion"] == 2 and second["params"]["info"]["name"] == "zed"
+    wire.agent(result(second["id"], V2_AGENT_INIT))
+    assert wire.core.mode == "convert"
+    assert wire.last_client()["id"] == 0
+    assert wire.last_client()["result"]["protocolVersion"] == 1
+    assert any("asked again in v2" in note for note in wire.notes)
+
+
 # --------------------------------------------------------------------------------------------
 # v1 client, v2 agent: session setup
 

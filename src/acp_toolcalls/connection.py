@@ -437,14 +437,20 @@ class ConnectionBridge:
         caps = params.get("clientCapabilities") or params.get("capabilities")
         self._client_caps = caps if isinstance(caps, dict) else {}
         target = self.client_version if self._asked_agent == "auto" else self._asked_agent
-        pending = _Pending(request_id, "initialize", params=target)
         if target is None or target == self.client_version:
-            self._to_agent.keep(request_id, pending)
+            self._to_agent.keep(
+                request_id, _Pending(request_id, "initialize", params=(target, params))
+            )
             self._out.to_agent.append(line)
             return
-        table = TO_V2 if self.client_version == 1 else TO_V1
+        self._ask_agent(request_id, target, params)
+
+    def _ask_agent(self, request_id: Any, target: Version, params: Any) -> None:
+        """The client's ``initialize``, converted for an agent asked in ``target``."""
+        table = TO_V2 if target == 2 else TO_V1
         _method, mapped = map_params(table, "initialize", params)
         self._losses("client", "initialize", mapped.losses)
+        pending = _Pending(request_id, "initialize", params=(target, params))
         self._agent(_request(self._to_agent.allocate(pending), "initialize", mapped.value))
 
     def _client_notification(self, method: str, params: Any, line: bytes) -> None:
@@ -623,14 +629,21 @@ class ConnectionBridge:
         self._client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
 
     def _agent_initialized(self, pending: _Pending, envelope: _Envelope, line: bytes) -> None:
-        if envelope.error is not UNSET:  # still negotiating: the client may try again
-            data = _message(line)
+        asked, params = pending.params
+        if envelope.error is not UNSET:
+            other: Version | None = 2 if asked == 1 else 1 if asked == 2 else None
+            if self._asked_agent == "auto" and asked == self.client_version and other:
+                # `auto`: an agent that refuses the client's version may speak the other one.
+                self._note("agent", f"initialize refused in v{asked}: asked again in v{other}")
+                self._ask_agent(pending.origin_id, other, params)
+                return
+            data = _message(line)  # still negotiating: the client may try again
             data["id"] = pending.origin_id
             self._client(data)
             return
         result = _plain(envelope.result)
         answered = _version_of(result.get("protocolVersion") if isinstance(result, dict) else None)
-        self.agent_version = answered or (pending.params if pending.params in (1, 2) else None)
+        self.agent_version = answered or asked
         if self.client_version is None or self.agent_version in (None, self.client_version):
             self.mode = "passthrough"
             data = _message(line)
