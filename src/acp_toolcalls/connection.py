@@ -41,8 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
+from . import routing as rpc
 from . import v1, v2
 from .bridge_to_v1 import V2ToV1Bridge
 from .bridge_to_v2 import V1ToV2Bridge
@@ -101,118 +102,6 @@ class Outbox:
 
 
 # --------------------------------------------------------------------------------------------
-# Reading only what routing needs
-
-
-class _Envelope(msgspec.Struct):
-    method: str | UnsetType = UNSET
-    id: Any = UNSET
-    params: msgspec.Raw | UnsetType = UNSET
-    result: msgspec.Raw | UnsetType = UNSET
-    error: msgspec.Raw | UnsetType = UNSET
-
-
-class _Tag(msgspec.Struct):
-    sessionUpdate: Any = None
-    state: Any = None
-
-
-class _UpdateParams(msgspec.Struct):
-    sessionId: Any = None
-    update: _Tag | None = None
-
-
-_read_line = msgspec.json.Decoder(_Envelope | list[Any])
-_read_envelope = msgspec.json.Decoder(_Envelope)
-_read_update = msgspec.json.Decoder(_UpdateParams)
-_read_plain = msgspec.json.Decoder()
-
-
-def _plain(raw: msgspec.Raw | UnsetType) -> Any:
-    return None if raw is UNSET else _read_plain.decode(raw)
-
-
-def _message(line: bytes) -> Any:
-    """The whole message as plain JSON values."""
-    return _read_plain.decode(line)
-
-
-def _request(request_id: Any, method: str, params: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        out["params"] = params
-    return out
-
-
-def _notification(method: str, params: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        out["params"] = params
-    return out
-
-
-def _result(request_id: Any, result: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
-def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
-
-
-def _update(session_id: Any, update: Mapping[str, Any]) -> dict[str, Any]:
-    return _notification("session/update", {"sessionId": session_id, "update": update})
-
-
-# --------------------------------------------------------------------------------------------
-# Request ids
-
-
-@dataclass
-class _Pending:
-    """A request forwarded to one side, waiting for its answer."""
-
-    origin_id: Any  # the id its sender used
-    method: str  # in the sender's version
-    session_id: Any = None
-    params: Any = None  # the sender's params, where the answer needs them
-    discard: bool = False  # answered by the connection already: drop the late answer
-
-
-class _Ids:
-    """Ids of requests sent to one side: allocated here, mapped back on the answer."""
-
-    def __init__(self) -> None:
-        self.pending: dict[Any, _Pending] = {}
-        self.by_origin: dict[Any, Any] = {}
-        self._next = itertools.count(1)
-
-    def allocate(self, pending: _Pending) -> int:
-        new_id = next(self._next)
-        while new_id in self.pending:  # an id forwarded unchanged before conversion began
-            new_id = next(self._next)
-        self.pending[new_id] = pending
-        self.by_origin[request_key(pending.origin_id)] = new_id
-        return new_id
-
-    def keep(self, request_id: Any, pending: _Pending) -> None:
-        """A request forwarded under its own id (before versions are known)."""
-        self.pending[request_key(request_id)] = pending
-        self.by_origin[request_key(request_id)] = request_id
-
-    def pop(self, request_id: Any) -> _Pending | None:
-        pending = self.pending.pop(request_key(request_id), None)
-        if pending is not None:
-            self.by_origin.pop(request_key(pending.origin_id), None)
-        return pending
-
-    def forwarded_id(self, origin_id: Any) -> Any:
-        return self.by_origin.get(request_key(origin_id), UNSET)
-
-
-# --------------------------------------------------------------------------------------------
 # Per-session state of a converting connection
 
 
@@ -257,8 +146,8 @@ class ConnectionBridge:
         self.coalesce_interval = coalesce_interval
         self.limits = limits
         self.mode: Literal["negotiating", "passthrough", "convert"] = "negotiating"
-        self._to_agent = _Ids()
-        self._to_client = _Ids()
+        self._to_agent = rpc.RequestIds()
+        self._to_client = rpc.RequestIds()
         self._sessions: dict[Any, _Session] = {}
         self._deadline: float | None = None
         self._to_v1: V2ToV1Bridge | None = None
@@ -279,7 +168,7 @@ class ConnectionBridge:
             self._out.to_agent.append(line)
             return self._take()
         try:
-            parsed = _read_line.decode(line)
+            parsed = rpc.read_line.decode(line)
         except msgspec.DecodeError as exc:
             self._answer_client_invalid(line, exc)
             return self._take()
@@ -299,7 +188,7 @@ class ConnectionBridge:
             self._out.to_client.append(line)
             return self._take()
         try:
-            parsed = _read_line.decode(line)
+            parsed = rpc.read_line.decode(line)
         except msgspec.DecodeError as exc:
             return self.agent_gone(f"the agent wrote a line that is not JSON-RPC ({exc})")
         if isinstance(parsed, list):
@@ -338,14 +227,16 @@ class ConnectionBridge:
         data = {"details": reason}
         for pending in list(self._to_agent.pending.values()):
             if not pending.discard and pending.method != "session/prompt":
-                self._client(_error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
+                self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
         self._to_agent.pending.clear()
         for session_id, session in self._sessions.items():
             for prompt in session.prompts:
                 if self.client_version == 2:  # acknowledged already: the turn ends in an error
-                    self._client(_update(session_id, _idle_error(INTERNAL_ERROR, reason)))
+                    self._client(rpc.update(session_id, _idle_error(INTERNAL_ERROR, reason)))
                 else:  # the v1 prompt response is still owed
-                    self._client(_error(prompt.client_id, INTERNAL_ERROR, "Internal error", data))
+                    self._client(
+                        rpc.error(prompt.client_id, INTERNAL_ERROR, "Internal error", data)
+                    )
             session.prompts.clear()
         self._note("agent", reason, "error")
         return self._take()
@@ -375,19 +266,19 @@ class ConnectionBridge:
 
     def _track_passthrough(self, line: bytes) -> None:
         try:
-            parsed = _read_line.decode(line)
+            parsed = rpc.read_line.decode(line)
         except msgspec.DecodeError:
             return  # the agent answers it (-32700); nothing to wait for
         for item in parsed if isinstance(parsed, list) else (parsed,):
             envelope = _as_envelope(item)
             if envelope is not None and envelope.method is not UNSET and envelope.id is not UNSET:
-                self._to_agent.keep(envelope.id, _Pending(envelope.id, envelope.method))
+                self._to_agent.keep(envelope.id, rpc.Pending(envelope.id, envelope.method))
 
     def _untrack_passthrough(self, line: bytes) -> None:
         if not self._to_agent.pending:
             return
         try:
-            parsed = _read_line.decode(line)
+            parsed = rpc.read_line.decode(line)
         except msgspec.DecodeError:
             return
         for item in parsed if isinstance(parsed, list) else (parsed,):
@@ -399,33 +290,33 @@ class ConnectionBridge:
     # From the client
 
     def _answer_client_invalid(self, line: bytes, exc: Exception) -> None:
-        self._client(_error(None, PARSE_ERROR, "Parse error", {"details": str(exc)}))
+        self._client(rpc.error(None, PARSE_ERROR, "Parse error", {"details": str(exc)}))
         self._note("client", f"a line that is not JSON ({exc}): answered -32700", "error")
 
     def _client_item(self, item: Any, now: float) -> None:
         if not isinstance(item, dict):
-            self._client(_error(None, INVALID_REQUEST, "Invalid Request"))
+            self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
             self._note("client", "a batch element that is not a message: answered -32600", "error")
             return
         line = msgspec.json.encode(item)
-        self._client_message(_read_envelope.decode(line), line, now)
+        self._client_message(rpc.read_envelope.decode(line), line, now)
 
-    def _client_message(self, envelope: _Envelope, line: bytes, now: float) -> None:
+    def _client_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         method = envelope.method
         if method is UNSET:
             if envelope.id is UNSET:
-                self._client(_error(None, INVALID_REQUEST, "Invalid Request"))
+                self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
                 self._note("client", "a message with neither method nor id: answered -32600")
                 return
             self._client_response(envelope, line)
             return
-        params = _plain(envelope.params)
+        params = rpc.plain(envelope.params)
         if envelope.id is UNSET:
             self._client_notification(method, params, line)
         elif method == "initialize" and self.mode == "negotiating":
             self._client_initialize(envelope.id, params, line)
         elif self.mode == "negotiating":  # before versions are known: as it is
-            self._to_agent.keep(envelope.id, _Pending(envelope.id, method))
+            self._to_agent.keep(envelope.id, rpc.Pending(envelope.id, method))
             self._out.to_agent.append(line)
         else:
             self._client_request(envelope.id, method, params, line)
@@ -439,7 +330,7 @@ class ConnectionBridge:
         target = self.client_version if self._asked_agent == "auto" else self._asked_agent
         if target is None or target == self.client_version:
             self._to_agent.keep(
-                request_id, _Pending(request_id, "initialize", params=(target, params))
+                request_id, rpc.Pending(request_id, "initialize", params=(target, params))
             )
             self._out.to_agent.append(line)
             return
@@ -450,8 +341,8 @@ class ConnectionBridge:
         table = TO_V2 if target == 2 else TO_V1
         _method, mapped = map_params(table, "initialize", params)
         self._losses("client", "initialize", mapped.losses)
-        pending = _Pending(request_id, "initialize", params=(target, params))
-        self._agent(_request(self._to_agent.allocate(pending), "initialize", mapped.value))
+        pending = rpc.Pending(request_id, "initialize", params=(target, params))
+        self._agent(rpc.request(self._to_agent.allocate(pending), "initialize", mapped.value))
 
     def _client_notification(self, method: str, params: Any, line: bytes) -> None:
         if self.mode != "convert":
@@ -461,7 +352,7 @@ class ConnectionBridge:
             self._forward_cancel_request(params, self._to_agent, self._agent, "client")
             return
         if method == "session/cancel" and isinstance(params, dict):
-            self._agent(_notification(method, params))
+            self._agent(rpc.notification(method, params))
             self._settle_permissions(params.get("sessionId"))
             return
         self._out.to_agent.append(line)  # extension and unknown notifications
@@ -470,13 +361,13 @@ class ConnectionBridge:
         missing = (NO_V2 if self.client_version == 1 else NO_V1).get(method)
         if missing is not None:
             code = METHOD_NOT_FOUND if self.client_version == 1 else INVALID_PARAMS
-            self._client(_error(request_id, code, missing))
+            self._client(rpc.error(request_id, code, missing))
             self._note("client", f"{method}: {missing}")
             return
         table = TO_V2 if self.client_version == 1 else TO_V1
         if method not in table:  # unknown and extension methods: as they are, under our id
-            data = _message(line)
-            data["id"] = self._to_agent.allocate(_Pending(request_id, method))
+            data = rpc.whole(line)
+            data["id"] = self._to_agent.allocate(rpc.Pending(request_id, method))
             self._agent(data)
             return
         session_id = params.get("sessionId") if isinstance(params, dict) else None
@@ -488,31 +379,33 @@ class ConnectionBridge:
             resumed = self._resume_method(session_id, target)
             if resumed is None:
                 self._client(
-                    _error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot resume sessions")
+                    rpc.error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot resume sessions")
                 )
                 return
             target = resumed
         if method == "session/prompt":
             if not (isinstance(mapped.value.get("prompt"), list) and mapped.value["prompt"]):
-                self._client(_error(request_id, INVALID_PARAMS, "the prompt has no content"))
+                self._client(rpc.error(request_id, INVALID_PARAMS, "the prompt has no content"))
                 return
             self._start_prompt(request_id, session_id, params)
-        pending = _Pending(request_id, method, session_id, params)
-        self._agent(_request(self._to_agent.allocate(pending), target, mapped.value))
+        pending = rpc.Pending(request_id, method, session_id, params)
+        self._agent(rpc.request(self._to_agent.allocate(pending), target, mapped.value))
 
     def _answer_for_v1_agent(self, request_id: Any, method: str, params: Any) -> bool:
         """v2 baseline methods a v1 agent may lack: answered here when it does."""
         session_caps = self._agent_caps.get("sessionCapabilities") or {}
         if method == "auth/logout" and not (self._agent_caps.get("auth") or {}).get("logout"):
-            self._client(_result(request_id, {}))  # no auth state: an empty result (v2 rule)
+            self._client(rpc.result(request_id, {}))  # no auth state: an empty result (v2 rule)
             return True
         if method == "session/close" and not isinstance(session_caps.get("close"), dict):
-            self._client(_result(request_id, {}))
+            self._client(rpc.result(request_id, {}))
             self._note("client", "session/close: the v1 agent cannot close sessions; answered {}")
             self._close_session(params.get("sessionId") if isinstance(params, dict) else None)
             return True
         if method == "session/list" and not isinstance(session_caps.get("list"), dict):
-            self._client(_error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot list sessions"))
+            self._client(
+                rpc.error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot list sessions")
+            )
             return True
         return False
 
@@ -529,14 +422,14 @@ class ConnectionBridge:
             return "session/load"
         return None
 
-    def _client_response(self, envelope: _Envelope, line: bytes) -> None:
+    def _client_response(self, envelope: rpc.Envelope, line: bytes) -> None:
         pending = self._to_client.pop(envelope.id)
         if pending is None:
             self._note("client", f"an answer to no pending request (id {envelope.id!r}): dropped")
             return
         if pending.discard:
             return  # answered already (cancelled)
-        data = _message(line)
+        data = rpc.whole(line)
         data["id"] = pending.origin_id
         if pending.method == "session/request_permission":
             session = self._session(pending.session_id)
@@ -546,7 +439,7 @@ class ConnectionBridge:
             self._bridged(bridge.convert(data), "agent")
             if self.client_version == 2 and not session.permissions and session.prompts:
                 self._client(
-                    _update(
+                    rpc.update(
                         pending.session_id, {"sessionUpdate": "state_update", "state": "running"}
                     )
                 )
@@ -561,9 +454,9 @@ class ConnectionBridge:
             self._note("agent", "a batch element that is not a message: dropped", "error")
             return
         line = msgspec.json.encode(item)
-        self._agent_message(_read_envelope.decode(line), line, now)
+        self._agent_message(rpc.read_envelope.decode(line), line, now)
 
-    def _agent_message(self, envelope: _Envelope, line: bytes, now: float) -> None:
+    def _agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         method = envelope.method
         if method is UNSET:
             if envelope.id is UNSET:
@@ -577,7 +470,7 @@ class ConnectionBridge:
         else:
             self._agent_request(envelope.id, method, envelope, line)
 
-    def _agent_response(self, envelope: _Envelope, line: bytes) -> None:
+    def _agent_response(self, envelope: rpc.Envelope, line: bytes) -> None:
         pending = self._to_agent.pop(envelope.id)
         if pending is None:
             self._note("agent", f"an answer to no pending request (id {envelope.id!r}): dropped")
@@ -588,35 +481,35 @@ class ConnectionBridge:
             self._agent_initialized(pending, envelope, line)
             return
         if self.mode != "convert":
-            data = _message(line)
+            data = rpc.whole(line)
             data["id"] = pending.origin_id
             self._client(data)
             return
         if envelope.error is not UNSET:
-            self._agent_error(pending, _plain(envelope.error))
+            self._agent_error(pending, rpc.plain(envelope.error))
             return
-        result = _plain(envelope.result)
+        result = rpc.plain(envelope.result)
         if pending.method == "session/prompt":
             self._prompt_answered(pending, result)
             return
         table = TO_V2 if self.client_version == 1 else TO_V1
         if pending.method not in table:
-            self._client(_result(pending.origin_id, result))
+            self._client(rpc.result(pending.origin_id, result))
             return
         mapped = map_result(table, pending.method, result)
         self._losses("agent", f"{pending.method} result", mapped.losses)
-        self._client(_result(pending.origin_id, mapped.value))
+        self._client(rpc.result(pending.origin_id, mapped.value))
         session_id = pending.session_id
         if session_id is None and isinstance(mapped.value, dict):
             session_id = mapped.value.get("sessionId")
         for update in mapped.updates:
-            self._client(_update(session_id, update))
+            self._client(rpc.update(session_id, update))
         if pending.method == "session/close":
             self._close_session(session_id)
         if pending.method in ("session/load", "session/resume"):
             self._session(session_id).replay_suppressed = False
 
-    def _agent_error(self, pending: _Pending, error: Any) -> None:
+    def _agent_error(self, pending: rpc.Pending, error: Any) -> None:
         if pending.method == "session/prompt" and pending.session_id in self._sessions:
             prompts = self._sessions[pending.session_id].prompts
             prompt = next((p for p in prompts if p.client_id == pending.origin_id), None)
@@ -624,11 +517,11 @@ class ConnectionBridge:
                 prompts.remove(prompt)
                 if self.client_version == 2:  # acknowledged already: the turn ends in error
                     code, message = _error_parts(error)
-                    self._client(_update(pending.session_id, _idle_error(code, message, error)))
+                    self._client(rpc.update(pending.session_id, _idle_error(code, message, error)))
                     return
         self._client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
 
-    def _agent_initialized(self, pending: _Pending, envelope: _Envelope, line: bytes) -> None:
+    def _agent_initialized(self, pending: rpc.Pending, envelope: rpc.Envelope, line: bytes) -> None:
         asked, params = pending.params
         if envelope.error is not UNSET:
             other: Version | None = 2 if asked == 1 else 1 if asked == 2 else None
@@ -637,16 +530,16 @@ class ConnectionBridge:
                 self._note("agent", f"initialize refused in v{asked}: asked again in v{other}")
                 self._ask_agent(pending.origin_id, other, params)
                 return
-            data = _message(line)  # still negotiating: the client may try again
+            data = rpc.whole(line)  # still negotiating: the client may try again
             data["id"] = pending.origin_id
             self._client(data)
             return
-        result = _plain(envelope.result)
+        result = rpc.plain(envelope.result)
         answered = _version_of(result.get("protocolVersion") if isinstance(result, dict) else None)
         self.agent_version = answered or asked
         if self.client_version is None or self.agent_version in (None, self.client_version):
             self.mode = "passthrough"
-            data = _message(line)
+            data = rpc.whole(line)
             data["id"] = pending.origin_id
             self._client(data)
             return
@@ -667,10 +560,10 @@ class ConnectionBridge:
             )
         else:
             self._to_v2 = V1ToV2Bridge()
-        self._client(_result(pending.origin_id, mapped.value))
+        self._client(rpc.result(pending.origin_id, mapped.value))
 
     def _agent_request(
-        self, request_id: Any, method: str, envelope: _Envelope, line: bytes
+        self, request_id: Any, method: str, envelope: rpc.Envelope, line: bytes
     ) -> None:
         if self.client_version == 2 and method.startswith(_CLIENT_OWNED):
             what = "file system" if method.startswith("fs/") else "terminals"
@@ -679,7 +572,7 @@ class ConnectionBridge:
                 f"{method} is not available: the client speaks ACP v2, which has no client "
                 f"{what} (`clientCapabilities.{capability}` was not advertised)"
             )
-            self._agent(_error(request_id, METHOD_NOT_FOUND, message))
+            self._agent(rpc.error(request_id, METHOD_NOT_FOUND, message))
             self._note("agent", message)
             return
         if method == "session/request_permission":
@@ -695,33 +588,35 @@ class ConnectionBridge:
                 if _is_request(message):
                     if self.client_version == 2 and session.prompts and not session.permissions:
                         self._client(
-                            _update(
+                            rpc.update(
                                 session_id,
                                 {"sessionUpdate": "state_update", "state": "requires_action"},
                             )
                         )
                     session.permissions += 1
-                    pending = _Pending(request_id, method, session_id)
+                    pending = rpc.Pending(request_id, method, session_id)
                     self._client(_with_id(message, self._to_client.allocate(pending)))
                 else:
                     self._client(message)
             return
-        data = _message(line)
-        data["id"] = self._to_client.allocate(_Pending(request_id, method))
+        data = rpc.whole(line)
+        data["id"] = self._to_client.allocate(rpc.Pending(request_id, method))
         self._client(data)
 
     def _agent_notification(
-        self, method: str, envelope: _Envelope, line: bytes, now: float
+        self, method: str, envelope: rpc.Envelope, line: bytes, now: float
     ) -> None:
         if method == "$/cancel_request":
-            params = _plain(envelope.params)
+            params = rpc.plain(envelope.params)
             self._agent_cancels(params)
             return
         if method != "session/update":
             self._out.to_client.append(line)
             return
         try:
-            params = _read_update.decode(envelope.params) if envelope.params is not UNSET else None
+            params = (
+                rpc.read_update.decode(envelope.params) if envelope.params is not UNSET else None
+            )
         except msgspec.DecodeError:
             params = None
         update = params.update if params is not None else None
@@ -734,17 +629,17 @@ class ConnectionBridge:
         if tag in _USER_ECHOES and session.prompts:
             return  # the prompt's acknowledgement: a v1 client shows its own prompt
         if tag in _UPSERT_CHUNKS:
-            self._fan_out(session_id, session, _message(line)["params"]["update"])
+            self._fan_out(session_id, session, rpc.whole(line)["params"]["update"])
             return
         if tag in _CHUNKS:
-            message_id = _message(line)["params"]["update"].get("messageId")
+            message_id = rpc.whole(line)["params"]["update"].get("messageId")
             if isinstance(message_id, str):
                 session.forwarded_messages.add(message_id)
         assert self._to_v1 is not None
         if tag == "state_update":  # v1 has none; a flush point, and idle may end a turn
             if isinstance(session_id, str):
                 self._bridged(self._to_v1.flush(session_id), "client")
-            state = _message(line)["params"]["update"]
+            state = rpc.whole(line)["params"]["update"]
             if state.get("state") == "idle" and state.get("stopReason") is not None:
                 self._idle(session, state)  # an idle that ends active work
             return
@@ -797,16 +692,16 @@ class ConnectionBridge:
         self._to_v2.end_message(session_id)
         message_id = f"acp-toolcalls-user-{next(self._messages)}"
         session.prompts[-1].acknowledged = True
-        self._client(_result(request_id, {"messageId": message_id}))
+        self._client(rpc.result(request_id, {"messageId": message_id}))
         echo = {
             "sessionUpdate": "user_message",
             "messageId": message_id,
             "content": params.get("prompt", []),
         }
-        self._client(_update(session_id, echo))
-        self._client(_update(session_id, {"sessionUpdate": "state_update", "state": "running"}))
+        self._client(rpc.update(session_id, echo))
+        self._client(rpc.update(session_id, {"sessionUpdate": "state_update", "state": "running"}))
 
-    def _prompt_answered(self, pending: _Pending, result: Any) -> None:
+    def _prompt_answered(self, pending: rpc.Pending, result: Any) -> None:
         session = self._session(pending.session_id)
         prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
         if self.client_version == 2:  # the v1 response ends the turn
@@ -819,7 +714,7 @@ class ConnectionBridge:
             idle["stopReason"] = stop if isinstance(stop, str) else "end_turn"
             if isinstance(result, dict) and isinstance(result.get("_meta"), dict):
                 idle["_meta"] = result["_meta"]
-            self._client(_update(pending.session_id, idle))
+            self._client(rpc.update(pending.session_id, idle))
             return
         if prompt is None:
             return
@@ -845,12 +740,12 @@ class ConnectionBridge:
             code, message = _error_parts(state.get("error"))
             error = state.get("error") if isinstance(state.get("error"), dict) else None
             data = error.get("data") if error is not None else None
-            self._client(_error(prompt.client_id, code, message, data))
+            self._client(rpc.error(prompt.client_id, code, message, data))
             return
         if stop not in _V1_STOP_REASONS:
             self._note("agent", f"stop reason {stop!r} has no v1 form: sent `end_turn`")
             stop = "end_turn"
-        self._client(_result(prompt.client_id, {"stopReason": stop}))
+        self._client(rpc.result(prompt.client_id, {"stopReason": stop}))
 
     def _fan_out(self, session_id: Any, session: _Session, update: Mapping[str, Any]) -> None:
         """A v2 message upsert toward v1: as chunks, when the v1 side has none of it yet."""
@@ -874,7 +769,7 @@ class ConnectionBridge:
                 "messageId": message_id,
                 "content": block,
             }
-            self._bridged(self._to_v1.convert(_update(session_id, chunk)), "client")
+            self._bridged(self._to_v1.convert(rpc.update(session_id, chunk)), "client")
 
     def _settle_permissions(self, session_id: Any) -> None:
         """``session/cancel``: the session's pending permission requests are not approved."""
@@ -886,12 +781,12 @@ class ConnectionBridge:
                 continue
             pending.discard = True  # the client's late answer is dropped
             session.permissions = max(0, session.permissions - 1)
-            answer = _result(pending.origin_id, _CANCELLED)
+            answer = rpc.result(pending.origin_id, _CANCELLED)
             bridge = self._to_v1 if self.client_version == 1 else self._to_v2
             assert bridge is not None
             self._bridged(bridge.convert(answer), "agent")
             if self.client_version == 2:  # let the client close its prompt
-                self._client(_notification("$/cancel_request", {"requestId": client_id}))
+                self._client(rpc.notification("$/cancel_request", {"requestId": client_id}))
 
     def _agent_cancels(self, params: Any) -> None:
         """The agent's ``$/cancel_request`` for a request it sent the client."""
@@ -906,18 +801,18 @@ class ConnectionBridge:
             session.permissions = max(0, session.permissions - 1)
             bridge = self._to_v1 if self.client_version == 1 else self._to_v2
             assert bridge is not None
-            self._bridged(bridge.convert(_result(request_id, _CANCELLED)), "agent")
-        self._client(_notification("$/cancel_request", {**params, "requestId": forwarded}))
+            self._bridged(bridge.convert(rpc.result(request_id, _CANCELLED)), "agent")
+        self._client(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
 
     def _forward_cancel_request(
-        self, params: Any, ids: _Ids, send: Callable[[Any], None], side: Side
+        self, params: Any, ids: rpc.RequestIds, send: Callable[[Any], None], side: Side
     ) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None
         forwarded = ids.forwarded_id(request_id)
         if forwarded is UNSET:
             self._note(side, f"$/cancel_request for no pending request ({request_id!r}): dropped")
             return
-        send(_notification("$/cancel_request", {**params, "requestId": forwarded}))
+        send(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
 
 
 # --------------------------------------------------------------------------------------------
@@ -931,19 +826,19 @@ def _version_of(value: Any) -> Version | None:
     return None
 
 
-def _as_envelope(item: Any) -> _Envelope | None:
-    if isinstance(item, _Envelope):
+def _as_envelope(item: Any) -> rpc.Envelope | None:
+    if isinstance(item, rpc.Envelope):
         return item
     if isinstance(item, dict):
         try:
-            return _read_envelope.decode(msgspec.json.encode(item))
+            return rpc.read_envelope.decode(msgspec.json.encode(item))
         except msgspec.DecodeError:
             return None
     return None
 
 
-def _session_of(envelope: _Envelope) -> Any:
-    params = _plain(envelope.params)
+def _session_of(envelope: rpc.Envelope) -> Any:
+    params = rpc.plain(envelope.params)
     return params.get("sessionId") if isinstance(params, dict) else None
 
 
