@@ -805,3 +805,112 @@ def test_a_lost_v1_agent_ends_an_acknowledged_v2_turn_in_error() -> None:
     [idle] = wire.client_updates()
     assert idle["stopReason"] == "error" and "exited with code 1" in idle["error"]["message"]
     assert all("id" not in message for message in wire.to_client)  # the prompt was answered
+
+
+# --------------------------------------------------------------------------------------------
+# Any input from either side: no exception, every line written is JSON, state stays usable
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_methods = st.sampled_from(
+    [
+        "initialize", "session/new", "session/load", "session/resume", "session/prompt",
+        "session/cancel", "session/update", "session/request_permission", "$/cancel_request",
+        "authenticate", "auth/login", "session/set_mode", "fs/read_text_file", "terminal/create",
+        "tool_call/cancel", "session/close", "session/list", "_x/ext",
+    ]
+)  # fmt: skip
+_tags = st.sampled_from(
+    [
+        "tool_call_update", "tool_call_content_chunk", "tool_call", "state_update",
+        "agent_message_chunk", "agent_message", "user_message_chunk", "user_message",
+        "terminal_update", "terminal_output_chunk", "plan_update", "notice", "_custom",
+    ]
+)  # fmt: skip
+_ids = st.one_of(st.integers(0, 3), st.sampled_from(["a", "b"]), st.none())
+_params = st.one_of(
+    _json,
+    st.fixed_dictionaries(
+        {"sessionId": st.sampled_from([SID, "other"])},
+        optional={
+            "update": st.fixed_dictionaries(
+                {"sessionUpdate": _tags},
+                optional={
+                    "toolCallId": st.sampled_from(["c1", "c2"]),
+                    "state": st.sampled_from(["idle", "running", "requires_action"]),
+                    "stopReason": st.sampled_from(["end_turn", "error", "_x"]),
+                    "messageId": st.sampled_from(["m1", "m2"]),
+                    "content": _json,
+                    "status": _json,
+                },
+            ),
+            "protocolVersion": st.sampled_from([1, 2, 3]),
+            "prompt": st.lists(
+                st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=5)}),
+                max_size=2,
+            ),
+            "requestId": _ids,
+            "options": _json,
+            "toolCall": _json,
+            "subject": _json,
+            "title": _json,
+        },
+    ),
+)
+_messages = st.one_of(
+    st.builds(
+        lambda i, m, p: {"jsonrpc": "2.0", "id": i, "method": m, "params": p},
+        _ids,
+        _methods,
+        _params,
+    ),
+    st.builds(lambda m, p: {"jsonrpc": "2.0", "method": m, "params": p}, _methods, _params),
+    st.builds(lambda i, r: {"jsonrpc": "2.0", "id": i, "result": r}, _ids, _json),
+    st.builds(
+        lambda i: {"jsonrpc": "2.0", "id": i, "error": {"code": -32800, "message": "x"}}, _ids
+    ),
+    _json,
+)
+_lines = st.one_of(
+    _messages.map(lambda m: json.dumps(m).encode()),
+    st.lists(_messages, max_size=3).map(lambda m: json.dumps(m).encode()),
+    st.binary(max_size=20),
+)
+
+
+@given(
+    versions=st.sampled_from([(1, 2), (2, 1), ("auto", "auto"), (1, "auto"), (2, 2)]),
+    steps=st.lists(st.tuples(st.sampled_from(["client", "agent", "tick"]), _lines), max_size=25),
+)
+def test_no_input_from_either_side_raises_or_writes_anything_but_json(
+    versions: tuple[Any, Any], steps: list[tuple[str, bytes]]
+) -> None:
+    client_version, agent_version = versions
+    core = ConnectionBridge(client_version=client_version, agent_version=agent_version)
+    init = V1_INIT if client_version in (1, "auto") else V2_INIT
+    outs = [core.from_client(json.dumps(init).encode(), 0.0)]
+    answer = V2_AGENT_INIT if agent_version in (2, "auto") else V1_AGENT_INIT
+    outs.append(core.from_agent(json.dumps(result(1, answer)).encode(), 0.0))
+    now = 0.0
+    for side, line in steps:
+        now += 0.01
+        if side == "client":
+            outs.append(core.from_client(line, now))
+        elif side == "agent":
+            outs.append(core.from_agent(line, now))
+        else:
+            outs.append(core.poll(now + 1.0))
+    outs.append(core.agent_gone("the agent exited with code 0"))
+    forwarded = {line for _, line in steps}  # pass-through forwards even garbage as it is
+    for out in outs:
+        for written in out.to_client + out.to_agent:
+            if written not in forwarded or core.mode != "passthrough":
+                json.loads(written)

@@ -49,6 +49,7 @@ from .bridge_to_v1 import V2ToV1Bridge
 from .bridge_to_v2 import V1ToV2Bridge
 from .codec import encode
 from .jsonrpc import JsonRpcMessage, request_key
+from .lenient import DecodeError
 from .loss import Converted
 from .methods import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
 from .state import Limits
@@ -436,7 +437,10 @@ class ConnectionBridge:
             session.permissions = max(0, session.permissions - 1)
             bridge = self._to_v1 if self.client_version == 1 else self._to_v2
             assert bridge is not None
-            self._bridged(bridge.convert(data), "agent")
+            converted = self._convert(bridge, data, "client")
+            if isinstance(converted, DecodeError):  # an answer that cannot be read: no approval
+                converted = bridge.convert(rpc.result(pending.origin_id, _CANCELLED))
+            self._bridged(converted, "agent")
             if self.client_version == 2 and not session.permissions and session.prompts:
                 self._client(
                     rpc.update(
@@ -579,7 +583,11 @@ class ConnectionBridge:
             session_id = _session_of(envelope)
             bridge = self._to_v1 if self.client_version == 1 else self._to_v2
             assert bridge is not None
-            converted = bridge.convert(line)
+            converted = self._convert(bridge, line, "agent")
+            if isinstance(converted, DecodeError):  # Invalid params; nothing changes (5.6)
+                data = {"path": converted.path, "reason": converted.reason}
+                self._agent(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+                return
             self._losses("agent", method, converted.losses)
             for reply in converted.replies:
                 self._agent(reply)
@@ -643,7 +651,7 @@ class ConnectionBridge:
             if state.get("state") == "idle" and state.get("stopReason") is not None:
                 self._idle(session, state)  # an idle that ends active work
             return
-        self._bridged(self._to_v1.convert(line), "client")
+        self._bridge_update(self._to_v1, line)
         if self.coalesce_interval > 0 and self._deadline is None:
             self._deadline = now + self.coalesce_interval
 
@@ -652,7 +660,23 @@ class ConnectionBridge:
         if session.replay_suppressed:
             return  # the replay of a load that serves a resume without replay
         assert self._to_v2 is not None
-        self._bridged(self._to_v2.convert(line), "client")
+        self._bridge_update(self._to_v2, line)
+
+    def _convert(
+        self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any, side: Side
+    ) -> Converted | DecodeError:
+        """``bridge.convert(data)``, or the error of a message it cannot read (noted)."""
+        try:
+            return bridge.convert(data)
+        except DecodeError as exc:
+            self._note(side, f"a message that cannot be read ({exc}): not forwarded", "error")
+            return exc
+
+    def _bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None:
+        """An agent's notification through its bridge (one it cannot read is dropped)."""
+        converted = self._convert(bridge, data, "agent")
+        if not isinstance(converted, DecodeError):
+            self._bridged(converted, "client")
 
     def _bridged(self, converted: Converted, to: Side) -> None:
         """A bridge's output: messages to ``to``, replies back, losses noted."""
@@ -769,7 +793,7 @@ class ConnectionBridge:
                 "messageId": message_id,
                 "content": block,
             }
-            self._bridged(self._to_v1.convert(rpc.update(session_id, chunk)), "client")
+            self._bridge_update(self._to_v1, rpc.update(session_id, chunk))
 
     def _settle_permissions(self, session_id: Any) -> None:
         """``session/cancel``: the session's pending permission requests are not approved."""
@@ -790,7 +814,10 @@ class ConnectionBridge:
 
     def _agent_cancels(self, params: Any) -> None:
         """The agent's ``$/cancel_request`` for a request it sent the client."""
-        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if not isinstance(params, dict) or "requestId" not in params:
+            self._note("agent", "$/cancel_request without a requestId: dropped")
+            return
+        request_id = params["requestId"]
         forwarded = self._to_client.forwarded_id(request_id)
         if forwarded is UNSET:
             return  # answered already
@@ -807,7 +834,10 @@ class ConnectionBridge:
     def _forward_cancel_request(
         self, params: Any, ids: rpc.RequestIds, send: Callable[[Any], None], side: Side
     ) -> None:
-        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if not isinstance(params, dict) or "requestId" not in params:
+            self._note(side, "$/cancel_request without a requestId: dropped")
+            return
+        request_id = params["requestId"]
         forwarded = ids.forwarded_id(request_id)
         if forwarded is UNSET:
             self._note(side, f"$/cancel_request for no pending request ({request_id!r}): dropped")

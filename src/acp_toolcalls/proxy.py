@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, BinaryIO
 
@@ -173,7 +173,7 @@ class _Proxy:
             if isinstance(line, int):
                 self._skipped("client->proxy", self._client_protocol(), line, "client", number)
                 continue
-            out = self.core.from_client(line, self.loop.time())
+            out = self._handle(self.core.from_client, line, "client", number)
             self._log("client->proxy", self._client_protocol(), [line])  # its version is known now
             await self.emit(out)
         self.client_ended = True
@@ -185,12 +185,21 @@ class _Proxy:
             if isinstance(line, int):
                 self._skipped("agent->proxy", self._agent_protocol(), line, "agent", number)
                 continue
-            out = self.core.from_agent(line, self.loop.time())
+            out = self._handle(self.core.from_agent, line, "agent", number)
             self._log("agent->proxy", self._agent_protocol(), [line])
             await self.emit(out)
             if self.core.gone:
                 self.say(f"agent line {number}: the session ends")
                 return
+
+    def _handle(
+        self, handle: Callable[[bytes, float], Outbox], line: bytes, side: str, number: int
+    ) -> Outbox:
+        try:
+            return handle(line, self.loop.time())
+        except Exception as exc:  # a bug must cost this line, not the session
+            self.say(f"{side} line {number}: not handled ({type(exc).__name__}: {exc}); a bug")
+            return Outbox()
 
     def _skipped(
         self, direction: Direction, protocol: int | None, size: int, side: str, number: int
