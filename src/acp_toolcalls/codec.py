@@ -79,9 +79,16 @@ class EncodeError(ValueError):
 # Decoding
 
 
-@cache
+_DECODERS: dict[int, tuple[Any, msgspec.json.Decoder[Any]]] = {}
+
+
 def _fast_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(tp)
+    # Keyed by identity: hashing an `Annotated` union (what `functools.cache` would do) walks
+    # the whole type on every call, about 1 us. The entry keeps `tp` alive, so ids stay unique.
+    found = _DECODERS.get(id(tp))
+    if found is None or found[0] is not tp:
+        found = _DECODERS[id(tp)] = (tp, msgspec.json.Decoder(tp))
+    return found[1]
 
 
 _MESSAGE_UNIONS: dict[str, Any] = {
@@ -154,8 +161,19 @@ def _read(
     else:
         plain = data
         try:
+            # Through JSON rather than `msgspec.convert`, which rebuilds its plan for an
+            # `Annotated` union on every call (about 17 us against 0.7 us for a content block).
+            # msgspec writes NaN as `null`, which would read as a clear: those take `convert`.
+            encoded: bytes | None = msgspec.json.encode(plain)
+            if encoded is not None and b"null" in encoded and _holds_non_finite(plain):
+                encoded = None
+        except (msgspec.EncodeError, TypeError, OverflowError, RecursionError):
+            encoded = None  # not JSON values after all
+        try:
+            if encoded is not None:
+                return Decoded(_fast_decoder(fast_type).decode(encoded))
             return Decoded(msgspec.convert(plain, fast_type))
-        except (msgspec.ValidationError, RecursionError):
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             pass
     salvage = Salvage(strict=strict)
     try:

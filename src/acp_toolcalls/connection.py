@@ -78,6 +78,11 @@ _UPSERT_CHUNKS = {
 }
 _CHUNKS = frozenset(_UPSERT_CHUNKS.values())
 _CLIENT_OWNED = ("fs/", "terminal/")
+_V2_TYPED = frozenset(
+    {"tool_call_update", "tool_call_content_chunk", "terminal_update", "terminal_output_chunk"}
+)
+_V1_TYPED = frozenset({"tool_call", "tool_call_update"})
+"""``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
 
 
 @dataclass(frozen=True)
@@ -631,36 +636,39 @@ class ConnectionBridge:
         tag = update.sessionUpdate if update is not None else None
         session_id = params.sessionId if params is not None else None
         if self.client_version == 2:
-            self._v1_agent_update(session_id, line)
+            self._v1_agent_update(session_id, tag, line)
             return
         session = self._session(session_id)
         if tag in _USER_ECHOES and session.prompts:
             return  # the prompt's acknowledgement: a v1 client shows its own prompt
-        if tag in _UPSERT_CHUNKS:
-            self._fan_out(session_id, session, rpc.whole(line)["params"]["update"])
-            return
-        if tag in _CHUNKS:
-            message_id = rpc.whole(line)["params"]["update"].get("messageId")
-            if isinstance(message_id, str):
-                session.forwarded_messages.add(message_id)
         assert self._to_v1 is not None
+        if tag in _V2_TYPED:
+            self._bridge_update(self._to_v1, line)
+            if self.coalesce_interval > 0 and self._deadline is None:
+                self._deadline = now + self.coalesce_interval
+            return
+        message = rpc.whole(line)
+        body = message["params"]["update"]
+        if tag in _UPSERT_CHUNKS:
+            self._fan_out(session_id, session, body)
+            return
         if tag == "state_update":  # v1 has none; a flush point, and idle may end a turn
             if isinstance(session_id, str):
                 self._bridged(self._to_v1.flush(session_id), "client")
-            state = rpc.whole(line)["params"]["update"]
-            if state.get("state") == "idle" and state.get("stopReason") is not None:
-                self._idle(session, state)  # an idle that ends active work
+            if body.get("state") == "idle" and body.get("stopReason") is not None:
+                self._idle(session, body)  # an idle that ends active work
             return
-        self._bridge_update(self._to_v1, line)
-        if self.coalesce_interval > 0 and self._deadline is None:
-            self._deadline = now + self.coalesce_interval
+        if tag in _CHUNKS and isinstance(body.get("messageId"), str):
+            session.forwarded_messages.add(body["messageId"])
+        self._bridge_update(self._to_v1, _opaque_message(message, 2) or line)
 
-    def _v1_agent_update(self, session_id: Any, line: bytes) -> None:
+    def _v1_agent_update(self, session_id: Any, tag: Any, line: bytes) -> None:
         session = self._session(session_id)
         if session.replay_suppressed:
             return  # the replay of a load that serves a resume without replay
         assert self._to_v2 is not None
-        self._bridge_update(self._to_v2, line)
+        data = line if tag in _V1_TYPED else (_opaque_message(rpc.whole(line), 1) or line)
+        self._bridge_update(self._to_v2, data)
 
     def _convert(
         self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any, side: Side
@@ -846,6 +854,37 @@ class ConnectionBridge:
 
 
 # --------------------------------------------------------------------------------------------
+
+
+def _opaque_message(message: Any, version: Version) -> Any:
+    """A plain ``session/update`` with an opaque update (messages, plans, ...) as its typed
+    message, so a bridge maps it without reading it again; ``None`` for anything unusual,
+    which then takes the bridge's own (lenient) reading."""
+    params = message.get("params") if isinstance(message, dict) else None
+    if not (
+        isinstance(params, dict)
+        and message.keys() <= _ENVELOPE_KEYS
+        and message.get("jsonrpc") == "2.0"
+        and params.keys() <= _PARAMS_KEYS
+        and isinstance(params.get("sessionId"), str)
+        and isinstance(params.get("update"), dict)
+        and isinstance(params["update"].get("sessionUpdate"), str)
+    ):
+        return None
+    if version == 2:
+        notification = v2.UpdateSessionNotification(
+            session_id=params["sessionId"], update=v2.OpaqueSessionUpdate(params["update"])
+        )
+        return v2.SessionUpdateMessage(params=notification)
+    return v1.SessionUpdateMessage(
+        params=v1.SessionNotification(
+            session_id=params["sessionId"], update=v1.OpaqueSessionUpdate(params["update"])
+        )
+    )
+
+
+_ENVELOPE_KEYS = frozenset({"jsonrpc", "method", "params"})
+_PARAMS_KEYS = frozenset({"sessionId", "update"})
 
 
 def _version_of(value: Any) -> Version | None:
