@@ -798,3 +798,146 @@ def test_the_agent_guide_example_runs_and_is_valid(
         assert validate_message(json.loads(line), f"v{version}") == []  # type: ignore[arg-type]
     assert scope["answer"].approved
     assert "still open" not in caplog.text  # the example finishes what it starts
+
+
+# --------------------------------------------------------------------------------------------
+# A refused call moves nothing (found by tests/fuzz/test_fuzz_emit.py): values JSON cannot
+# carry are refused before any state changes, and so are unknown background ids.
+
+LONE = "a\udc80b"  # a lone surrogate: no UTF-8 encoding, so no JSON one
+
+
+def test_a_title_json_cannot_carry_is_refused_and_the_id_stays_free() -> None:
+    emitter = ToolCallEmitter(SID)
+    with pytest.raises(SenderError) as raised:
+        emitter.start("c1", title=LONE)
+    assert raised.value.path == "title"
+    assert emitter.open_calls() == []
+    assert updates(emitter.start("c1", title="ok"))[0]["toolCallId"] == "c1"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [
+        ({"content": [text_content("ok"), text_content(LONE)]}, "content[1]"),
+        ({"meta": {"k": float("nan")}}, "_meta.k"),
+        ({"name": LONE}, "name"),
+    ],
+)
+def test_an_update_json_cannot_carry_keeps_the_pending_text(
+    kwargs: dict[str, Any], path: str
+) -> None:
+    emitter = ToolCallEmitter(SID, throttle=TextThrottle(min_interval=10.0))
+    emitter.start("c1", title="t")
+    emitter.grow_text("c1", "out: ", now=0.0)
+    emitter.grow_text("c1", "42", now=0.1)  # pending: the client shows "out: "
+    with pytest.raises(SenderError) as raised:
+        emitter.update("c1", title="new", **kwargs)
+    assert raised.value.path == path
+    [update] = updates(emitter.flush())  # nothing leaked, the text still pending
+    assert update["content"][0]["content"]["text"] == "out: 42"
+    assert "title" not in update
+    assert updates(emitter.update("c1", title="new")) == [
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "new"}
+    ]
+
+
+def test_a_growing_text_piece_json_cannot_carry_is_refused_without_poisoning_the_call() -> None:
+    emitter = ToolCallEmitter(SID)
+    sent = emitter.start("c1", title="t")
+    with pytest.raises(SenderError, match="delta"):
+        emitter.grow_text("c1", LONE, now=0.0)  # would have opened the text item
+    sent += emitter.grow_text("c1", "ok", now=0.0)
+    with pytest.raises(SenderError, match="delta"):
+        emitter.grow_text("c1", LONE, now=0.1)  # would have made every later send fail
+    store = store_of(sent, emitter.finish("c1"))
+    assert store.view(SID, "c1").status == "completed"
+    assert store.snapshot(SID, "c1").content == [text_content("ok")]
+
+
+def test_end_turn_with_an_unknown_background_id_sends_and_finishes_nothing() -> None:
+    emitter = ToolCallEmitter(SID)
+    emitter.start("a", title="a")
+    with pytest.raises(ToolCallNotOpen):
+        emitter.end_turn(background=["never-started"])
+    assert emitter.open_calls() == ["a"]
+    sent = updates(emitter.end_turn())
+    assert [u.get("status") for u in sent] == ["failed", None]  # no message from before
+
+
+def test_finish_open_refuses_a_status_that_is_not_final_before_logging_or_sending(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    emitter = ToolCallEmitter(SID)
+    emitter.start("a", title="a")
+    with (
+        caplog.at_level(logging.WARNING, logger="acp_toolcalls.emit"),
+        pytest.raises(SenderError, match="not final"),
+    ):
+        emitter.finish_open("running", bug=True)
+    assert "still open" not in caplog.text
+    assert emitter.open_calls() == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [
+        ({"size": v2.TerminalSize(cols=0, rows=24)}, "size.cols"),
+        ({"size": v2.TerminalSize(cols=80, rows=70_000)}, "size.rows"),
+        ({"meta": {"n": float("nan")}}, "_meta"),
+        ({"meta": {1: "x"}}, "_meta"),
+        ({"command": LONE}, "command"),
+    ],
+)
+def test_a_terminal_the_schema_or_json_cannot_carry_is_refused(
+    kwargs: dict[str, Any], path: str
+) -> None:
+    emitter = ToolCallEmitter(SID)
+    with pytest.raises(SenderError) as raised:
+        emitter.start_terminal("t1", **kwargs)
+    assert raised.value.path == path
+    [update] = updates(emitter.start_terminal("t1", size=v2.TerminalSize(cols=80, rows=24)))
+    assert update["terminalId"] == "t1"  # the id was not taken
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [
+        ({"exit_code": 2**63}, "exitStatus.exitCode"),
+        ({"exit_code": True}, "exitStatus.exitCode"),
+        ({"signal": LONE}, "exitStatus.signal"),
+    ],
+)
+def test_an_exit_the_schema_or_json_cannot_carry_is_refused(
+    kwargs: dict[str, Any], path: str
+) -> None:
+    emitter = ToolCallEmitter(SID)
+    emitter.start_terminal("t1")
+    with pytest.raises(SenderError) as raised:
+        emitter.exit_terminal("t1", **kwargs)
+    assert raised.value.path == path
+    [update] = updates(emitter.exit_terminal("t1", exit_code=-1))  # still open for its exit
+    assert update["exitStatus"] == {"exitCode": -1}
+
+
+def test_permission_requests_json_cannot_carry_are_refused_before_anything_moves() -> None:
+    with pytest.raises(SenderError) as raised:
+        permission_request(SID, title=LONE)
+    assert raised.value.path == "title"
+    with pytest.raises(SenderError) as raised:
+        permission_request(SID, title="ok?", options=[("allow", LONE, "allow_once")])
+    assert raised.value.path == "options[0]"
+    with pytest.raises(SenderError) as raised:
+        command_subject("ls", "/home/u", meta={"n": float("nan")})
+    assert raised.value.path == "subject"
+    emitter = ToolCallEmitter(SID, throttle=TextThrottle(min_interval=10.0))
+    emitter.start("c1", title="t")
+    emitter.grow_text("c1", "a", now=0.0)
+    emitter.grow_text("c1", "b", now=0.1)
+    for kwargs in ({"title": LONE}, {"subject_meta": {"n": float("nan")}}):
+        with pytest.raises(SenderError):
+            emitter.request_permission("c1", request_id=1, **{"title": "Go on?", **kwargs})
+    ask = emitter.request_permission("c1", request_id=1, title="Go on?")  # id 1 is still free
+    first, request = wire(list(ask.messages))
+    assert first["params"]["update"]["content"][0]["content"]["text"] == "ab"
+    assert request["method"] == "session/request_permission"

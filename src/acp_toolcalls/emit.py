@@ -11,7 +11,9 @@ D25, D31). Everything the emitter sends about a tool call is decided here:
   There is no way to send a literal JSON ``null`` value (D3). ``_meta`` patches by top-level key.
 - The first report of a call always has a non-empty ``title`` (and ``name`` when known; a later
   change of ``name`` is logged, D31). Values it originates are checked before anything is sent:
-  known or ``_``-prefixed enum values, absolute native paths, ``line`` >= 1, no empty ids.
+  known or ``_``-prefixed enum values, absolute native paths, ``line`` >= 1, no empty ids,
+  terminal sizes 1..65535, 64-bit exit codes, and only what JSON can carry (no lone surrogate,
+  NaN or out-of-range integer). A call that raises ``SenderError`` changes nothing.
 - Ids: the caller's ids (a model's or provider's) map to session-unique ``toolCallId``\\s. An id
   whose call reached a final status is never reopened: starting it again gets a fresh namespaced
   ``toolCallId`` (``reuse="namespace"``) or raises ``ToolCallIdReused`` (``reuse="refuse"``).
@@ -114,6 +116,7 @@ _OPERATIONS = frozenset({"add", "delete", "modify", "move", "copy"})
 _FILE_TYPES = frozenset({"text", "binary", "directory", "symlink"})
 _PATCH_FORMATS = frozenset({"git_patch"})
 _MAX_LINE = 2**32 - 1
+_MAX_TERMINAL_SIDE = 2**16 - 1
 _CHANGES = (
     v2.AddDiffChange, v2.DeleteDiffChange, v2.ModifyDiffChange, v2.MoveDiffChange,
     v2.CopyDiffChange,
@@ -179,6 +182,15 @@ def _check_list(check: Callable[[Any, str], object]) -> Callable[[Any, str], Non
     return checked
 
 
+def _check_size(value: Any, where: str) -> None:
+    if not isinstance(value, v2.TerminalSize):
+        raise SenderError(where, f"expected a TerminalSize, got {type(value).__name__}")
+    for name in ("cols", "rows"):
+        count = getattr(value, name)
+        if not (type(count) is int and 1 <= count <= _MAX_TERMINAL_SIDE):
+            raise SenderError(f"{where}.{name}", f"expected 1..{_MAX_TERMINAL_SIDE}, got {count!r}")
+
+
 def _check_capabilities(value: Any, where: str) -> None:
     if not isinstance(value, v2.ToolCallCapabilities):
         raise SenderError(where, f"expected ToolCallCapabilities, got {type(value).__name__}")
@@ -199,6 +211,18 @@ def _key(value: Any, where: str) -> bytes:
 
 def _check_any(value: Any, where: str) -> None:
     _key(value, where)
+
+
+def _keys_of(attr: str, value: Any) -> Any:
+    """What the minimal patch compares for one field: the canonical JSON of the value, per
+    item of ``content``, per key of ``_meta``. ``SenderError`` names what JSON cannot carry."""
+    if value is None:
+        return None
+    if attr == "content":
+        return [_key(item, f"content[{index}]") for index, item in enumerate(value)]
+    if attr == "meta":
+        return {k: _key(item, f"_meta.{k}") for k, item in value.items() if item is not None}
+    return _key(value, _WIRE_NAMES[attr])
 
 
 _CHECKS: Mapping[str, Callable[[Any, str], object]] = {
@@ -376,9 +400,10 @@ class ToolCallEmitter:
         )  # fmt: skip
         _check_fields(fields)
         call = _Call(tool_call_id)
+        patch = self._patch(call, fields)  # raises before the id is taken
         self._calls[call_id] = call
         self._used.add(tool_call_id)
-        self._send_patch(call, self._patch(call, fields))
+        self._send_patch(call, patch)
         return self._take()
 
     def update(
@@ -410,19 +435,21 @@ class ToolCallEmitter:
             capabilities=capabilities, meta=meta,
         )  # fmt: skip
         _check_fields(fields)
+        patch = self._patch(call, fields)  # raises before the text moves
         if content is not UNSET:
             self._texts.pop(call_id, None)
             call.text = None
         self._flush_text(call_id, call)
-        self._send_patch(call, self._patch(call, fields))
+        self._send_patch(call, patch)
         return self._take()
 
     def append(self, call_id: str, item: v2.ToolCallContent) -> list[Any]:
         """Append one content item (a ``tool_call_content_chunk``): the cheap way to stream."""
         call = self._get(call_id)
         _check_item(item, "content")
+        key = _key(item, "content")
         self._flush_text(call_id, call)
-        self._append(call, item)
+        self._append(call, item, key)
         return self._take()
 
     def grow_text(self, call_id: str, delta: str, *, now: float) -> list[Any]:
@@ -431,12 +458,14 @@ class ToolCallEmitter:
         replacements of the whole content (see ``TextThrottle``)."""
         call = self._get(call_id)
         _check_str(delta, "delta")
+        _key(delta, "delta")  # a piece JSON cannot carry would poison every later send
         text = call.text
         if text is None:
             if not delta:
                 return []
+            item = text_content(delta)
             call.text = _Text(len(call.items), delta, now)
-            self._append(call, text_content(delta))
+            self._append(call, item, _key(item, "content"))
             return self._take()
         if delta:
             if text.pending == 0:
@@ -511,14 +540,15 @@ class ToolCallEmitter:
             status=status,
         )  # fmt: skip
         _check_fields(fields)
+        if "capabilities" in call.fields:
+            fields["capabilities"] = None  # stop advertising `cancel` once final (7.10 item 8)
+        patch = self._patch(call, fields)  # raises before the text moves
         if content is not UNSET:
             call.text = None
         else:
             self._flush_text(call_id, call)
-        if "capabilities" in call.fields:
-            fields["capabilities"] = None  # stop advertising `cancel` once final (7.10 item 8)
         self._texts.pop(call_id, None)
-        self._send_patch(call, self._patch(call, fields))
+        self._send_patch(call, patch)
         call.final = True
         call.fields, call.items, call.keys, call.meta, call.text = {}, [], [], {}, None
         return self._take()
@@ -530,6 +560,8 @@ class ToolCallEmitter:
 
         ``bug=True`` logs each call as an agent bug (it should have been finished already).
         """
+        if status not in v2.FINAL_STATUSES:
+            raise SenderError("status", f"{status!r} is not final (completed|failed|cancelled)")
         keep = set(background)
         for call_id in self.open_calls():
             if call_id not in keep:
@@ -557,6 +589,7 @@ class ToolCallEmitter:
         """
         calls = list(background)
         terminals = list(background_terminals)
+        listed = [self.tool_call_id(c) for c in calls]  # an unknown id raises before any send
         status = "cancelled" if stop_reason == "cancelled" else "failed"
         self._queue(self.flush())
         self._queue(self.finish_open(status, background=calls, bug=stop_reason != "cancelled"))
@@ -567,7 +600,7 @@ class ToolCallEmitter:
         }
         if calls or terminals:
             state["background"] = [
-                *({"type": "tool_call", "toolCallId": self.tool_call_id(c)} for c in calls),
+                *({"type": "tool_call", "toolCallId": tool_call_id} for tool_call_id in listed),
                 *({"type": "terminal", "terminalId": t} for t in terminals),
             ]
         self._send(_update_message(self.session_id, v2.OpaqueSessionUpdate(state)))
@@ -590,8 +623,15 @@ class ToolCallEmitter:
             raise SenderError("terminalId", "must be a non-empty string")
         if terminal_id in self._terminals:
             raise SenderError("terminalId", f"terminal id {terminal_id!r} was already used")
-        if cwd is not UNSET:
-            check_absolute_path(cwd, "cwd")
+        for where, value, check in (
+            ("command", command, _check_str),
+            ("cwd", cwd, check_absolute_path),
+            ("size", size, _check_size),
+            ("_meta", meta, _check_meta),
+        ):
+            if value is not UNSET:
+                check(value, where)
+                _key(value, where)  # what JSON cannot carry is refused before the id is taken
         self._terminals[terminal_id] = False
         update = v2.TerminalUpdate(
             terminal_id=terminal_id, command=command, cwd=cwd, size=size, meta=meta
@@ -615,6 +655,11 @@ class ToolCallEmitter:
     ) -> list[Any]:
         """Report the terminal's process exit; the terminal takes no more output."""
         self._terminal(terminal_id)
+        if exit_code is not None and not (type(exit_code) is int and -(2**63) <= exit_code < 2**63):
+            raise SenderError("exitStatus.exitCode", f"not a 64-bit integer: {exit_code!r}")
+        if signal is not None:
+            _check_str(signal, "exitStatus.signal")
+            _key(signal, "exitStatus.signal")
         status = v2.TerminalExitStatus(
             exit_code=UNSET if exit_code is None else exit_code,
             signal=UNSET if signal is None else signal,
@@ -659,11 +704,15 @@ class ToolCallEmitter:
         request = self._check_prompt(request_id, title, description, options)
         intended = v2.ToolCallUpdate(tool_call_id=call.tool_call_id, **fields)
         check_subject(title, description, v2.ToolCallPermissionSubject(tool_call=intended))
+        if subject_meta is not UNSET:
+            _check_meta(subject_meta, "subject._meta")
+            _key(subject_meta, "subject._meta")
+        patched = self._patch(call, fields)  # raises before the text moves
         if content is not UNSET:
             self._texts.pop(call_id, None)
             call.text = None
         self._queue(self.flush())
-        patch = v2.ToolCallUpdate(tool_call_id=call.tool_call_id, **self._patch(call, fields))
+        patch = v2.ToolCallUpdate(tool_call_id=call.tool_call_id, **patched)
         subject = v2.ToolCallPermissionSubject(tool_call=patch, meta=subject_meta)
         return self._ask(request_id, request, subject)
 
@@ -740,18 +789,23 @@ class ToolCallEmitter:
             raise SenderError("terminalId", f"terminal {terminal_id!r} already exited")
 
     def _patch(self, call: _Call, fields: Fields) -> Fields:
-        """The minimal patch turning what the client holds into ``fields``; records it sent."""
+        """The minimal patch turning what the client holds into ``fields``; records it sent.
+
+        Every value is encoded before anything is recorded: one that JSON cannot carry (a lone
+        surrogate, a NaN, an integer out of range) raises ``SenderError`` with nothing changed.
+        """
+        keys = {attr: _keys_of(attr, value) for attr, value in fields.items()}
         out: Fields = {}
         for attr, value in fields.items():
+            key = keys[attr]
             if attr == "content":
-                self._patch_content(call, value, out)
+                self._patch_content(call, value, key, out)
             elif attr == "meta":
-                self._patch_meta(call, value, out)
+                self._patch_meta(call, value, key, out)
             elif value is None:
                 if call.fields.pop(attr, None) is not None:
                     out[attr] = None
             else:
-                key = _key(value, _WIRE_NAMES[attr])
                 if call.fields.get(attr) != key:
                     if attr == "name" and "name" in call.fields:
                         logger.warning(
@@ -764,19 +818,18 @@ class ToolCallEmitter:
         return out
 
     @staticmethod
-    def _patch_content(call: _Call, value: Any, out: Fields) -> None:
+    def _patch_content(call: _Call, value: Any, keys: Any, out: Fields) -> None:
         if value is None:
             if call.items:
                 out["content"] = None
             call.items, call.keys = [], []
             return
-        keys = [_key(item, "content") for item in value]
         if keys != call.keys:
             out["content"] = list(value)
             call.items, call.keys = list(value), keys
 
     @staticmethod
-    def _patch_meta(call: _Call, value: Any, out: Fields) -> None:
+    def _patch_meta(call: _Call, value: Any, keys: Any, out: Fields) -> None:
         if value is None:
             if call.meta:
                 out["meta"] = None
@@ -788,7 +841,7 @@ class ToolCallEmitter:
                 if call.meta.pop(key, None) is not None:
                     patch[key] = None
                 continue
-            encoded = _key(item, f"_meta.{key}")
+            encoded = keys[key]
             if call.meta.get(key) != encoded:
                 call.meta[key] = encoded
                 patch[key] = item
@@ -800,9 +853,9 @@ class ToolCallEmitter:
             update = v2.SessionToolCallUpdate(tool_call_id=call.tool_call_id, **patch)
             self._send(_update_message(self.session_id, update))
 
-    def _append(self, call: _Call, item: Any) -> None:
+    def _append(self, call: _Call, item: Any, key: bytes) -> None:
         call.items.append(item)
-        call.keys.append(_key(item, "content"))
+        call.keys.append(key)
         chunk = v2.ToolCallContentChunk(tool_call_id=call.tool_call_id, content=item)
         self._send(_update_message(self.session_id, chunk))
 

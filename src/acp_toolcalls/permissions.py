@@ -26,7 +26,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import v2
-from .codec import decode
+from .codec import EncodeError, canonical_json, decode
 from .jsonrpc import JsonRpcMessage
 from .lenient import DecodeError
 
@@ -37,6 +37,7 @@ __all__ = [
     "PermissionAnswer",
     "SenderError",
     "check_absolute_path",
+    "check_encodable",
     "check_open_value",
     "command_subject",
     "parse_permission_answer",
@@ -69,6 +70,18 @@ def check_absolute_path(path: object, where: str) -> str:
     if not (path.startswith("/") or _WINDOWS_ABSOLUTE.match(path)):
         raise SenderError(where, f"the path must be absolute: {path!r}")
     return path
+
+
+def check_encodable(value: object, where: str) -> None:
+    """``SenderError`` naming ``where`` for a value JSON cannot carry (a lone surrogate, a NaN,
+    an integer out of range), so that nothing unsendable is built, recorded or sent. ``UNSET``
+    (an omitted value) passes."""
+    if value is UNSET:
+        return
+    try:
+        canonical_json(value)
+    except EncodeError as exc:
+        raise SenderError(where, str(exc)) from None
 
 
 def check_open_value(value: object, known: Iterable[str], where: str) -> str:
@@ -120,6 +133,7 @@ def permission_options(
         if not isinstance(option.name, str) or not option.name:
             raise SenderError(f"{where}.name", "must be a non-empty string")
         check_open_value(option.kind, _OPTION_KINDS, f"{where}.kind")
+        check_encodable(option, where)
         seen.add(option.option_id)
         checked.append(option)
     if not checked:
@@ -145,9 +159,11 @@ def command_subject(
     for name, value in (("toolCallId", tool_call_id), ("terminalId", terminal_id)):
         if value is not UNSET and (not isinstance(value, str) or not value):
             raise SenderError(f"subject.{name}", "must be a non-empty string")
-    return v2.CommandPermissionSubject(
+    subject = v2.CommandPermissionSubject(
         command=command, cwd=cwd, tool_call_id=tool_call_id, terminal_id=terminal_id, meta=meta
     )
+    check_encodable(subject, "subject")
+    return subject
 
 
 _SUBJECT_TYPES = frozenset({"tool_call", "command"})
@@ -194,6 +210,7 @@ def check_subject(
         check_open_value(subject.tag, _SUBJECT_TYPES, "subject.type")
     else:
         raise SenderError("subject", f"expected a permission subject, got {type(subject).__name__}")
+    check_encodable(subject, "subject")
 
 
 def permission_request(
@@ -217,6 +234,9 @@ def permission_request(
         raise SenderError("title", "a permission request needs a non-empty title")
     if description is not UNSET and not isinstance(description, str):
         raise SenderError("description", "must be a string")
+    check_encodable(title, "title")
+    check_encodable(description, "description")
+    check_encodable(meta, "_meta")
     checked = permission_options(options)
     check_subject(title, description, subject)
     return v2.RequestPermissionRequest(
