@@ -1280,6 +1280,22 @@ def test_strict_decode_of_a_payload() -> None:
     assert raised.value.path == "$.title"
 
 
+def test_a_parsed_value_holding_a_lone_surrogate_raises_only_decode_error() -> None:
+    # `json.loads` reads the escape `"\ud800"` as a lone surrogate, which the route of parsed
+    # values through `msgspec.json.encode` met as UnicodeEncodeError (found by
+    # tests/fuzz/test_fuzz_convert.py): such a value takes `msgspec.convert`, as before.
+    lone = json.loads('"\\ud800"')
+    with pytest.raises(DecodeError) as raised:
+        decode([lone], v2.ToolCallUpdate)
+    assert raised.value.path == "$"
+    decoded = decode({"toolCallId": "a", "title": lone}, v2.ToolCallUpdate)
+    assert decoded.value.title == lone
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "a", "title": lone}
+    assert decode_message(env(update)).value.params.update.title == lone
+    with pytest.raises(codec.EncodeError):
+        encode(decoded.value)  # JSON cannot carry it: refused, never written broken
+
+
 def test_diagnostic_is_a_value() -> None:
     decoded = decode(dumps({"toolCallId": "a", "title": 42}), v2.ToolCallUpdate)
     (diag,) = decoded.diagnostics

@@ -167,8 +167,8 @@ def _read(
             encoded: bytes | None = msgspec.json.encode(plain)
             if encoded is not None and b"null" in encoded and _holds_non_finite(plain):
                 encoded = None
-        except (msgspec.EncodeError, TypeError, OverflowError, RecursionError):
-            encoded = None  # not JSON values after all
+        except (msgspec.EncodeError, TypeError, OverflowError, RecursionError, UnicodeEncodeError):
+            encoded = None  # not JSON values after all (a str with a lone surrogate: convert)
         try:
             if encoded is not None:
                 return Decoded(_fast_decoder(fast_type).decode(encoded))
