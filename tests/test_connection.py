@@ -529,6 +529,20 @@ def test_a_prompt_error_from_the_agent_is_the_v1_response() -> None:
     assert len(wire.to_client) == 1  # that turn is over
 
 
+def test_a_v2_plan_reaches_a_v1_client_as_its_plan_and_a_v1_plan_a_v2_client_as_plan_update() -> (
+    None
+):
+    entries = [{"content": "Write tests", "priority": "high", "status": "in_progress"}]
+    wire = v1_client_v2_agent()
+    plan = {"type": "items", "planId": "p1", "entries": entries}
+    wire.agent(update({"sessionUpdate": "plan_update", "plan": plan}))
+    assert wire.client_updates() == [{"sessionUpdate": "plan", "entries": entries}]
+    back = v2_client_v1_agent()
+    back.agent(update({"sessionUpdate": "plan", "entries": entries}))
+    [sent] = back.client_updates()
+    assert sent["sessionUpdate"] == "plan_update" and sent["plan"]["entries"] == entries
+
+
 def test_notices_reach_a_v1_client_that_advertised_them() -> None:
     wire = v1_client_v2_agent()  # V1_INIT advertises session.notices
     wire.agent(update({"sessionUpdate": "notice", "severity": "info", "title": "Indexing"}))
