@@ -568,4 +568,6 @@ def test_codes_are_documented() -> None:
         "recreated-after-final",
         "never-final",
         "prompt-in-tool-call",
+        "invalid-base64",
+        "lint-limit",
     }

@@ -606,7 +606,8 @@ def test_buggy_example_shows_every_lint_and_a_schema_violation(
 ) -> None:
     code, document = run_json(capsys, str(EXAMPLES / "buggy-v2.jsonl"))
     assert code == 1
-    assert set(CODES) | {"schema-violation", "lenient-salvage", "invalid-json"} == set(
+    every_lint = set(CODES) - {"lint-limit"}  # a limit of the linter, not of the log
+    assert every_lint | {"schema-violation", "lenient-salvage", "invalid-json"} == set(
         document["summary"]
     )
 

@@ -21,6 +21,11 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D3
 - v2-only session updates never reach the v1 side raw: mapped when a v1 variant exists,
   otherwise dropped and reported (9.8, D30).
 - Every loss is reported; caps come from the store's ``Limits``; ``close_session`` frees all.
+  What the bridge keeps besides the store follows it: a session or terminal the store evicts
+  is forgotten here too. A request with more than ``max_permission_options`` options is not
+  forwarded (the agent is answered ``cancelled``); past ``max_pending_permissions`` unanswered
+  requests the oldest is given up the same way; synthetic calls past twice
+  ``max_tool_calls`` in a session are forgotten, oldest first.
 """
 
 from __future__ import annotations
@@ -44,8 +49,10 @@ from .events import (
     ContentAppended,
     DiagnosticReported,
     LimitReached,
+    SessionEvicted,
     TerminalCleared,
     TerminalCreated,
+    TerminalEvicted,
     TerminalOutputAppended,
     TerminalPatched,
     ToolCallCleared,
@@ -57,7 +64,7 @@ from .events import (
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, request_key, response
 from .lenient import DecodeError
 from .loss import Converted, Loss, LossReport
-from .state import Limits, ToolCallState
+from .state import Limits, ToolCallState, trim_block
 from .store import ToolCallStore
 from .terminal_text import DEFAULT_TAIL_CHARS, fenced, sanitize, tail
 from .v2_to_v1 import (
@@ -279,7 +286,8 @@ class V2ToV1Bridge:
             if type(event) in _QUIET_EVENTS:
                 continue
             if isinstance(event, DiagnosticReported):
-                self._loss(event.path, event.reason)
+                if event.kind != "limit":  # a cap is reported once, by its LimitReached
+                    self._loss(event.path, event.reason)
             elif isinstance(event, LimitReached):
                 self._loss(f"$.{event.limit}", f"{event.subject}: {event.detail}")
             elif isinstance(event, ToolCallEvicted):
@@ -287,10 +295,18 @@ class V2ToV1Bridge:
                 if session is not None:
                     session.calls.pop(event.tool_call_id, None)
                     session.order.pop(event.tool_call_id, None)
+            elif isinstance(event, TerminalEvicted):
+                self._rendered.pop((event.session_id, event.terminal_id), None)
+            elif isinstance(event, SessionEvicted):
+                gone = event.session_id
+                self._sessions.pop(gone, None)
+                self._rendered = {k: v for k, v in self._rendered.items() if k[0] != gone}
 
     def _session(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
         if session is None:
+            # The store's session comes first (its cap may evict another one, and ours with it).
+            self._absorb(self.store.touch(session_id))
             session = self._sessions[session_id] = _Session()
         return session
 
@@ -395,6 +411,15 @@ class V2ToV1Bridge:
             if not known.known:  # the call goes out first, titled by the prompt if need be
                 known.title_fallback = params.title
                 self._flush_call(session_id, session, named)
+        cap = self.store.limits.max_permission_options
+        if cap is not None and len(params.options) > cap:
+            self._loss(
+                "$.params.options",
+                f"{len(params.options)} options, over the cap of {cap} (max_permission_options): "
+                "request not sent; answered the agent `cancelled`",
+            )
+            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            return
         request, losses = permission_request_to_v1(
             params,
             request_id=message.id,
@@ -410,8 +435,40 @@ class V2ToV1Bridge:
             create = _synthetic_tool_call(request.tool_call, params.title)
             self._emit_update(session_id, create)
             call.known, call.title = True, create.title
-        self._permissions[request_key(message.id)] = session_id
+            self._forget_synthetic(session_id, session)
+        self._pending_permission(message.id, session_id)
         self._out.append(v1.PermissionRequestMessage(id=message.id, params=request))
+
+    def _pending_permission(self, request_id: Any, session_id: str) -> None:
+        """Remember a forwarded request until its answer; past the cap, give the oldest up."""
+        self._permissions[request_key(request_id)] = session_id
+        cap = self.store.limits.max_pending_permissions
+        if cap is not None and len(self._permissions) > cap:
+            oldest = next(iter(self._permissions))
+            del self._permissions[oldest]
+            self._loss(
+                "$.max_pending_permissions",
+                f"request {oldest!r} still unanswered after {cap} later requests: given up, "
+                "answered the agent `cancelled`; its answer, if it comes, passes through",
+            )
+            if isinstance(oldest, (str, int)):  # request_key kept the id itself
+                self._replies.append(response(oldest, _CANCELLED_RESULT))
+
+    def _forget_synthetic(self, session_id: str, session: _Session) -> None:
+        """Synthetic calls (D28) have no store state to be evicted with: bounded here."""
+        cap = self.store.limits.max_tool_calls
+        if cap is None or len(session.calls) <= 2 * cap:
+            return
+        held = self.store.sessions.get(session_id)
+        stored = held.tool_calls if held is not None else {}
+        victims = [t for t in session.calls if t not in stored and t not in session.order]
+        for tool_call_id in victims[: trim_block(cap)]:
+            del session.calls[tool_call_id]
+        self._loss(
+            "$.max_tool_calls",
+            f"{session_id}: forgot {min(len(victims), trim_block(cap))} synthetic permission "
+            f"call(s) (cap {2 * cap} calls per session in the bridge)",
+        )
 
     def _on_other_message(self, message: JsonRpcMessage) -> None:
         data = message.data

@@ -15,6 +15,12 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
 - v2 requires a ``messageId`` on every message chunk: a v1 chunk without one continues the
   session's current message of its kind, and any other update, or ``end_message``, ends it.
 - Every other message passes through unchanged.
+- Memory is bounded by ``Limits``: per session the titles and final statuses of at most
+  ``max_tool_calls`` ids (oldest forgotten first), at most ``max_sessions`` sessions (least
+  recently used forgotten first), at most ``max_pending_permissions`` unanswered requests (the
+  oldest given up: the agent is answered ``cancelled``); a request with more than
+  ``max_permission_options`` options is not forwarded and answered ``cancelled``. Every cap
+  that bites is reported as a loss.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from .codec import decode, decode_message, to_builtins
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, request_key, response
 from .lenient import DecodeError
 from .loss import Converted, Loss, LossReport
+from .state import Limits, trim_block
 from .v1_to_v2 import permission_request_to_v2, session_update_to_v2
 from .v2_to_v1 import permission_response_to_v1
 
@@ -38,19 +45,23 @@ _MESSAGE_CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent
 
 
 class _Session:
-    __slots__ = ("final", "message", "titles")
+    __slots__ = ("final", "message", "titles", "touched")
 
     def __init__(self) -> None:
         self.titles: dict[str, str] = {}
-        self.final: set[str] = set()
+        self.final: dict[str, None] = {}  # ids whose last status was final, oldest first
         self.message: tuple[str, str] | None = None  # (chunk kind, messageId) being streamed
+        self.touched = 0  # when the bridge last switched to this session
 
 
 class V1ToV2Bridge:
     """Converts a v1 agent's messages for a v2 client, one message at a time (sans-I/O)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, limits: Limits | None = None) -> None:
+        self.limits = limits if limits is not None else Limits()
         self._sessions: dict[str, _Session] = {}
+        self._current: _Session | None = None
+        self._switches = 0
         self._messages = 0  # message ids made up for chunks without one
         self._permissions: dict[Any, str] = {}
         self._out: list[Any] = []
@@ -103,7 +114,28 @@ class V1ToV2Bridge:
         session = self._sessions.get(session_id)
         if session is None:
             session = self._sessions[session_id] = _Session()
+            cap = self.limits.max_sessions
+            if cap is not None and len(self._sessions) > cap:
+                self._evict_sessions(session, cap)
+        if session is not self._current:
+            self._switches += 1
+            session.touched = self._switches
+            self._current = session
         return session
+
+    def _evict_sessions(self, new: _Session, cap: int) -> None:
+        others = [(s.touched, sid) for sid, s in self._sessions.items() if s is not new]
+        others.sort()
+        victims = [sid for _, sid in others[: trim_block(cap)]]
+        for sid in victims:
+            del self._sessions[sid]
+        self._losses.append(
+            Loss(
+                "$.max_sessions",
+                f"forgot {len(victims)} least recently used session(s) (cap {cap}): their "
+                "tool-call titles and final statuses",
+            )
+        )
 
     def _dispatch(self, message: Any) -> None:
         if isinstance(message, v1.SessionUpdateMessage):
@@ -135,7 +167,7 @@ class V1ToV2Bridge:
         if mapped is None:
             return
         if isinstance(mapped, v2.ToolCallUpdate):
-            self._remember(session, mapped)
+            self._remember(params.session_id, session, mapped)
         notification = v2.UpdateSessionNotification(
             session_id=params.session_id, update=mapped, meta=params.meta
         )
@@ -158,21 +190,50 @@ class V1ToV2Bridge:
             session.message = (tag, f"acp-toolcalls-msg-{self._messages}")
         return session.message[1]
 
-    @staticmethod
-    def _remember(session: _Session, update: v2.ToolCallUpdate) -> None:
+    def _remember(self, session_id: str, session: _Session, update: v2.ToolCallUpdate) -> None:
         if isinstance(update.title, str) and update.title:
             session.titles[update.tool_call_id] = update.title
         if isinstance(update.status, str):
             if update.status in v2.FINAL_STATUSES:
-                session.final.add(update.tool_call_id)
+                session.final[update.tool_call_id] = None
             else:
-                session.final.discard(update.tool_call_id)
+                session.final.pop(update.tool_call_id, None)
+        cap = self.limits.max_tool_calls
+        if cap is None or (len(session.titles) <= cap and len(session.final) <= cap):
+            return
+        forgotten = 0
+        tables: tuple[dict[str, Any], ...] = (session.titles, session.final)
+        for table in tables:
+            excess = len(table) - cap
+            if excess > 0:  # one block past the cap at a time: amortised O(1)
+                block = min(len(table), excess + trim_block(cap) - 1)
+                for tool_call_id in list(table)[:block]:
+                    del table[tool_call_id]
+                forgotten = max(forgotten, block)
+        self._losses.append(
+            Loss(
+                "$.max_tool_calls",
+                f"{session_id}: forgot the {forgotten} oldest tool-call id(s) (cap {cap} per "
+                "session): their titles for permission prompts and id-reuse reports",
+            )
+        )
 
     def _on_permission(self, message: v1.PermissionRequestMessage) -> None:
         params = message.params
         session = self._session(params.session_id)
         if not params.options:  # v2 needs at least one option (D5)
             self._losses.append(Loss("$.params.options", "no options: answered `cancelled`"))
+            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            return
+        cap = self.limits.max_permission_options
+        if cap is not None and len(params.options) > cap:
+            self._losses.append(
+                Loss(
+                    "$.params.options",
+                    f"{len(params.options)} options, over the cap of {cap} "
+                    "(max_permission_options): request not sent; answered the agent `cancelled`",
+                )
+            )
             self._replies.append(response(message.id, _CANCELLED_RESULT))
             return
         tool_call_id = params.tool_call.tool_call_id
@@ -185,11 +246,24 @@ class V1ToV2Bridge:
             return
         subject = request.subject
         if isinstance(subject, v2.ToolCallPermissionSubject):
-            self._remember(session, subject.tool_call)
+            self._remember(params.session_id, session, subject.tool_call)
         if message.id is None:
             self._losses.append(Loss("$.id", "a v2 request needs an id: request not sent"))
             return
         self._permissions[request_key(message.id)] = params.session_id
+        pending = self.limits.max_pending_permissions
+        if pending is not None and len(self._permissions) > pending:
+            oldest = next(iter(self._permissions))
+            del self._permissions[oldest]
+            self._losses.append(
+                Loss(
+                    "$.max_pending_permissions",
+                    f"request {oldest!r} still unanswered after {pending} later requests: given "
+                    "up, answered the agent `cancelled`; its answer, if it comes, passes through",
+                )
+            )
+            if isinstance(oldest, (str, int)):  # request_key kept the id itself
+                self._replies.append(response(oldest, _CANCELLED_RESULT))
         self._out.append(v2.PermissionRequestMessage(id=message.id, params=request))
 
     def _on_other(self, message: JsonRpcMessage) -> None:

@@ -19,6 +19,7 @@ slower route through plain values.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import typing
@@ -31,7 +32,7 @@ from msgspec import UNSET
 
 from . import v1, v2, wire
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
-from .lenient import DecodeError, Diagnostic, ItemError, Salvage, reader_for
+from .lenient import DecodeError, Diagnostic, ItemError, Salvage, _key_path, reader_for
 from .wire import UnknownVariant, WireStruct, extra_fields
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "Protocol",
     "decode",
     "decode_message",
+    "duplicate_keys",
     "encode",
 ]
 
@@ -127,17 +129,39 @@ def _lone_surrogate(data: bytes | bytearray | memoryview | str) -> bool:
     return _LONE_SURROGATE.search(raw) is not None
 
 
+_AT_BYTE = re.compile(r"invalid character \(byte (\d+)\)$")
+_BYTE = re.compile(r"\(byte \d+\)")
+_NON_FINITE = re.compile(rb"-?(NaN|Infinity)")
+
+
+def explain_json_error(data: bytes | bytearray | memoryview | str, reason: str) -> str:
+    """msgspec's message for ``data`` that is not JSON (``reason``), said plainly where it
+    can be: an escaped lone surrogate (which msgspec calls truncation or a bad pair), and a
+    ``NaN``, ``Infinity`` or ``-Infinity`` (which Python's ``json.dumps`` writes)."""
+    if "surrogate pair" in reason or (
+        reason.startswith("Input data was truncated") and _lone_surrogate(data)
+    ):
+        at = _BYTE.search(reason)
+        where = f" {at.group()}" if at is not None else ""
+        return f"a string holds an unpaired UTF-16 surrogate escape{where}"
+    at = _AT_BYTE.search(reason)
+    if at is not None:
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+        start = int(at.group(1))
+        start -= 1 if raw[start - 1 : start] == b"-" else 0
+        token = _NON_FINITE.match(raw, start)
+        if token is not None:
+            return f"{token.group().decode()} is not a JSON number (byte {start})"
+    return reason
+
+
 def _parse_plain(data: bytes | bytearray | memoryview | str) -> Any:
     try:
         return msgspec.json.decode(data)
     except msgspec.ValidationError as exc:  # numbers msgspec cannot represent
         raise DecodeError("$", f"not valid JSON: {exc}") from None
     except msgspec.DecodeError as exc:
-        reason = str(exc)
-        if reason.startswith("Input data was truncated") and _lone_surrogate(data):
-            # msgspec reports an escaped lone surrogate (`"\\ud800"`) as truncation.
-            reason = "a string holds an unpaired UTF-16 surrogate escape"
-        raise DecodeError("$", f"not valid JSON: {reason}") from None
+        raise DecodeError("$", f"not valid JSON: {explain_json_error(data, str(exc))}") from None
     except RecursionError:
         raise DecodeError("$", "not valid JSON: nesting is too deep") from None
     except UnicodeEncodeError:  # text input holding a lone surrogate code point
@@ -235,6 +259,71 @@ def decode_message_slow(data: Any, protocol: str, strict: bool, max_bytes: int) 
 # The public entry point is compiled (mypyc) when the package is built: a Python function call
 # around the ~0.8 us msgspec decode costs as much as the rest of the work on CPython 3.11.
 from ._fastpath import decode_message  # noqa: E402
+
+# --------------------------------------------------------------------------------------------
+# Duplicate keys
+
+_ESCAPED_COLON = re.compile(rb"\\u003[aA]")
+
+
+class _Repeated(dict[str, Any]):
+    """An object of ``duplicate_keys``' parse that had keys more than once: (key, count)."""
+
+    __slots__ = ("repeated",)
+    repeated: list[tuple[str, int]]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    counts: dict[str, int] = {}
+    for key, _ in pairs:
+        counts[key] = counts.get(key, 0) + 1
+    repeated = _Repeated(obj)
+    repeated.repeated = [(key, n) for key, n in counts.items() if n > 1]
+    return repeated
+
+
+def duplicate_keys(data: bytes | bytearray | memoryview | str) -> tuple[Diagnostic, ...]:
+    """One ``Diagnostic`` per key that occurs more than once in one object of the JSON text
+    ``data``, at the key's path (``$.params.update.title``), in document order.
+
+    ``decode``, ``decode_message`` and the store keep the last value of a repeated key, as
+    ``JSON.parse`` and ``serde_json::Value`` do, and say nothing: finding repeats costs a
+    second parse, so it is this separate check (the CLI commands run it on every line). Text
+    the decoder cannot read, or nested too deeply to check, gives ``()``.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    try:
+        if _ESCAPED_COLON.search(raw) is None:
+            # Outside strings a ':' follows each key, and msgspec writes a string's ':' as
+            # is: the text written back has fewer ':' exactly when a repeat was dropped.
+            again = msgspec.json.encode(msgspec.json.decode(raw))
+            if again.count(b":") == raw.count(b":"):
+                return ()
+        tree = json.loads(raw, object_pairs_hook=_pairs)
+    except (ValueError, RecursionError, msgspec.DecodeError, msgspec.EncodeError):
+        return ()
+    found: list[Diagnostic] = []
+    stack: list[tuple[Any, str]] = [(tree, "$")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            if isinstance(value, _Repeated):
+                for key, count in value.repeated:
+                    found.append(
+                        Diagnostic(
+                            _key_path(path, key),
+                            f"key {key!r} occurs {count} times in one object; the last value "
+                            "is used",
+                        )
+                    )
+            stack.extend((item, _key_path(path, key)) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{i}]") for i, item in reversed(list(enumerate(value))))
+    return tuple(found)
+
 
 # --------------------------------------------------------------------------------------------
 # Encoding

@@ -23,8 +23,10 @@ __all__ = [
     "DiagnosticReported",
     "Event",
     "LimitReached",
+    "SessionEvicted",
     "TerminalCleared",
     "TerminalCreated",
+    "TerminalEvicted",
     "TerminalOutputAppended",
     "TerminalPatched",
     "ToolCallCleared",
@@ -113,6 +115,20 @@ class TerminalOutputAppended(_Event, frozen=True, gc=False):
     size: int
 
 
+class TerminalEvicted(_Event, frozen=True, gc=False):
+    """The per-session cap on retained terminals dropped this terminal (exited ones first)."""
+
+    terminal_id: str
+
+
+class SessionEvicted(_Event, frozen=True, gc=False):
+    """The cap on retained sessions dropped this session, least recently updated first, with
+    its ``tool_calls`` calls and ``terminals`` terminals."""
+
+    tool_calls: int
+    terminals: int
+
+
 class LimitReached(_Event, frozen=True, gc=False):
     """A memory cap dropped data: ``limit`` names the cap, ``subject`` the call or terminal id."""
 
@@ -154,6 +170,8 @@ Event = Union[
     TerminalPatched,
     TerminalCleared,
     TerminalOutputAppended,
+    TerminalEvicted,
+    SessionEvicted,
     LimitReached,
     DiagnosticReported,
 ]

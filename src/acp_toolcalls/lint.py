@@ -25,8 +25,15 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   text content item equals or contains the request's own ``title`` or ``description``
   (whitespace-normalised; empty strings ignored): prompt copy that would overwrite the displayed
   tool call (7.5, 10.3).
+- ``invalid-base64`` (v2): a ``terminal_output_chunk`` ``data`` or a ``terminal_update``
+  ``output.data`` that is not canonical base64 (bad padding, stray characters): a client drops
+  the chunk, or leaves the output unchanged for a snapshot (D22).
+- ``lint-limit``: more than ``max_calls`` tool calls (default ``MAX_CALLS``) are tracked; the
+  oldest finished ones, then the oldest open ones, are forgotten, so their id reuse, final
+  status and first title are no longer checked. Reported once per forgotten block.
 
-State is kept per ``(sessionId, toolCallId)``; nothing else grows with the log. The linter is
+State is kept per ``(sessionId, toolCallId)``, at most ``max_calls`` of them; nothing else
+grows with the log. The linter is
 sans-I/O: it is fed decoded messages (``decode_message`` values) in log order with an opaque
 position (the line number) and returns findings; ``finish()`` returns the end-of-log ones.
 """
@@ -45,11 +52,13 @@ from . import v1, v2
 from .codec import decode
 from .jsonrpc import Batch
 from .lenient import DecodeError
+from .store import valid_base64
 
 __all__ = [
     "CODES",
     "KNOWN_V2_SESSION_UPDATES",
     "KNOWN_V2_VALUES",
+    "MAX_CALLS",
     "Finding",
     "FindingKind",
     "ToolCallLinter",
@@ -75,6 +84,8 @@ CODES: Mapping[str, str] = {
     "recreated-after-final": "a finished tool call is re-created or made non-final again",
     "never-final": "a tool call never reaches a final status",
     "prompt-in-tool-call": "permission prompt text inside the tool-call subject",
+    "invalid-base64": "terminal output that is not valid base64 (the client drops it)",
+    "lint-limit": "too many tool calls to track: the oldest are no longer checked",
 }
 """The lint codes and what each means."""
 
@@ -130,6 +141,9 @@ _REMOVED_V1_UPDATES: Mapping[str, str] = {
 
 _FINAL = v2.FINAL_STATUSES
 _WHITESPACE = re.compile(r"\s+")
+
+MAX_CALLS = 100_000
+"""Tool calls the linter tracks by default; past it the oldest are forgotten (``lint-limit``)."""
 
 
 def _norm(text: str) -> str:
@@ -196,7 +210,8 @@ class _Call:
 class ToolCallLinter:
     """Feed decoded messages in log order; collect findings; call ``finish()`` at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_calls: int | None = MAX_CALLS) -> None:
+        self.max_calls = max_calls
         self._calls: dict[tuple[str, str], _Call] = {}
         # Per session: tool-call ids listed as background work by its latest state_update, when
         # that update was `idle` with a well-formed list; otherwise absent.
@@ -281,9 +296,33 @@ class ToolCallLinter:
                     "clients have nothing to display (send `title` on the first report)",
                 )
             self._calls[key] = _Call("pending", 0, self._line, path)
+            if self.max_calls is not None and len(self._calls) > self.max_calls:
+                self._forget(key, self.max_calls)
             return None
         call.line, call.path = self._line, path
         return call
+
+    def _forget(self, keep: tuple[str, str], cap: int) -> None:
+        """Past the cap: forget a block of calls, the oldest finished ones first."""
+        count = max(1, cap // 8)
+        victims = [k for k, c in self._calls.items() if c.final and k != keep][:count]
+        finished = len(victims)
+        if finished < count:
+            chosen = set(victims)
+            for k in self._calls:
+                if len(victims) == count:
+                    break
+                if k != keep and k not in chosen:
+                    victims.append(k)
+        for k in victims:
+            del self._calls[k]
+        self._report(
+            "$",
+            "lint-limit",
+            f"more than {cap} tool calls to track: forgot the {finished} oldest finished and "
+            f"{len(victims) - finished} oldest open one(s); their id reuse, final status and "
+            "first title are no longer checked",
+        )
 
     def _set_status(self, session: str, call_id: str, status: str, path: str) -> None:
         call = self._calls[(session, call_id)]
@@ -310,6 +349,10 @@ class ToolCallLinter:
         elif isinstance(update, v2.ToolCallContentChunk):
             self._touch(session, update.tool_call_id, upath, UNSET)
             self._v2_content_item(update.content, f"{upath}.content")
+        elif isinstance(update, v2.TerminalOutputChunk):
+            self._base64(update.data, f"{upath}.data", "the chunk is dropped")
+        elif isinstance(update, v2.TerminalUpdate) and isinstance(update.output, v2.TerminalOutput):
+            self._base64(update.output.data, f"{upath}.output.data", "the output stays as it was")
         elif isinstance(update, v2.OpaqueSessionUpdate):
             self._custom("sessionUpdate", update.tag, f"{upath}.sessionUpdate")
             if update.tag == "state_update":
@@ -345,6 +388,15 @@ class ToolCallLinter:
                     self._custom("diff fileType", change.file_type, f"{change_path}.fileType")
             if isinstance(item.patch, v2.DiffPatch):
                 self._custom("diff patch format", item.patch.format, f"{path}.patch.format")
+
+    def _base64(self, data: str, path: str, effect: str) -> None:
+        if not valid_base64(data):
+            self._report(
+                path,
+                "invalid-base64",
+                f"terminal output {_quote(data, 24)} is not valid base64 (padded, no stray "
+                f"characters): a client cannot decode it and {effect} (D22)",
+            )
 
     def _state_update(self, session: str, data: Mapping[str, Any]) -> None:
         background = data.get("background")

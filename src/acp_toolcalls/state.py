@@ -76,10 +76,12 @@ def patch_meta(stored: Any, incoming: Any) -> Any:
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
-    """Memory caps of a store. ``None`` disables a cap.
+    """Memory caps of a store and of the bridges built on one. ``None`` disables a cap.
 
     When a cap is hit the store keeps the head and the tail (content items of a call, output
-    bytes of a terminal) or evicts finished calls first (calls of a session), and reports it.
+    bytes of a terminal), evicts finished calls first (calls of a session), exited terminals
+    first (terminals of a session) or the least recently updated sessions, and reports it.
+    The last two caps are the bridges' (the store keeps no permission request).
     """
 
     max_content_items: int | None = 10_000
@@ -88,6 +90,21 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     """Output bytes kept per terminal."""
     max_tool_calls: int | None = 50_000
     """Tool calls kept per session."""
+    max_terminals: int | None = 10_000
+    """Terminals kept per session."""
+    max_sessions: int | None = 1_000
+    """Sessions kept; the least recently updated are evicted first."""
+    max_permission_options: int | None = 100
+    """Bridges: options a forwarded permission request may have; a request with more is not
+    forwarded and the agent is answered ``cancelled`` (never approval)."""
+    max_pending_permissions: int | None = 1_000
+    """Bridges: forwarded permission requests awaiting the client's answer; past it the oldest
+    is given up and its agent answered ``cancelled``."""
+
+    @classmethod
+    def unlimited(cls) -> Limits:
+        """Every cap disabled: memory grows with the input."""
+        return cls(**dict.fromkeys(cls.__struct_fields__))
 
 
 def trim_block(cap: int) -> int:
@@ -223,12 +240,14 @@ class TerminalState:
 class SessionState:
     """The tool calls (first-seen order) and terminals of one session."""
 
-    __slots__ = ("session_id", "terminals", "tool_calls")
+    __slots__ = ("session_id", "terminals", "tool_calls", "touched")
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.tool_calls: dict[str, ToolCallState] = {}
         self.terminals: dict[str, TerminalState] = {}
+        self.touched = 0
+        """When the store last switched to this session (its own counter, for eviction)."""
 
 
 class ToolCallView(msgspec.Struct, frozen=True, kw_only=True):

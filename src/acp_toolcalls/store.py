@@ -25,7 +25,8 @@ state lives here.
 - The store applies any status as received and never invents one (D14, D23); a final call
   given a non-final status is applied and reported (``ToolCallReopened``, D20).
 - Memory is bounded by ``Limits``; every eviction is reported (``LimitReached``,
-  ``ToolCallEvicted``) and the export reflects what is retained.
+  ``ToolCallEvicted``, ``TerminalEvicted``, ``SessionEvicted``) and the export reflects what
+  is retained.
 - Other ``session/update`` variants and other messages are ignored; a v1-only ``tool_call`` on
   a v2 stream is ignored and reported (D17).
 
@@ -39,6 +40,7 @@ keeps no clock: the caller passes ``now`` and it is recorded as the call's last-
 from __future__ import annotations
 
 import binascii
+import heapq
 from base64 import b64decode
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
@@ -60,8 +62,10 @@ from .events import (
     DiagnosticReported,
     Event,
     LimitReached,
+    SessionEvicted,
     TerminalCleared,
     TerminalCreated,
+    TerminalEvicted,
     TerminalOutputAppended,
     TerminalPatched,
     ToolCallCleared,
@@ -158,6 +162,8 @@ class ToolCallStore:
         self.max_bytes = max_bytes
         self._negotiated: Literal["v1", "v2"] | None = None
         self._fast_decode = fast_message_decoder(self.raw_protocol)
+        self._current: SessionState | None = None  # the session the last message was about
+        self._switches = 0  # counts switches between sessions: `SessionState.touched`
         self._initialize_ids: set[Any] = set()
         self._message_table: dict[type, Callable[[Any, list[Event], float | None], None]] = {
             v2.SessionUpdateMessage: self._v2_message,
@@ -213,8 +219,8 @@ class ToolCallStore:
             apply_update = self._v2_updates.get(type(update))
             if apply_update is not None:
                 session = self.sessions.get(params.session_id)
-                if session is None:
-                    session = self._session(params.session_id)
+                if session is None or session is not self._current:
+                    session = self._session(params.session_id, events)
                 apply_update(session, update, events, now)
                 return events
         elif type(message) is Decoded:
@@ -246,9 +252,17 @@ class ToolCallStore:
             )
             return events
         session = self.sessions.get(session_id)
-        if session is None:
-            session = self._session(session_id)
+        if session is None or session is not self._current:
+            session = self._session(session_id, events)
         handler(session, update, events, now)
+        return events
+
+    def touch(self, session_id: str) -> list[Event]:
+        """Create the session if it is new and count it as the most recently updated one;
+        returns the events (a new session past ``max_sessions`` evicts others). For bridges
+        that keep their own per-session state next to the store's."""
+        events: list[Event] = []
+        self._session(session_id, events)
         return events
 
     def _lookup(self, message: Any) -> Callable[[Any, list[Event], float | None], None]:
@@ -324,7 +338,7 @@ class ToolCallStore:
                     break
             else:
                 return
-        handler(self._session(params.session_id), update, events, now)
+        handler(self._session(params.session_id, events), update, events, now)
 
     def _v2_permission_message(
         self, message: v2.PermissionRequestMessage, events: list[Event], now: Any
@@ -336,7 +350,9 @@ class ToolCallStore:
     ) -> None:
         subject = params.subject
         if isinstance(subject, v2.ToolCallPermissionSubject):
-            self._update_call(self._session(params.session_id), subject.tool_call, events, now)
+            self._update_call(
+                self._session(params.session_id, events), subject.tool_call, events, now
+            )
 
     # ----------------------------------------------------------------------------------------
     # v1: mapped to v2 patches (spec 9.3), then the same rules
@@ -357,7 +373,7 @@ class ToolCallStore:
         for loss in losses:
             path = "$.params.update" + loss.path[1:]
             events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
-        session = self._session(params.session_id)
+        session = self._session(params.session_id, events)
         known = session.tool_calls.get(update.tool_call_id)
         if isinstance(update, v1.ToolCall) and known is not None and known.is_final:
             # A repeated create of a finished call: merged (D9) but reported (D20), even when
@@ -380,16 +396,43 @@ class ToolCallStore:
         for loss in losses:
             path = "$.params.toolCall" + loss.path[1:]
             events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
-        self._update_call(self._session(params.session_id), patch, events, now)
+        self._update_call(self._session(params.session_id, events), patch, events, now)
 
     # ----------------------------------------------------------------------------------------
     # Tool calls
 
-    def _session(self, session_id: str) -> SessionState:
+    def _session(self, session_id: str, events: list[Event]) -> SessionState:
+        """The session (created on first sight), counted as the one most recently updated."""
         session = self.sessions.get(session_id)
         if session is None:
             session = self.sessions[session_id] = SessionState(session_id)
+            cap = self.limits.max_sessions
+            if cap is not None and len(self.sessions) > cap:
+                self._evict_sessions(session, cap, events)
+        if session is not self._current:
+            self._switches += 1
+            session.touched = self._switches
+            self._current = session
         return session
+
+    def _evict_sessions(self, new: SessionState, cap: int, events: list[Event]) -> None:
+        count = min(trim_block(cap), len(self.sessions) - 1)
+        others = (s for s in self.sessions.values() if s is not new)
+        victims = heapq.nsmallest(count, others, key=lambda s: s.touched)
+        for victim in victims:
+            del self.sessions[victim.session_id]
+            events.append(
+                SessionEvicted(victim.session_id, len(victim.tool_calls), len(victim.terminals))
+            )
+        shown = ", ".join(repr(v.session_id) for v in victims[:3])
+        more = f" and {len(victims) - 3} more" if len(victims) > 3 else ""
+        _limit_reached(
+            events,
+            new.session_id,
+            "max_sessions",
+            new.session_id,
+            f"evicted {len(victims)} least recently updated session(s) ({shown}{more}; cap {cap})",
+        )
 
     def _call(self, session: SessionState, tool_call_id: str, events: list[Event]) -> ToolCallState:
         tc = session.tool_calls.get(tool_call_id)
@@ -508,7 +551,29 @@ class ToolCallStore:
         if terminal is None:
             terminal = session.terminals[terminal_id] = TerminalState(terminal_id)
             events.append(TerminalCreated(session.session_id, terminal_id))
+            cap = self.limits.max_terminals
+            if cap is not None and len(session.terminals) > cap:
+                self._evict_terminals(session, terminal, cap, events)
         return terminal
+
+    def _evict_terminals(
+        self, session: SessionState, new: TerminalState, cap: int, events: list[Event]
+    ) -> None:
+        count = min(trim_block(cap), len(session.terminals) - 1)
+        candidates = [t for t in session.terminals.values() if t is not new]
+        exited = [t for t in candidates if t.exited]
+        running = [t for t in candidates if not t.exited]
+        victims = exited[:count] + running[: max(0, count - len(exited))]
+        for terminal in victims:
+            del session.terminals[terminal.terminal_id]
+            events.append(TerminalEvicted(session.session_id, terminal.terminal_id))
+        _limit_reached(
+            events,
+            session.session_id,
+            "max_terminals",
+            session.session_id,
+            f"evicted {len(victims)} terminal(s), exited ones first (cap {cap} per session)",
+        )
 
     def _update_terminal(
         self, session: SessionState, update: v2.TerminalUpdate, events: list[Event], now: Any
@@ -703,6 +768,11 @@ def _b64(data: str) -> bytes | None:
         return b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+def valid_base64(data: str) -> bool:
+    """Whether the store can decode ``data`` (terminal output): padded, no stray characters."""
+    return _b64(data) is not None
 
 
 def _hashable(value: Any) -> Any:
