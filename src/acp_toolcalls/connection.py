@@ -4,7 +4,8 @@ Rules this module owns (everything ``acp-toolcalls bridge`` decides; proxy.py on
 
 - Versions come from the real ``initialize`` exchange. The client's version is its
   ``protocolVersion`` (or the one configured). The agent is asked in the configured version (the
-  request converted if need be) or, for ``auto``, in the client's; its answer decides. The same
+  request converted if need be) or, for ``auto``, in the client's (and once more in the other
+  version if it refuses that one); its answer decides. The same
   version on both sides means pass-through: every line is forwarded byte for byte, and only the
   client's pending request ids are read (to answer them if the agent goes away).
 - Otherwise every message is converted: session lifecycle methods by ``methods.py``'s tables,
@@ -28,8 +29,10 @@ Rules this module owns (everything ``acp-toolcalls bridge`` decides; proxy.py on
   the agent was told so in ``initialize``. Methods with no counterpart get the reason in
   ``methods.NO_V1``/``NO_V2``. Unknown and ``_``-prefixed methods pass through.
 - Bad input costs nothing else: a client line that is not JSON is answered ``-32700``, one that
-  is not a message ``-32600``; an agent line that is not JSON ends the session (``agent_gone``)
-  as the agent's crash does: every pending client request is answered with an error.
+  is not a message ``-32600``; a permission request the bridge cannot read is answered
+  ``-32602`` (5.6), an answer to one it cannot read is no approval, an update it cannot read
+  is dropped and noted. An agent line that is not JSON ends the session (``agent_gone``) as
+  the agent's crash does: every pending client request is answered with an error.
 - Nothing here reads a clock or does I/O: time is the ``now`` the caller passes.
 """
 
