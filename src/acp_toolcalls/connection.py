@@ -651,7 +651,11 @@ class ConnectionBridge:
                 self._deadline = now + self.coalesce_interval
             return
         message = rpc.whole(line)
-        body = message["params"]["update"]
+        params = message.get("params")
+        body = params.get("update") if isinstance(params, dict) else None
+        if not isinstance(body, dict):
+            self._bridge_update(self._to_v1, line)  # the bridge says what it cannot read
+            return
         if tag in _UPSERT_CHUNKS:
             self._fan_out(session_id, session, body)
             return
