@@ -197,8 +197,8 @@ def _read(
             if encoded is not None:
                 return Decoded(_fast_decoder(fast_type).decode(encoded))
             return Decoded(msgspec.convert(plain, fast_type))
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-            pass
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeEncodeError):
+            pass  # (convert meets a lone surrogate in a union tag as UnicodeEncodeError)
     salvage = Salvage(strict=strict)
     try:
         value = slow(plain, salvage)

@@ -42,7 +42,7 @@ from acp_toolcalls.v2_to_v1 import (
 )
 
 from . import corpus
-from .strategies import GARBAGE, SESSION_IDS, examples, line, mutated, traffic, weighted
+from .strategies import GARBAGE, SESSION_IDS, dump, examples, line, mutated, traffic, weighted
 from .targets import run_stateless
 
 
@@ -127,8 +127,9 @@ def _both_modes(fn: Callable[..., tuple[Any, LossReport]], value: Any) -> tuple[
 
 
 def _decoded(payload: Any, model: type) -> Any:
+    """The payload as a reader of the wire gets it (from its JSON bytes), or ``None``."""
     try:
-        return decode(payload, model).value
+        return decode(dump(payload), model).value
     except DecodeError:
         return None
 
