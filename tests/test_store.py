@@ -330,6 +330,21 @@ def test_permission_subject_before_the_call_creates_it() -> None:
     assert store.view(SID, "p").title == "Execute"
 
 
+def test_a_subjects_sessionupdate_key_is_ignored_so_the_snapshot_still_replays() -> None:
+    # Found by tests/fuzz (the V2ToV1Bridge target, long profile): kept as an unknown key, it
+    # overrode the tag when the exported state was replayed as a `tool_call_update` (D35).
+    store = ToolCallStore()
+    subject = {"toolCallId": "p", "title": "T", "sessionUpdate": "_x", "zz": 1}
+    events = store.apply(permission({"type": "tool_call", "toolCall": subject}))
+    assert events[0] == DiagnosticReported(
+        SID, "$.params.subject.toolCall.sessionUpdate", events[0].reason, "ignored"
+    )
+    assert call(store, "p") == {"toolCallId": "p", "title": "T", "zz": 1}
+    replayed = ToolCallStore()
+    replayed.apply(notification({"sessionUpdate": "tool_call_update", **call(store, "p")}))
+    assert replayed.document() == store.document()
+
+
 @pytest.mark.parametrize(
     "subject",
     [

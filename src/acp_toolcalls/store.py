@@ -88,7 +88,7 @@ from .state import (
 )
 from .v1_to_v2 import tool_call_to_v2, tool_call_update_to_v2
 from .v2 import FINAL_STATUSES
-from .wire import extra_fields
+from .wire import extra_fields, with_extra_fields
 
 __all__ = ["StoreProtocol", "ToolCallStore"]
 
@@ -350,9 +350,22 @@ class ToolCallStore:
     ) -> None:
         subject = params.subject
         if isinstance(subject, v2.ToolCallPermissionSubject):
-            self._update_call(
-                self._session(params.session_id, events), subject.tool_call, events, now
-            )
+            call = subject.tool_call
+            extra = extra_fields(call)
+            if "sessionUpdate" in extra:
+                # Kept, it would replace the tag of the `tool_call_update` the state is exported
+                # and replayed as (D35): the snapshot would no longer recreate the call.
+                events.append(
+                    DiagnosticReported(
+                        params.session_id,
+                        "$.params.subject.toolCall.sessionUpdate",
+                        "a tool call has no `sessionUpdate` key (it is the update's tag): ignored",
+                        "ignored",
+                    )
+                )
+                kept = {key: value for key, value in extra.items() if key != "sessionUpdate"}
+                call = with_extra_fields(v2.ToolCallUpdate, kept, **msgspec.structs.asdict(call))
+            self._update_call(self._session(params.session_id, events), call, events, now)
 
     # ----------------------------------------------------------------------------------------
     # v1: mapped to v2 patches (spec 9.3), then the same rules
