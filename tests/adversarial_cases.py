@@ -149,23 +149,19 @@ def framed(lines: Iterable[bytes]) -> Iterator[bytes]:
 
 class LazyStream(io.RawIOBase):
     """A read-only binary stream of ``pieces`` (bytes), produced as they are read: a log of
-    any size costs the test what one piece costs. ``produced`` counts the bytes handed out;
-    ``on_read`` (if set) is called before each piece is produced, with that count."""
+    any size costs the test what one piece costs. ``produced`` counts the bytes handed out."""
 
     def __init__(self, pieces: Iterable[bytes]) -> None:
         self._pieces = iter(pieces)
-        self._rest = b""
+        self._rest = memoryview(b"")
         self.produced = 0
-        self.on_read: Any = None
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
         if not self._rest:
-            if self.on_read is not None:
-                self.on_read(self.produced)
-            self._rest = next(self._pieces, b"")
+            self._rest = memoryview(next(self._pieces, b""))
         size = min(len(buffer), len(self._rest))
         buffer[:size] = self._rest[:size]
         self._rest = self._rest[size:]

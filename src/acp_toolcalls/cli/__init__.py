@@ -7,13 +7,17 @@ Rules this module owns:
   console script (``sys.exit(main())`` in the generated wrapper) and in-process in tests.
 - Each subcommand lives in its own module with ``register(subparsers)``, which sets a
   ``handler(args) -> int`` default; ``_COMMANDS`` lists them in help order.
-- A closed stdout (``acp-toolcalls validate log | head``) or Ctrl-C ends quietly, without a
-  traceback.
+- A closed stdout (``acp-toolcalls validate log | head``, exit 1) or Ctrl-C (exit 130) ends
+  quietly, without a traceback. Never a traceback at all: a usage error is one line on stderr
+  (exit 2); an output that cannot be written (a full disk) is one line (exit 2), because every
+  command reports what it cannot read itself and lets only the output's ``OSError`` through;
+  anything else is a bug, reported in one line that says so (exit ``INTERNAL_ERROR``, 70).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -22,7 +26,18 @@ from typing import Any
 from .. import __version__
 from . import bridge, convert, replay, validate
 
-__all__ = ["build_parser", "main"]
+__all__ = ["INTERNAL_ERROR", "build_parser", "main"]
+
+INTERNAL_ERROR = 70
+"""Exit status for a bug in acp-toolcalls (sysexits' ``EX_SOFTWARE``)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line: what is wrong and where the help is."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
 
 _COMMANDS: tuple[Callable[[Any], None], ...] = (
     replay.register,
@@ -34,7 +49,7 @@ _COMMANDS: tuple[Callable[[Any], None], ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="acp-toolcalls",
         description="Tools for the tool-call surface of the Agent Client Protocol (v1 and v2).",
     )
@@ -54,15 +69,17 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
-        parser.print_usage(sys.stderr)
         print(
-            "acp-toolcalls: error: a command is required (e.g. replay or validate)", file=sys.stderr
+            "acp-toolcalls: error: a command is required (e.g. replay or validate; see "
+            "acp-toolcalls --help)",
+            file=sys.stderr,
         )
         return 2
+    prog = f"acp-toolcalls {handler.__module__.rsplit('.', 1)[-1]}"
     try:
         return handler(args)
     except KeyboardInterrupt:
-        print("acp-toolcalls: interrupted", file=sys.stderr)
+        _say(f"{prog}: interrupted")
         return 130
     except BrokenPipeError:
         # The reader went away: point stdout at /dev/null so the exit-time flush stays quiet.
@@ -72,3 +89,16 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, AttributeError):
             pass
         return 1
+    except OSError as exc:  # the commands catch their input's errors: this is the output
+        _say(f"{prog}: cannot write the output: {exc.strerror or exc}")
+        return 2
+    except Exception as exc:  # a bug: one line, never a traceback
+        _say(
+            f"{prog}: internal error ({type(exc).__name__}: {exc}); this is a bug, please report it"
+        )
+        return INTERNAL_ERROR
+
+
+def _say(text: str) -> None:
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # no stderr to say it on
+        print(text, file=sys.stderr, flush=True)

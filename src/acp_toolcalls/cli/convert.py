@@ -18,7 +18,10 @@ Rules this module owns (issue 4, item 4; the command line is fixed word for word
 - Exit 0; ``--strict`` stops with exit 2 at the first line that loses anything or cannot be
   read (that line's output is not written; the lines before it stay written); 2 for a usage
   error, a FILE that cannot be read or an output that cannot be written; 1 when stdout is
-  closed early; 130 on Ctrl-C.
+  closed early; 130 on Ctrl-C; 70 for a bug (``_EXIT_CODES``, the ``--help`` epilog).
+- A line over ``--max-line-bytes`` is reported as soon as it crosses the limit and skipped to
+  its end unheld; a key repeated in one object is reported (the converter took the last
+  value) and counts as a loss for ``--strict``.
 """
 
 from __future__ import annotations
@@ -31,13 +34,13 @@ from typing import IO, Any, Protocol, cast
 
 from ..bridge_to_v1 import V2ToV1Bridge
 from ..bridge_to_v2 import V1ToV2Bridge
-from ..codec import DEFAULT_MAX_BYTES, encode, to_builtins
+from ..codec import DEFAULT_MAX_BYTES, duplicate_keys, encode, to_builtins
 from ..convert import StatelessV1ToV2, StatelessV2ToV1
 from ..jsonrpc import Batch
 from ..lenient import DecodeError
 from ..loss import ConversionError, Converted
 from .replay import _opened, _unreadable
-from .validate import _printable, read_lines
+from .validate import ReadError, _positive_int, _printable, overlong, read_lines, reading
 
 __all__ = ["MAX_LINE_BYTES", "Converter", "make_converter", "register", "run"]
 
@@ -51,6 +54,7 @@ exit status:
   1    stdout was closed before the end
   2    usage error, FILE cannot be read, stdout cannot be written, or (--strict) the
        first line that loses anything or cannot be read
+  70   internal error (a bug in acp-toolcalls: one line on stderr says so)
   130  interrupted (Ctrl-C)
 
 stderr: "line N: PATH: reason" for every loss and unreadable line, with the input line
@@ -96,10 +100,17 @@ class _Stop(Exception):
 
 
 class _Run:
-    def __init__(self, converter: Converter, strict: bool, write: Callable[[bytes], None]) -> None:
+    def __init__(
+        self,
+        converter: Converter,
+        strict: bool,
+        write: Callable[[bytes], None],
+        max_line_bytes: int | None = None,
+    ) -> None:
         self.converter = converter
         self.strict = strict
         self._write = write
+        self.max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
         self.line = 0
 
     def _say(self, line: int, path: str, reason: str) -> None:
@@ -114,11 +125,12 @@ class _Run:
         """Convert one line (``read_lines`` output) and write what it produced."""
         self.line = line
         if isinstance(data, int):
-            reason = f"line of {data} bytes is over the limit of {MAX_LINE_BYTES}; skipped"
-            self._failed(line, "$", reason)
+            self._failed(line, "$", overlong(self.max_line_bytes))
             return
         if not data or data.isspace():
             return
+        for diagnostic in duplicate_keys(data):  # the converter takes the last value of each
+            self._failed(line, diagnostic.path, diagnostic.reason)
         try:
             converted = self.converter.convert(data)
         except DecodeError as exc:
@@ -216,6 +228,14 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="stop with exit 2 at the first line that loses anything or cannot be read",
     )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help=f"longest line read, in bytes; a longer one is reported and skipped "
+        f"(default: {DEFAULT_MAX_BYTES})",
+    )
     parser.add_argument("file", nargs="?", default="-", metavar="FILE", help="log, or - for stdin")
     parser.set_defaults(handler=run)
 
@@ -236,10 +256,11 @@ def run(args: argparse.Namespace) -> int:
         to, stateless=args.stateless, coalesce=args.coalesce, strict=args.strict
     )
     name = cast(str, args.file)
-    conversion = _Run(converter, args.strict, _writer(sys.stdout))
+    conversion = _Run(converter, args.strict, _writer(sys.stdout), args.max_line_bytes)
     try:
         with _opened(name) as stream:
-            for number, data in read_lines(stream, MAX_LINE_BYTES):
+            lines = reading(read_lines(stream, conversion.max_line_bytes, early=True))
+            for number, data in lines:
                 conversion.feed(number, data)
         conversion.finish()
     except _Stop as stop:
@@ -253,10 +274,8 @@ def run(args: argparse.Namespace) -> int:
             f"{PROG}: cannot write the output: {exc.error.strerror or exc.error}", file=sys.stderr
         )
         return 2
-    except BrokenPipeError:
-        raise  # a closed stdout or stderr: the dispatcher ends quietly
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
+    except ReadError as exc:  # any other OSError is the output's: the dispatcher says so
+        reason = exc.error.strerror or str(exc.error)
         shown = "standard input" if name == "-" else repr(name)
         print(f"{PROG}: cannot read {shown}: {reason}", file=sys.stderr)
         return 2

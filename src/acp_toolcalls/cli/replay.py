@@ -18,7 +18,12 @@ Rules this module owns (issue 3, item 4; the contract there is fixed word for wo
   ``render.render_store``. Exit 0; 2 for an unreadable input or a usage error.
 - The store has no caps: the contract's document is the complete state. ``--follow`` (which
   may run for days and only shows the latest calls) keeps the store's default caps, and
-  reports each cap it hits like a diagnostic.
+  reports each cap it hits like a diagnostic; so does ``--bounded`` without ``--follow``.
+- A line over ``--max-line-bytes`` (default ``MAX_LINE_BYTES``) is reported as soon as it
+  crosses the limit (an endless line does not keep the report waiting; ``--strict`` stops
+  there) and skipped to its end without being held. A key repeated in one object is reported
+  (the store took the last value) and makes the line invalid for ``--strict``.
+- Exit codes: ``EXIT_CODES`` (the ``--help`` epilog).
 - ``--follow`` redraws the tables live while reading; a regular file is polled every
   ``POLL_SECONDS`` for new complete lines until Ctrl-C (exit 0); a pipe or the demo ends at
   its end. It cannot be combined with ``--json`` (one document needs an end).
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import stat
 import sys
 import time
@@ -40,7 +46,7 @@ from typing import IO, Any, BinaryIO, cast
 from rich.console import Console
 from rich.live import Live
 
-from ..codec import DEFAULT_MAX_BYTES, decode_message, encode
+from ..codec import DEFAULT_MAX_BYTES, decode_message, duplicate_keys, encode
 from ..events import DiagnosticReported, ToolCallReopened
 from ..jsonrpc import Batch, InvalidMessage
 from ..lenient import DecodeError
@@ -48,9 +54,26 @@ from ..state import Limits
 from ..store import StoreProtocol, ToolCallStore
 from ..traffic import LogSide, one_side
 from .render import render_store
-from .validate import _printable, _TextAsBinary, read_lines
+from .validate import (
+    ReadError,
+    _positive_int,
+    _printable,
+    _TextAsBinary,
+    overlong,
+    read_lines,
+    reading,
+)
 
-__all__ = ["DEMO", "MAX_LINE_BYTES", "POLL_SECONDS", "Replayer", "demo_path", "register", "run"]
+__all__ = [
+    "DEMO",
+    "EXIT_CODES",
+    "MAX_LINE_BYTES",
+    "POLL_SECONDS",
+    "Replayer",
+    "demo_path",
+    "register",
+    "run",
+]
 
 PROG = "acp-toolcalls replay"
 MAX_LINE_BYTES = DEFAULT_MAX_BYTES
@@ -60,8 +83,19 @@ POLL_SECONDS = 0.25
 DEMO = "demo-session.jsonl"
 """The bundled example session, in ``acp_toolcalls/data``."""
 
+EXIT_CODES = """\
+exit status:
+  0    replayed; every line the store could not take whole is reported on stderr as
+       "line N: PATH: reason" and skipped or salvaged
+  2    usage error, FILE cannot be read, stdout cannot be written, or (--strict) the first
+       invalid line
+  70   internal error (a bug in acp-toolcalls: one line on stderr says so)
+  130  interrupted (Ctrl-C; with --follow, Ctrl-C is the normal end: exit 0)
+A closed stdout (`| head`) ends quietly with status 1.
+"""
+
 _CHUNK = 64 * 1024
-_UNCAPPED = Limits(max_content_items=None, max_terminal_bytes=None, max_tool_calls=None)
+_UNCAPPED = Limits.unlimited()
 
 
 def demo_path() -> Any:
@@ -76,9 +110,15 @@ def demo_path() -> Any:
 class Replayer:
     """Applies numbered lines to one store and reports each diagnostic through ``report``."""
 
-    def __init__(self, store: ToolCallStore, report: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        store: ToolCallStore,
+        report: Callable[[str], None],
+        max_line_bytes: int | None = None,
+    ) -> None:
         self.store = store
         self._report = report
+        self.max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
         self.changed = False
         """Whether any line changed the store since the caller last cleared this."""
 
@@ -88,16 +128,15 @@ class Replayer:
     def feed(self, line: int, data: bytes | int) -> bool:
         """Apply one line (``read_lines`` output); returns False when the line was invalid."""
         if isinstance(data, int):
-            self._say(
-                line, "$", f"line of {data} bytes is over the limit of {MAX_LINE_BYTES}; skipped"
-            )
+            self._say(line, "$", overlong(self.max_line_bytes))
             return False
         if not data or data.isspace():
             return True
         protocol = self.store.raw_protocol
         try:
-            decoded = decode_message(data, protocol=protocol, max_bytes=MAX_LINE_BYTES)
+            decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
             valid = not decoded.diagnostics and not _has_invalid_element(decoded.value)
+            repeated = duplicate_keys(data)
             events = self.store.apply(decoded)
         except DecodeError as exc:
             self._say(line, exc.path, _unreadable(data, exc) + "; line skipped")
@@ -106,6 +145,9 @@ class Replayer:
             reason = f"the decoder or store failed ({type(exc).__name__}: {exc}); this is a bug"
             self._say(line, "$", reason)
             return False
+        for diagnostic in repeated:  # the store applied the last value of each
+            self._say(line, diagnostic.path, diagnostic.reason)
+            valid = False
         for event in events:
             if isinstance(event, DiagnosticReported):
                 self._say(line, event.path, event.reason)
@@ -143,7 +185,8 @@ class _FollowReader:
     """Complete lines of a stream that may still grow; a partial last line waits for its end.
 
     ``poll`` returns what one read made complete; an overlong line is dropped as it is read,
-    like ``read_lines`` does, and reported as its size.
+    like ``read_lines(..., early=True)`` does: reported as soon as it is over the limit, as
+    the size read so far.
     """
 
     def __init__(self, stream: Any, max_bytes: int) -> None:
@@ -156,7 +199,10 @@ class _FollowReader:
         self.eof = False
 
     def poll(self) -> list[tuple[int, bytes | int]]:
-        data = self._read(_CHUNK)
+        try:
+            data = self._read(_CHUNK)
+        except OSError as exc:
+            raise ReadError(exc) from exc
         self.eof = not data
         out: list[tuple[int, bytes | int]] = []
         if not data:
@@ -169,28 +215,29 @@ class _FollowReader:
                 self._skipping += len(piece)
             else:
                 self._pending += piece
-                if len(self._pending) > self._max:
+                if len(self._pending) > self._max:  # reported now, not at its (far) end
+                    self.number += 1
+                    out.append((self.number, len(self._pending)))
                     self._skipping = len(self._pending)
                     self._pending.clear()
             if end < 0:
                 return out
-            self.number += 1
             if self._skipping is not None:
-                out.append((self.number, self._skipping))
-                self._skipping = None
+                self._skipping = None  # the end of a line already reported
             else:
+                self.number += 1
                 out.append((self.number, bytes(self._pending)))
                 self._pending.clear()
             start = end + 1
 
     def finish(self) -> list[tuple[int, bytes | int]]:
         """The last line when the stream ended without a newline."""
-        if self._skipping is None and not self._pending:
+        if self._skipping is not None or not self._pending:
+            self._skipping = None
             return []
         self.number += 1
-        last: bytes | int = self._skipping if self._skipping is not None else bytes(self._pending)
+        last = bytes(self._pending)
         self._pending.clear()
-        self._skipping = None
         return [(self.number, last)]
 
 
@@ -201,11 +248,25 @@ def _is_regular(stream: Any) -> bool:
         return False
 
 
+def _reader_gone(stream: Any) -> bool:
+    """Whether ``stream`` is a pipe whose reader has gone (``poll`` says POLLERR): a follow
+    that is waiting for lines writes nothing, so it would never hear of it otherwise."""
+    try:
+        fd = stream.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, 0)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def _follow(
     stream: Any, replayer: Replayer, console: Console, strict: bool, grows: bool, side: LogSide
 ) -> int:
     regular = grows and _is_regular(stream)  # only a regular file grows after its end
-    reader = _FollowReader(stream, MAX_LINE_BYTES)
+    reader = _FollowReader(stream, replayer.max_line_bytes)
     store = replayer.store
 
     def view() -> Any:
@@ -232,6 +293,8 @@ def _follow(
                 if reader.eof:
                     if not regular:
                         return 0
+                    if _reader_gone(console.file):
+                        raise BrokenPipeError("stdout was closed")  # ends quietly, exit 1
                     time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:
             live.update(view())  # the final frame is drawn as the Live stops
@@ -253,6 +316,8 @@ def register(subparsers: Any) -> None:
             "--json one JSON document. Diagnostics go to stderr with their line numbers. With "
             "no FILE and a terminal on stdin, a bundled example session is replayed."
         ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument(
@@ -280,6 +345,21 @@ def register(subparsers: Any) -> None:
         help="keep reading a growing file and redraw the tables live, until Ctrl-C",
     )
     parser.add_argument(
+        "--bounded",
+        action="store_true",
+        help="keep the store's default memory caps (tool calls, terminals and sessions kept, "
+        "content items per call, terminal bytes) without --follow too: what a cap drops is "
+        "reported and missing from the output (default: the whole log is kept)",
+    )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help=f"longest line read, in bytes; a longer one is reported and skipped "
+        f"(default: {DEFAULT_MAX_BYTES})",
+    )
+    parser.add_argument(
         "file",
         nargs="?",
         default=None,
@@ -298,18 +378,22 @@ def _stdin_is_terminal() -> bool:
 
 @contextmanager
 def _opened(name: str | None) -> Iterator[BinaryIO]:
-    """The input as a binary stream; raises ``OSError`` when it cannot be opened."""
+    """The input as a binary stream; raises ``ReadError`` when it cannot be opened."""
     if name is None and _stdin_is_terminal():
         with demo_path().open("rb") as demo:
             yield demo
     elif name is None or name == "-":
         stdin = sys.stdin
         if stdin is None:
-            raise OSError("no standard input")
+            raise ReadError(OSError("no standard input"))
         buffer = getattr(stdin, "buffer", None)
         yield cast(BinaryIO, buffer if buffer is not None else _TextAsBinary(stdin))
     else:
-        with open(name, "rb") as stream:
+        try:
+            stream = open(name, "rb")  # noqa: SIM115 - closed by the `with` below
+        except OSError as exc:
+            raise ReadError(exc) from exc
+        with stream:
             yield stream
 
 
@@ -351,23 +435,24 @@ def run(args: argparse.Namespace) -> int:
         return 2
     name = cast("str | None", args.file)
     # The document is the complete state ("nothing else is lost"): no caps, memory grows with
-    # the log. --follow may run for days and shows the latest calls only: the default caps.
-    limits = Limits() if args.follow else _UNCAPPED
+    # the log. --follow may run for days and shows the latest calls only: the default caps;
+    # --bounded asks for them without --follow.
+    limits = Limits() if args.follow or args.bounded else _UNCAPPED
     store = ToolCallStore(protocol=cast(StoreProtocol, args.protocol), limits=limits)
-    replayer = Replayer(store, _diagnostic)
+    max_line_bytes = MAX_LINE_BYTES if args.max_line_bytes is None else args.max_line_bytes
+    replayer = Replayer(store, _diagnostic, max_line_bytes)
     console = Console(file=sys.stdout, highlight=False)
     try:
         with _opened(name) as stream:
             if args.follow:
                 grows = name is not None or not _stdin_is_terminal()  # not the demo
                 return _follow(stream, replayer, console, args.strict, grows, args.side)
-            for number, data in one_side(read_lines(stream, MAX_LINE_BYTES), args.side):
+            lines = reading(read_lines(stream, max_line_bytes, early=True))
+            for number, data in one_side(lines, args.side):
                 if not replayer.feed(number, data) and args.strict:
                     return _stopped(number)
-    except BrokenPipeError:
-        raise  # a closed stdout or stderr: the dispatcher ends quietly
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
+    except ReadError as exc:  # any other OSError is the output's: the dispatcher says so
+        reason = exc.error.strerror or str(exc.error)
         print(f"{PROG}: cannot read {_shown(name)}: {reason}", file=sys.stderr)
         return 2
     if args.json:

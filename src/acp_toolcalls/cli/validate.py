@@ -6,7 +6,8 @@ Rules this module owns (issue 2, item 5):
   ``-`` or no FILE reads stdin. Lines are numbered from 1 and read one at a time in bounded
   pieces: a line over ``--max-line-bytes`` (default ``DEFAULT_MAX_BYTES``, counted without its
   ``\\n``) is reported as ``line-too-long`` and skipped without ever being held whole.
-- Per line: unreadable input (``invalid-utf8``, ``invalid-json``, ``not-a-message``), schema
+- Per line: unreadable input (``invalid-utf8``, ``invalid-json``, ``not-a-message``), a key
+  repeated in one object (``duplicate-key``: readers keep the last value), schema
   violations of every message (``schema-violation``; batch elements get ``$[i]`` path
   prefixes), tool-call lint (``acp_toolcalls.lint``) and what the lenient decoder salvaged
   (``lenient-salvage``) or could not read (``unreadable-message``). A decoder report is left out
@@ -26,8 +27,9 @@ Rules this module owns (issue 2, item 5):
 - Output: human (rich) ``line N: PATH: message [code]`` lines, then a summary; or with
   ``--json`` one document ``{protocol, protocol_source, lines, messages, findings, summary}``.
   Exit 0 without findings, 1 with findings, 2 when the input cannot be read at all (one line on
-  stderr, never a traceback). Findings of a JSON document are spooled (to disk past a few MiB),
-  so memory does not grow with the log.
+  stderr, never a traceback); ``EXIT_CODES`` lists them all (the ``--help`` epilog). Findings
+  of a JSON document are spooled (to disk past a few MiB), so memory does not grow with the
+  log.
 """
 
 from __future__ import annotations
@@ -47,7 +49,13 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import v1
-from ..codec import DEFAULT_MAX_BYTES, Decoded, decode_message
+from ..codec import (
+    DEFAULT_MAX_BYTES,
+    Decoded,
+    decode_message,
+    duplicate_keys,
+    explain_json_error,
+)
 from ..codec import Protocol as WireProtocol
 from ..jsonrpc import Batch, InvalidMessage
 from ..lenient import DecodeError
@@ -58,11 +66,15 @@ from ..traffic import LogSide, one_side
 __all__ = [
     "DECODE_CODES",
     "DETECTION_HINTS",
+    "EXIT_CODES",
     "LOOKAHEAD_BYTES",
     "LOOKAHEAD_LINES",
     "ProtocolDetector",
+    "ReadError",
     "Validator",
+    "overlong",
     "read_lines",
+    "reading",
     "register",
     "run",
 ]
@@ -78,6 +90,16 @@ _PENDING_LIMIT = 4096  # remembered request ids; the oldest is forgotten past th
 _CHUNK = 64 * 1024  # read size when skipping the rest of an overlong line
 _SPOOL_BYTES = 4 * 1024 * 1024  # JSON findings kept in memory before spilling to a temp file
 
+EXIT_CODES = """\
+exit status:
+  0    no findings
+  1    findings (on stdout, one per line: "line N: PATH: message [code]"; or --json)
+  2    usage error, or FILE cannot be read (one line on stderr), or stdout cannot be written
+  70   internal error (a bug in acp-toolcalls: one line on stderr says so)
+  130  interrupted (Ctrl-C)
+A closed stdout (`| head`) ends quietly with status 1.
+"""
+
 DECODE_CODES: Mapping[str, str] = {
     "line-too-long": "line over --max-line-bytes; skipped unread",
     "invalid-utf8": "line is not valid UTF-8",
@@ -87,6 +109,7 @@ DECODE_CODES: Mapping[str, str] = {
     "lenient-salvage": "the lenient decoder dropped or kept a value against the schema",
     "schema-violation": "the message does not match the upstream schema",
     "decoder-error": "the decoder raised something other than DecodeError (a library bug)",
+    "duplicate-key": "a key occurs twice in one object; readers keep the last value",
 }
 """Codes of the non-lint findings (``kind`` "decode", except ``schema-violation``: "schema")."""
 
@@ -95,11 +118,17 @@ DECODE_CODES: Mapping[str, str] = {
 # Reading lines
 
 
-def read_lines(stream: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes | int]]:
+def read_lines(
+    stream: BinaryIO, max_bytes: int, *, early: bool = False
+) -> Iterator[tuple[int, bytes | int]]:
     """``(line number, bytes without "\\n")``, or ``(line number, size)`` for an overlong line.
 
     ``readline(max_bytes + 1)`` never buffers more than the limit; the rest of an overlong
-    line is read and dropped in ``_CHUNK`` pieces, only to count its size.
+    line is read and dropped in ``_CHUNK`` pieces, only to count its size. With ``early`` the
+    overlong line is yielded as soon as it is known to be one, its size then being what was
+    read so far (``max_bytes + 1``), and its rest is dropped when the caller asks for the next
+    line: a caller that reports as it reads (or stops there) is not kept waiting by an endless
+    line.
     """
     number = 0
     while True:
@@ -115,11 +144,43 @@ def read_lines(stream: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes | 
             continue
         size = len(data)
         del data
+        if early:
+            yield number, size
         while not complete:
             rest = stream.readline(_CHUNK)
             complete = not rest or rest.endswith(b"\n")
             size += len(rest) - (1 if rest.endswith(b"\n") else 0)
-        yield number, size
+        if not early:
+            yield number, size
+
+
+class ReadError(Exception):
+    """Reading the input failed (``error``); raised by ``reading``, so that an ``OSError``
+    anywhere else is known to be the output's."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def reading(lines: Iterator[tuple[int, bytes | int]]) -> Iterator[tuple[int, bytes | int]]:
+    """``lines``, with an ``OSError`` of the reading raised as ``ReadError``."""
+    while True:
+        try:
+            item = next(lines)
+        except StopIteration:
+            return
+        except OSError as exc:
+            raise ReadError(exc) from exc
+        yield item
+
+
+def overlong(max_bytes: int) -> str:
+    """What ``replay`` and ``convert`` say of a line ``read_lines(..., early=True)`` skips."""
+    return (
+        f"line of more than {max_bytes} bytes: over the limit of {max_bytes} (--max-line-bytes); "
+        "skipped to its end"
+    )
 
 
 class _TextAsBinary:
@@ -329,6 +390,9 @@ class Validator:
             plain = msgspec.json.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
             return [_unparsable(line, data, exc)]
+        repeated = [
+            _decode_finding(line, d.path, "duplicate-key", d.reason) for d in duplicate_keys(data)
+        ]
         if isinstance(plain, list) and not plain:
             return [_decode_finding(line, "$", "not-a-message", "an empty JSON-RPC batch")]
         if not isinstance(plain, (dict, list)):
@@ -344,7 +408,7 @@ class Validator:
             for _, element in elements:
                 self._detector.observe(element, line)
             self.protocol = self._detector.protocol or "v2"
-        return self._messages_of(line, plain, elements)
+        return repeated + self._messages_of(line, plain, elements)
 
     def _messages_of(
         self, line: int, plain: Any, elements: list[tuple[int | None, Any]]
@@ -454,7 +518,8 @@ def _unparsable(line: int, data: bytes, exc: Exception) -> Finding:
         )
     if isinstance(exc, RecursionError):
         return _decode_finding(line, "$", "invalid-json", "not readable JSON: nested too deeply")
-    return _decode_finding(line, "$", "invalid-json", f"not valid JSON: {exc}")
+    reason = explain_json_error(data, str(exc))
+    return _decode_finding(line, "$", "invalid-json", f"not valid JSON: {reason}")
 
 
 def _json_type(value: object) -> str:
@@ -599,6 +664,8 @@ def register(subparsers: Any) -> None:
             "line, schema violations against the bundled upstream schema and tool-call lint. "
             "Exit 0 when clean, 1 with findings, 2 when the input cannot be read."
         ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--protocol",
@@ -660,17 +727,17 @@ def run(args: argparse.Namespace) -> int:
         report = _HumanReport(Console(file=sys.stdout, soft_wrap=True, highlight=False))
     try:
         try:
-            lines = read_lines(stream, validator.max_line_bytes)
+            lines = reading(read_lines(stream, validator.max_line_bytes))
             for line, data in one_side(lines, cast(LogSide, args.side)):
                 for finding in validator.feed(line, data):
                     report.add(finding)
         finally:
             if owned:
                 stream.close()
-    except OSError as exc:
+    except ReadError as exc:  # any other OSError is the output's: the dispatcher says so
         if isinstance(report, _JsonReport):
             report.discard()
-        return _fail(name, exc)
+        return _fail(name, exc.error)
     for finding in validator.finish():
         report.add(finding)
     report.close(validator)
