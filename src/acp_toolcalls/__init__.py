@@ -6,6 +6,8 @@ The v2 wire models are re-exported here; the v1 ones live in ``acp_toolcalls.v1`
 from __future__ import annotations
 
 from . import v1, v2
+from .bridge_to_v1 import TerminalProfile, V2ToV1Bridge
+from .bridge_to_v2 import V1ToV2Bridge
 from .codec import (
     DEFAULT_MAX_BYTES,
     Decoded,
@@ -13,9 +15,12 @@ from .codec import (
     Protocol,
     decode,
     decode_message,
+    duplicate_keys,
     encode,
     to_builtins,
 )
+from .connection import ConnectionBridge, ConnectionNote, Outbox
+from .convert import StatelessV1ToV2, StatelessV2ToV1
 from .emit import (
     PermissionAsk,
     TextThrottle,
@@ -27,6 +32,7 @@ from .emit import (
 )
 from .events import (
     ContentAppended,
+    DiagnosticKind,
     DiagnosticReported,
     Event,
     LimitReached,
@@ -44,10 +50,12 @@ from .events import (
 )
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
 from .lenient import DecodeError, Diagnostic
-from .loss import ConversionError, Loss, LossReport
+from .lint import Finding, ToolCallLinter
+from .loss import ConversionError, Converted, Loss, LossReport
 from .permissions import (
     ALLOW_KINDS,
     DEFAULT_OPTIONS,
+    AnswerOutcome,
     PermissionAnswer,
     SenderError,
     command_subject,
@@ -166,4 +174,18 @@ __all__ = [
     "session_update_to_v1",
     "tool_call_to_v1",
     "tool_call_update_to_v1",
+    "StatelessV1ToV2",
+    "StatelessV2ToV1",
+    "TerminalProfile",
+    "V1ToV2Bridge",
+    "V2ToV1Bridge",
+    "duplicate_keys",
+    "ConnectionBridge",
+    "ConnectionNote",
+    "Outbox",
+    "AnswerOutcome",
+    "Converted",
+    "DiagnosticKind",
+    "Finding",
+    "ToolCallLinter",
 ]

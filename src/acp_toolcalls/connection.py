@@ -57,7 +57,7 @@ from .loss import Converted
 from .methods import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
 from .state import Limits
 
-__all__ = ["ConnectionBridge", "Note", "Outbox", "Version"]
+__all__ = ["ConnectionBridge", "ConnectionNote", "Outbox", "Version"]
 
 Version = Literal[1, 2]
 VersionOption = Literal[1, 2, "auto"]
@@ -89,7 +89,7 @@ _V1_TYPED = frozenset({"tool_call", "tool_call_update"})
 
 
 @dataclass(frozen=True)
-class Note:
+class ConnectionNote:
     """Something to tell the person running the proxy (stderr, the log)."""
 
     side: Side
@@ -104,7 +104,7 @@ class Outbox:
 
     to_client: list[bytes] = field(default_factory=list)
     to_agent: list[bytes] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
+    notes: list[ConnectionNote] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.to_client or self.to_agent or self.notes)
@@ -264,7 +264,7 @@ class ConnectionBridge:
         self._out.to_agent.append(encode(message))
 
     def _note(self, side: Side, text: str, kind: Literal["loss", "error"] = "loss") -> None:
-        self._out.notes.append(Note(side, text, kind))
+        self._out.notes.append(ConnectionNote(side, text, kind))
 
     def _losses(self, side: Side, what: str, losses: Any) -> None:
         for loss in losses:

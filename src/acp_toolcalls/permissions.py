@@ -30,15 +30,13 @@ from .codec import EncodeError, canonical_json, decode
 from .jsonrpc import JsonRpcMessage
 from .lenient import DecodeError
 
+# check_* are shared with emit.py (the emitter checks its arguments the same way), not API.
 __all__ = [
     "ALLOW_KINDS",
     "DEFAULT_OPTIONS",
     "AnswerOutcome",
     "PermissionAnswer",
     "SenderError",
-    "check_absolute_path",
-    "check_encodable",
-    "check_open_value",
     "command_subject",
     "parse_permission_answer",
     "permission_options",

@@ -1,0 +1,54 @@
+"""The package root re-exports the public API of every core module.
+
+A user writes ``from acp_toolcalls import V2ToV1Bridge``; a name a core module lists in its
+``__all__`` but the root does not export would be public in one place and missing in the other.
+Modules left out are the edges and internals named in ``SUBMODULE_ONLY``, reached by their
+module path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import acp_toolcalls
+
+SUBMODULE_ONLY = {
+    "sdk": "needs the optional official SDK",
+    "schema": "imports jsonschema's validators, a start-up cost the CLI pays only in validate",
+    "jsonrpc": "envelope helpers of the converters",
+    "lenient": "the lenient reader's internals",
+    "methods": "the proxy's lifecycle tables",
+    "routing": "the proxy's envelope reading",
+    "traffic": "the proxy's log records",
+    "terminal_text": "text helpers of the v1 terminal rendering",
+    "wire": "base classes of the wire models",
+    "v1": "the v1 models, as `acp_toolcalls.v1`",
+    "v1_to_v2": "mapping constants",
+    "v2_to_v1": "mapping constants",
+    "state": "view helpers",
+    "store": "a typing protocol",
+    "lint": "the rule tables",
+    "connection": "the `Version` alias",
+    "proxy": "the asyncio edge of `acp-toolcalls bridge` (importing asyncio costs every command)",
+}
+"""Modules whose ``__all__`` is not wholly re-exported, and why."""
+
+
+def test_every_core_name_is_exported_from_the_root() -> None:
+    missing: dict[str, list[str]] = {}
+    for info in pkgutil.iter_modules(acp_toolcalls.__path__):
+        if info.name.startswith("_") or info.ispkg or info.name in SUBMODULE_ONLY:
+            continue
+        module = importlib.import_module(f"acp_toolcalls.{info.name}")
+        absent = [n for n in getattr(module, "__all__", []) if n not in acp_toolcalls.__all__]
+        if absent:
+            missing[info.name] = absent
+    assert missing == {}
+
+
+def test_the_root_exports_resolve_to_their_modules() -> None:
+    for name in acp_toolcalls.__all__:
+        assert hasattr(acp_toolcalls, name), name
+    assert acp_toolcalls.V2ToV1Bridge.__module__ == "acp_toolcalls.bridge_to_v1"
+    assert acp_toolcalls.ConnectionBridge.__module__ == "acp_toolcalls.connection"
