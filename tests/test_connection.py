@@ -794,6 +794,26 @@ def test_a_batch_from_the_client_is_handled_element_by_element() -> None:
     assert wire.last_client()["error"]["code"] == -32600
 
 
+def test_a_client_batch_element_with_a_null_method_is_answered_invalid_request() -> None:
+    wire = v1_client_v2_agent()
+    bad = {"jsonrpc": "2.0", "id": 21, "method": None}
+    wire.client([bad, request(20, "authenticate", {"methodId": "login"})])
+    [answer] = wire.to_client
+    assert answer["id"] == 21 and answer["error"]["code"] == -32600
+    assert wire.last_agent()["method"] == "auth/login"  # the next element still went through
+    assert any("not a message" in note for note in wire.notes)
+
+
+def test_an_agent_batch_element_with_a_null_method_is_dropped_and_the_rest_applied() -> None:
+    wire = v1_client_v2_agent()
+    chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "a", "content": text("hi")}
+    wire.agent([{"jsonrpc": "2.0", "method": None}, update(chunk)])
+    [forwarded] = wire.client_updates()
+    assert forwarded["content"] == text("hi")
+    assert not wire.core.gone
+    assert any("not a message" in note and "dropped" in note for note in wire.notes)
+
+
 def test_an_agent_line_that_is_not_json_ends_the_session_and_answers_the_client() -> None:
     wire = v1_client_v2_agent()
     prompt(wire, request_id=7)

@@ -308,7 +308,19 @@ class ConnectionBridge:
             self._note("client", "a batch element that is not a message: answered -32600", "error")
             return
         line = msgspec.json.encode(item)
-        self._client_message(rpc.read_envelope.decode(line), line, now)
+        try:
+            envelope = rpc.read_envelope.decode(line)
+        except msgspec.ValidationError as exc:  # e.g. "method": null
+            request_id = item.get("id")
+            known = request_id if isinstance(request_id, str | int) else None
+            self._client(
+                rpc.error(known, INVALID_REQUEST, "Invalid Request", {"details": str(exc)})
+            )
+            self._note(
+                "client", f"a batch element that is not a message ({exc}): answered -32600", "error"
+            )
+            return
+        self._client_message(envelope, line, now)
 
     def _client_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         method = envelope.method
@@ -466,7 +478,12 @@ class ConnectionBridge:
             self._note("agent", "a batch element that is not a message: dropped", "error")
             return
         line = msgspec.json.encode(item)
-        self._agent_message(rpc.read_envelope.decode(line), line, now)
+        try:
+            envelope = rpc.read_envelope.decode(line)
+        except msgspec.ValidationError as exc:  # e.g. "method": null
+            self._note("agent", f"a batch element that is not a message ({exc}): dropped", "error")
+            return
+        self._agent_message(envelope, line, now)
 
     def _agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         method = envelope.method
