@@ -804,6 +804,13 @@ def test_a_client_batch_element_with_a_null_method_is_answered_invalid_request()
     assert any("not a message" in note for note in wire.notes)
 
 
+def test_an_invalid_batch_element_with_an_id_json_rpc_cannot_carry_is_answered_with_null() -> None:
+    wire = v1_client_v2_agent()
+    wire.client([{"jsonrpc": "2.0", "id": True, "method": None}])
+    [answer] = wire.to_client  # schema-checked: a `true` id would not validate
+    assert answer["id"] is None and answer["error"]["code"] == -32600
+
+
 def test_an_agent_batch_element_with_a_null_method_is_dropped_and_the_rest_applied() -> None:
     wire = v1_client_v2_agent()
     chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "a", "content": text("hi")}

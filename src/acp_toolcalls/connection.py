@@ -312,7 +312,7 @@ class ConnectionBridge:
             envelope = rpc.read_envelope.decode(line)
         except msgspec.ValidationError as exc:  # e.g. "method": null
             request_id = item.get("id")
-            known = request_id if isinstance(request_id, str | int) else None
+            known = request_id if type(request_id) in (str, int) else None  # not a bool
             self._client(
                 rpc.error(known, INVALID_REQUEST, "Invalid Request", {"details": str(exc)})
             )
