@@ -15,6 +15,7 @@ from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
 from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
 from acp_toolcalls.jsonrpc import Batch
 from acp_toolcalls.loss import Converted
+from acp_toolcalls.state import Limits
 from acp_toolcalls.store import ToolCallStore
 
 SID = "sess_1"
@@ -280,20 +281,66 @@ def test_permission_for_an_unseen_call_sends_the_tool_call_first() -> None:
     first, request = plain(converted)
     assert first["params"]["update"]["sessionUpdate"] == "tool_call"
     assert first["params"]["update"]["title"] == "Allow the edit?"  # D10: prompt title first
+    assert "content" not in first["params"]["update"]  # the prompt never enters the call
     assert request["method"] == "session/request_permission"
-    assert request["params"]["toolCall"]["toolCallId"] == "p"
-    assert "This edits a.py" not in json.dumps(request)  # the description is lost, reported
-    assert converted.losses
+    assert request["params"]["toolCall"] == {
+        "toolCallId": "p",
+        "title": "Allow the edit?",
+        "kind": "edit",
+        "content": [text("This edits a.py")],
+    }
+    assert bridge.store.tool_call(SID, "p").content == []  # nor the store
 
 
-def test_permission_never_replaces_the_title_the_client_shows() -> None:
+def test_the_prompt_is_shown_in_the_known_call_and_the_answer_restores_the_call() -> None:
+    """D28 amended: the v1 user sees the prompt (title, description) where v1 renders it, the
+    call's diff stays visible below it, and the call gets its own state back after."""
     bridge = V2ToV1Bridge()
-    bridge.convert(tcu("a", title="Edit a.py", kind="edit"))
+    bridge.convert(tcu("a", title="Edit a.py", kind="edit", content=[text("the diff")]))
+    (request,) = plain(
+        bridge.convert(
+            permission(
+                {"type": "tool_call", "toolCall": {"toolCallId": "a"}}, description="It edits"
+            )
+        )
+    )
+    assert request["params"]["toolCall"] == {
+        "toolCallId": "a",
+        "title": "Allow the edit?",
+        "content": [text("It edits"), text("the diff")],
+    }
+    # While the prompt is open, the call's updates keep it on top.
+    (during,) = updates(bridge.convert(tcu("a", content=[text("diff v2")])))
+    assert during["content"] == [text("It edits"), text("diff v2")]
+    assert "title" not in during
+    (retitled,) = updates(bridge.convert(tcu("a", title="Edit a.py (2)")))
+    assert retitled["title"] == "Allow the edit?"
+    answer = bridge.convert(
+        b'{"jsonrpc":"2.0","id":9,"result":{"outcome":{"outcome":"selected","optionId":"yes"}}}'
+    )
+    (to_agent,) = plain(answer)
+    assert to_agent["result"]["outcome"] == {"outcome": "selected", "optionId": "yes"}
+    (restore,) = [json.loads(encode(m)) for m in answer.replies]
+    assert restore["params"]["update"] == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "a",
+        "title": "Edit a.py (2)",
+        "content": [text("diff v2")],
+    }
+    assert bridge.store.view(SID, "a").title == "Edit a.py (2)"
+
+
+def test_a_prompt_equal_to_what_the_call_shows_needs_no_restore() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(tcu("a", title="Allow the edit?", kind="edit"))
     (request,) = plain(
         bridge.convert(permission({"type": "tool_call", "toolCall": {"toolCallId": "a"}}))
     )
-    assert request["params"]["toolCall"]["title"] == "Edit a.py"
-    assert "content" not in request["params"]["toolCall"]
+    assert request["params"]["toolCall"] == {"toolCallId": "a", "title": "Allow the edit?"}
+    answer = bridge.convert(
+        b'{"jsonrpc":"2.0","id":9,"result":{"outcome":{"outcome":"cancelled"}}}'
+    )
+    assert answer.replies == ()
 
 
 def test_a_command_permission_gets_a_synthetic_call_first() -> None:
@@ -327,6 +374,90 @@ def test_the_clients_answer_is_mapped_back_and_unknown_is_never_approval() -> No
         b'{"jsonrpc":"2.0","id":6,"error":{"code":-32800,"message":"cancelled"}}'
     )
     assert plain(cancelled)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+
+
+def answer_line(request_id: Any, option: str | None) -> bytes:
+    outcome = {"outcome": "selected", "optionId": option} if option else {"outcome": "cancelled"}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"outcome": outcome}}).encode()
+
+
+@pytest.mark.parametrize(
+    ("option", "status"), [("yes", "completed"), ("no", "failed"), (None, "failed")]
+)
+def test_a_synthetic_permission_call_ends_with_the_outcome(option: str | None, status: str) -> None:
+    """D28: the card the bridge made up for a command is not left `pending` forever."""
+    bridge = V2ToV1Bridge()
+    create, _request = plain(
+        bridge.convert(permission({"type": "command", "command": "make", "cwd": "/r"}, 4))
+    )
+    call_id = create["params"]["update"]["toolCallId"]
+    answer = bridge.convert(answer_line(4, option))
+    (end,) = [json.loads(encode(m))["params"]["update"] for m in answer.replies]
+    assert end == {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status}
+
+
+def test_a_command_naming_a_call_the_agent_later_reports_is_not_ended_by_the_bridge() -> None:
+    bridge = V2ToV1Bridge()
+    subject = {"type": "command", "command": "make", "cwd": "/r", "toolCallId": "m"}
+    bridge.convert(permission(subject, 4))  # a synthetic card under the agent's id
+    bridge.convert(tcu("m", status="in_progress"))  # the agent owns the call now
+    assert bridge.convert(answer_line(4, "yes")).replies == ()
+
+
+def test_the_agents_cancel_request_is_answered_withdrawn_and_the_late_answer_dropped() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(tcu("a", title="Edit a.py"))
+    bridge.convert(permission({"type": "tool_call", "toolCall": {"toolCallId": "a"}}, 5))
+    cancel = b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}'
+    converted = bridge.convert(cancel)
+    (reply,) = [json.loads(encode(m)) for m in converted.replies]
+    assert reply == {"jsonrpc": "2.0", "id": 5, "result": {"outcome": {"outcome": "cancelled"}}}
+    withdrawn, restore = plain(converted)
+    assert withdrawn == json.loads(cancel)
+    assert restore["params"]["update"]["title"] == "Edit a.py"
+    late = bridge.convert(answer_line(5, "yes"))
+    assert late.messages == () and late.replies == ()  # never a second answer
+    assert [loss.path for loss in late.losses] == ["$.id"]
+    other = b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":77}}'
+    assert plain(bridge.convert(other)) == [json.loads(other)]  # not ours: passed through
+
+
+def test_past_the_pending_cap_the_oldest_is_withdrawn_and_its_late_answer_dropped() -> None:
+    bridge = V2ToV1Bridge(limits=Limits(max_pending_permissions=2))
+    for request_id, call in ((1, "a"), (2, "b")):
+        bridge.convert(
+            permission({"type": "tool_call", "toolCall": {"toolCallId": call}}, request_id)
+        )
+    converted = bridge.convert(
+        permission({"type": "tool_call", "toolCall": {"toolCallId": "c"}}, 3)
+    )
+    (reply,) = [json.loads(encode(m)) for m in converted.replies]
+    assert reply["id"] == 1 and reply["result"] == {"outcome": {"outcome": "cancelled"}}
+    withdrawn = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}
+    sent = plain(converted)
+    assert withdrawn in sent and sent[-1]["id"] == 3
+    late = bridge.convert(answer_line(1, "yes"))
+    assert late.messages == ()  # the agent had its answer: `cancelled`, never `selected` too
+
+
+def test_a_request_reusing_a_pending_id_is_refused() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(permission({"type": "tool_call", "toolCall": {"toolCallId": "a"}}, 5))
+    again = bridge.convert(permission({"type": "tool_call", "toolCall": {"toolCallId": "b"}}, 5))
+    assert again.messages == ()
+    (reply,) = [json.loads(encode(m)) for m in again.replies]
+    assert reply["id"] == 5 and reply["error"]["code"] == -32600
+    (answer,) = plain(bridge.convert(answer_line(5, "yes")))
+    assert answer["result"]["outcome"]["optionId"] == "yes"  # the first request's answer
+
+
+def test_withdraw_settles_a_pending_request_once() -> None:
+    bridge = V2ToV1Bridge()
+    bridge.convert(permission(None, 8))
+    converted = bridge.withdraw(8)
+    assert [json.loads(encode(m))["id"] for m in converted.replies] == [8]
+    assert plain(converted)[0]["method"] == "$/cancel_request"
+    assert bridge.withdraw(8) == Converted()
 
 
 # --------------------------------------------------------------------------------------------
@@ -470,6 +601,43 @@ def test_v1_permission_title_comes_from_the_stored_call() -> None:
     assert request["params"]["subject"]["toolCall"]["toolCallId"] == "a"
     answer = bridge.convert(b'{"jsonrpc":"2.0","id":3,"result":{"outcome":{"outcome":"_maybe"}}}')
     assert plain(answer)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+
+
+def test_a_v1_permission_request_with_a_null_id_is_refused() -> None:
+    line = json.loads(v1_permission({"toolCallId": "a", "title": "x"}))
+    line["id"] = None
+    converted = V1ToV2Bridge().convert(json.dumps(line).encode())
+    assert converted.messages == ()
+    (reply,) = [json.loads(encode(m)) for m in converted.replies]
+    assert reply["id"] is None and reply["error"]["code"] == -32600
+
+
+def test_v1_permission_options_with_a_repeated_id_keep_the_first() -> None:
+    options = [
+        {"optionId": "a", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "a", "name": "Reject", "kind": "reject_once"},
+    ]
+    converted = V1ToV2Bridge().convert(v1_permission({"toolCallId": "c", "title": "x"}, options))
+    (request,) = plain(converted)
+    assert request["params"]["options"] == options[:1]
+    assert [loss.path for loss in converted.losses] == ["$.params.options[1]"]
+
+
+def test_v1_to_v2_past_the_pending_cap_the_oldest_is_withdrawn() -> None:
+    bridge = V1ToV2Bridge(limits=Limits(max_pending_permissions=1))
+    first = json.loads(v1_permission({"toolCallId": "a", "title": "x"}))
+    bridge.convert(json.dumps(first).encode())
+    converted = bridge.convert(json.dumps({**first, "id": 4}).encode())
+    (reply,) = [json.loads(encode(m)) for m in converted.replies]
+    assert reply == {"jsonrpc": "2.0", "id": 3, "result": {"outcome": {"outcome": "cancelled"}}}
+    withdrawn, request = plain(converted)
+    assert withdrawn["params"] == {"requestId": 3} and request["id"] == 4
+    late = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "result": {"outcome": {"outcome": "selected", "optionId": "y"}},
+    }
+    assert bridge.convert(json.dumps(late).encode()).messages == ()
 
 
 def test_v1_permission_without_options_is_answered_cancelled() -> None:

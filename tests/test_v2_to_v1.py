@@ -717,7 +717,7 @@ def v1_request_json(req: v1.RequestPermissionRequest | None) -> Json:
     return as_json(v1.PermissionRequestMessage(id=1, params=req))["params"]
 
 
-def test_c13_prompt_title_fills_an_untitled_call_description_and_unknown_option_dropped() -> None:
+def test_c13_the_prompt_title_and_description_are_shown_in_the_tool_call() -> None:
     req = v2_request(
         title="Approve file edit?",
         description="Allow edits to src/main.rs?",
@@ -731,19 +731,26 @@ def test_c13_prompt_title_fills_an_untitled_call_description_and_unknown_option_
     out, losses = permission_request_to_v1(req)
     assert v1_request_json(out) == {
         "sessionId": "s",
-        "toolCall": {"toolCallId": "call_001", "title": "Approve file edit?"},
+        "toolCall": {
+            "toolCallId": "call_001",
+            "title": "Approve file edit?",
+            "content": [text_item("Allow edits to src/main.rs?")],
+        },
         "options": [ALLOW, REJECT],
     }
-    assert paths(losses) == ["$.title", "$.description", "$.options[2]"]
+    assert paths(losses) == ["$.title", "$.options[2]"]
+    assert "cannot restore" in losses.losses[0].reason  # no `shown`: a stateless caller
     with pytest.raises(ConversionError) as caught:
         permission_request_to_v1(req, strict=True)
     assert caught.value.path == "$.title"
 
 
-def test_a_title_the_call_has_is_never_replaced() -> None:
+def test_the_prompt_title_replaces_the_calls_title_in_the_request() -> None:
+    """D28 amended: a v1 client renders the prompt from `toolCall`, so the user must see the
+    prompt there, not the call's title ("Read README.md" for `rm -rf ~`)."""
     subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "title": "Edit main.py"}}
     out, losses = permission_request_to_v1(v2_request(title="Approve?", subject=subject))
-    assert out is not None and out.tool_call.title == "Edit main.py"
+    assert out is not None and out.tool_call.title == "Approve?"
     assert paths(losses) == ["$.title"]
     with pytest.raises(ConversionError):
         permission_request_to_v1(v2_request(title="Approve?", subject=subject), strict=True)
@@ -756,24 +763,29 @@ def test_a_prompt_title_equal_to_the_call_title_is_exact() -> None:
     assert v1_request_json(out)["toolCall"] == {"toolCallId": "c", "title": "Edit"}
 
 
-def test_what_the_v1_client_shows_wins_over_the_prompt_title() -> None:
+def test_a_known_calls_content_follows_the_prompt() -> None:
     subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "status": "pending"}}
+    shown = [_text("the diff")]
     out, losses = permission_request_to_v1(
-        v2_request(title="Approve?", subject=subject), v1_title="Edit main.py"
+        v2_request(title="Approve?", description="It edits main.py", subject=subject),
+        shown=shown,
     )
     assert v1_request_json(out)["toolCall"] == {
         "toolCallId": "c",
-        "title": "Edit main.py",
+        "title": "Approve?",
         "status": "pending",
+        "content": [text_item("It edits main.py"), text_item("the diff")],
     }
     assert paths(losses) == ["$.title"]
+    assert "restores" in losses.losses[0].reason
 
 
-def test_the_description_never_reaches_a_known_call() -> None:
-    subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "title": "Approve?"}}
-    out, losses = permission_request_to_v1(v2_request(description="Allow edits?", subject=subject))
+def test_without_a_description_the_known_calls_content_is_not_resent() -> None:
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "status": "pending"}}
+    out, _ = permission_request_to_v1(
+        v2_request(title="Approve?", subject=subject), shown=[_text("x")]
+    )
     assert out is not None and out.tool_call.content is UNSET
-    assert paths(losses) == ["$.description"]
 
 
 def test_the_subject_is_mapped_like_an_update() -> None:
@@ -816,11 +828,14 @@ def test_command_subject_gets_a_synthetic_execute_call() -> None:
         "title": "Run tests?",
         "kind": "execute",
         "status": "pending",
-        "content": [text_item("```\n$ cargo test\n```\nWorking directory: /w")],
+        "content": [
+            text_item("It is slow"),
+            text_item("```\n$ cargo test\n```\nWorking directory: /w"),
+        ],
         "rawInput": {"command": "cargo test", "cwd": "/w"},
     }
-    assert paths(losses) == ["$.subject", "$.description", "$.subject.terminalId"]
-    assert "D28" in losses.losses[0].reason
+    assert paths(losses) == ["$.subject.terminalId", "$.subject"]
+    assert "D28" in losses.losses[1].reason
     with pytest.raises(ConversionError) as caught:
         permission_request_to_v1(req, strict=True)
     assert caught.value.path == "$.subject"
@@ -833,11 +848,24 @@ def test_command_subject_naming_a_call_uses_its_id() -> None:
     assert out.tool_call.kind == "execute"
 
 
-def test_command_subject_for_a_call_the_client_shows_keeps_what_it_shows() -> None:
-    subject = {"type": "command", "command": "ls", "cwd": "/w", "toolCallId": "call_9"}
-    out, losses = permission_request_to_v1(v2_request(subject=subject), v1_title="List files")
-    assert v1_request_json(out)["toolCall"] == {"toolCallId": "call_9", "title": "List files"}
-    assert "$.subject.command" in paths(losses)
+def test_command_subject_for_a_call_the_client_shows_shows_the_command_in_it() -> None:
+    subject = {"type": "command", "command": "rm -rf ~", "cwd": "/w", "toolCallId": "call_9"}
+    req = v2_request(title="Run `rm -rf ~`?", description="Cleans up", subject=subject)
+    out, losses = permission_request_to_v1(req, shown=[_text("README text")])
+    assert v1_request_json(out)["toolCall"] == {
+        "toolCallId": "call_9",
+        "title": "Run `rm -rf ~`?",
+        "content": [
+            text_item("Cleans up"),
+            text_item("```\n$ rm -rf ~\n```\nWorking directory: /w"),
+            text_item("README text"),
+        ],
+    }
+    assert paths(losses) == ["$.subject", "$.title"]
+
+
+def _text(value: str) -> v1.Content:
+    return v1.Content(content=v1.TextContent(text=value))
 
 
 @pytest.mark.parametrize(
@@ -881,6 +909,26 @@ def test_no_option_left_means_not_sent() -> None:
     with pytest.raises(ConversionError) as caught:
         permission_request_to_v1(v2_request(subject=subject, options=[odd]), strict=True)
     assert caught.value.path == "$.options[0]"
+
+
+def test_a_reject_option_of_an_unknown_kind_never_leaves_only_allow() -> None:
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "title": "Approve?"}}
+    deny = {"optionId": "n", "name": "No, and explain", "kind": "_reject_with_reason"}
+    out, losses = permission_request_to_v1(v2_request(subject=subject, options=[ALLOW, deny]))
+    assert out is None  # not sent: the agent is answered `cancelled`
+    assert paths(losses) == ["$.options[1]", "$.options", "$.options"]
+    assert "no reject option is left" in losses.losses[1].reason
+    kept, _ = permission_request_to_v1(v2_request(subject=subject, options=[ALLOW, REJECT, deny]))
+    assert kept is not None and [o.option_id for o in kept.options] == ["a", "r"]
+
+
+def test_a_repeated_option_id_keeps_the_first() -> None:
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "title": "Approve?"}}
+    twin = {"optionId": "a", "name": "Reject", "kind": "reject_once"}
+    out, losses = permission_request_to_v1(v2_request(subject=subject, options=[ALLOW, twin]))
+    assert v1_request_json(out)["options"] == [ALLOW]
+    assert paths(losses) == ["$.options[1]"]
+    assert "duplicate option id 'a'" in losses.losses[0].reason
 
 
 def test_options_are_copied_with_meta_and_without_unknown_keys() -> None:

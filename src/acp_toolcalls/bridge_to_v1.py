@@ -14,18 +14,28 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D3
   request, a final status, a ``state_update`` or any other forwarded update, the session's
   close or ``flush()``. Per call, order is always kept; a time bound belongs to the I/O layer.
 - Permission requests: the subject is applied first, the session's pending changes are
-  flushed, a first-seen call gets its v1 ``tool_call``, then the v1 request goes out (9.7);
-  the prompt's title and description never replace what the call shows. Subject-less,
-  ``command`` and unknown subjects get a synthetic call (D28). Answers come back mapped; an
-  answer that is not a known outcome is never approval.
+  flushed, a first-seen call gets its v1 ``tool_call``, then the v1 request goes out (9.7). A
+  v1 client renders the prompt from the request's ``toolCall``, so the user sees what they
+  approve there: the prompt's title, then its description and command ahead of the call's
+  content (D28, amended). While the prompt is open, the call's updates keep that overlay; the
+  answer (or a cancel) restores the call's own title and content with a ``tool_call_update``.
+  The prompt never enters the store. Subject-less, unknown and ``command`` subjects the client
+  does not show get a synthetic call (D28), which ends with the outcome: ``completed`` when an
+  allow option was chosen, else ``failed``. Repeated option ids keep the first (D5).
+- Each forwarded request is answered once: by the client's answer (mapped; one that is not a
+  known outcome is never approval), or by the bridge, which answers ``cancelled`` when it gives
+  the request up (a cap, ``withdraw``, the agent's ``$/cancel_request``) and then sends the
+  client ``$/cancel_request`` and drops the client's late answer. A request reusing the id of a
+  pending one is refused (``-32600``).
 - v2-only session updates never reach the v1 side raw: mapped when a v1 variant exists,
   otherwise dropped and reported (9.8, D30).
 - Every loss is reported; caps come from the store's ``Limits``; ``close_session`` frees all.
   What the bridge keeps besides the store follows it: a session or terminal the store evicts
   is forgotten here too. A request with more than ``max_permission_options`` options is not
   forwarded (the agent is answered ``cancelled``); past ``max_pending_permissions`` unanswered
-  requests the oldest is given up the same way; synthetic calls past twice
-  ``max_tool_calls`` in a session are forgotten, oldest first.
+  requests the oldest is given up (as above); the ids of as many given-up requests are kept to
+  drop late answers; synthetic calls past twice ``max_tool_calls`` in a session are
+  forgotten, oldest first.
 """
 
 from __future__ import annotations
@@ -61,16 +71,28 @@ from .events import (
     ToolCallPatched,
     ToolCallReopened,
 )
-from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, request_key, response
+from .jsonrpc import (
+    CANCELLED_OUTCOME,
+    INVALID_REQUEST,
+    REQUEST_CANCELLED,
+    Batch,
+    InvalidMessage,
+    JsonRpcMessage,
+    error_response,
+    request_key,
+    response,
+)
 from .lenient import DecodeError
 from .loss import Converted, Loss, LossReport
 from .state import Limits, ToolCallState, trim_block
 from .store import ToolCallStore
 from .terminal_text import DEFAULT_TAIL_CHARS, fenced, sanitize, tail
+from .v2 import ALLOW_OPTION_KINDS
 from .v2_to_v1 import (
     content_to_v1,
     permission_request_to_v1,
     permission_response_to_v2,
+    prompt_items,
     session_update_to_v1,
     tool_call_to_v1,
     tool_call_update_to_v1,
@@ -84,7 +106,6 @@ TerminalProfile = Literal["text", "meta"]
 _FLUSHING_TAGS = frozenset({"state_update"})
 """Opaque v2 updates before which everything pending is flushed and which are not forwarded."""
 
-_CANCELLED_RESULT = {"outcome": {"outcome": "cancelled"}}
 _NO_LOSS = LossReport()
 _FAST_DECODE = fast_message_decoder("v2")
 _QUIET_EVENTS = frozenset(
@@ -104,6 +125,7 @@ class _Call:
         "known",
         "meta_dirty",
         "pending",
+        "prompt",
         "slots",
         "source",
         "source_dropped",
@@ -125,6 +147,38 @@ class _Call:
         self.flat: list[Any] = []  # their v1 items, a `None` slot where a terminal renders
         self.slots: list[tuple[int, str]] = []  # (index in `flat`, terminal id)
         self.terminals: set[str] = set()
+        self.prompt: _Overlay | None = None  # a permission prompt shown on the call
+
+
+class _Overlay:
+    """A permission prompt shown on a call the v1 client shows, until its answer."""
+
+    __slots__ = ("items", "open", "title")
+
+    def __init__(self, title: str, items: list[Any]) -> None:
+        self.title = title  # shown instead of the call's own title
+        self.items = items  # shown ahead of the call's own content
+        self.open = 1  # prompts shown on the call and not answered yet
+
+
+class _Asked:
+    """A permission request forwarded to the v1 client, until its answer."""
+
+    __slots__ = ("allow", "request_id", "session_id", "synthetic", "tool_call_id")
+
+    def __init__(
+        self,
+        request_id: Any,
+        session_id: str,
+        tool_call_id: str,
+        allow: frozenset[str],
+        synthetic: bool,
+    ) -> None:
+        self.request_id = request_id
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id  # the `toolCall` the client shows the prompt on
+        self.allow = allow  # offered option ids of an approving kind
+        self.synthetic = synthetic  # the bridge made the call up: it ends with the outcome
 
 
 class _Session:
@@ -172,7 +226,8 @@ class V2ToV1Bridge:
         self.tail_chars = tail_chars
         self.store = ToolCallStore(protocol="v2", limits=limits)
         self._sessions: dict[str, _Session] = {}
-        self._permissions: dict[Any, str] = {}  # JSON-RPC id of a forwarded request -> session
+        self._permissions: dict[Any, _Asked] = {}  # request_key of a forwarded request ->
+        self._given_up: dict[Any, None] = {}  # requests answered `cancelled` by the bridge
         # (session, terminal id) -> its rendering: a v1 item (text profile) and `_meta` keys
         self._rendered: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
         self._out: list[Any] = []
@@ -223,7 +278,19 @@ class V2ToV1Bridge:
         self._sessions.pop(session_id, None)
         self.store.sessions.pop(session_id, None)
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
-        self._permissions = {k: s for k, s in self._permissions.items() if s != session_id}
+        self._permissions = {
+            k: a for k, a in self._permissions.items() if a.session_id != session_id
+        }
+        return self._take()
+
+    def withdraw(self, request_id: Any) -> Converted:
+        """Settle a forwarded permission request on the client's behalf (the session was
+        cancelled, say): the agent is answered ``cancelled`` (``replies``), the client is sent
+        ``$/cancel_request`` and the call's own state (``messages``), and the client's late
+        answer will be dropped. Nothing happens for a request that is not pending."""
+        key = request_key(request_id)
+        if key in self._permissions:
+            self._give_up(key)
         return self._take()
 
     # ----------------------------------------------------------------------------------------
@@ -395,17 +462,22 @@ class V2ToV1Bridge:
         params = message.params
         session_id = params.session_id
         subject = params.subject
-        session = self._session(session_id)
-        if isinstance(subject, v2.ToolCallPermissionSubject):
-            named: str | None = subject.tool_call.tool_call_id
-            self._apply(message)
-        else:
-            command = subject if isinstance(subject, v2.CommandPermissionSubject) else None
-            named = (
-                command.tool_call_id if command and isinstance(command.tool_call_id, str) else None
+        key = request_key(message.id)
+        if key in self._permissions:  # two answers would go back under one id
+            self._loss("$.id", f"request id {message.id!r} is still pending: refused (-32600)")
+            detail = {"details": f"request id {message.id!r} is still waiting for its answer"}
+            self._replies.append(
+                error_response(message.id, INVALID_REQUEST, "Invalid Request", detail)
             )
+            return
+        session = self._session(session_id)
+        named: str | None = None
+        if isinstance(subject, v2.ToolCallPermissionSubject):
+            named = subject.tool_call.tool_call_id
+            self._apply(message)
+        elif isinstance(subject, v2.CommandPermissionSubject):
+            named = subject.tool_call_id if isinstance(subject.tool_call_id, str) else None
         self._flush_session(session_id)
-        known = session.calls.get(named) if named is not None else None
         if isinstance(subject, v2.ToolCallPermissionSubject) and named is not None:
             known = self._call(session, named)
             if not known.known:  # the call goes out first, titled by the prompt if need be
@@ -418,41 +490,111 @@ class V2ToV1Bridge:
                 f"{len(params.options)} options, over the cap of {cap} (max_permission_options): "
                 "request not sent; answered the agent `cancelled`",
             )
-            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
-        request, losses = permission_request_to_v1(
-            params,
-            request_id=message.id,
-            v1_title=known.title if known is not None and known.known else None,
-        )
+        shown = self._shown(session_id, session, named)
+        request, losses = permission_request_to_v1(params, request_id=message.id, shown=shown)
         self._extend(losses, "$.params")
         if request is None or not request.options:
             # Nothing a v1 client can show (D29): answer the agent ourselves; never approval.
-            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
-        call = self._call(session, request.tool_call.tool_call_id)
-        if not call.known:  # a synthetic call for the prompt (D28)
+        tool_call_id = request.tool_call.tool_call_id
+        call = self._call(session, tool_call_id)
+        synthetic = not call.known
+        if synthetic:  # a synthetic call for the prompt (D28)
             create = _synthetic_tool_call(request.tool_call, params.title)
             self._emit_update(session_id, create)
             call.known, call.title = True, create.title
             self._forget_synthetic(session_id, session)
-        self._pending_permission(message.id, session_id)
+        elif shown is not None and (request.tool_call.title != call.title or prompt_items(params)):
+            if call.prompt is None:
+                call.prompt = _Overlay(params.title, prompt_items(params))
+            else:  # another prompt on the same call: the newest is shown
+                call.prompt.title, call.prompt.items = params.title, prompt_items(params)
+                call.prompt.open += 1
+        allow = frozenset(
+            option.option_id for option in request.options if option.kind in ALLOW_OPTION_KINDS
+        )
+        asked = _Asked(message.id, session_id, tool_call_id, allow, synthetic)
+        self._pending_permission(key, asked)
         self._out.append(v1.PermissionRequestMessage(id=message.id, params=request))
 
-    def _pending_permission(self, request_id: Any, session_id: str) -> None:
+    def _shown(
+        self, session_id: str, session: _Session, tool_call_id: str | None
+    ) -> list[Any] | None:
+        """The v1 content the client holds for a call it shows (``None``: it shows no such
+        call), where a prompt on that call is shown ahead of it."""
+        call = session.calls.get(tool_call_id) if tool_call_id is not None else None
+        if call is None or not call.known:
+            return None
+        tc = self.store.tool_call(session_id, tool_call_id) if tool_call_id is not None else None
+        return self._project(session_id, call, tc)[0] if tc is not None else []
+
+    def _pending_permission(self, key: Any, asked: _Asked) -> None:
         """Remember a forwarded request until its answer; past the cap, give the oldest up."""
-        self._permissions[request_key(request_id)] = session_id
+        self._permissions[key] = asked
+        self._given_up.pop(key, None)  # a new request under an old id
         cap = self.store.limits.max_pending_permissions
         if cap is not None and len(self._permissions) > cap:
             oldest = next(iter(self._permissions))
-            del self._permissions[oldest]
             self._loss(
                 "$.max_pending_permissions",
-                f"request {oldest!r} still unanswered after {cap} later requests: given up, "
-                "answered the agent `cancelled`; its answer, if it comes, passes through",
+                f"request {self._permissions[oldest].request_id!r} still unanswered after {cap} "
+                "later requests: given up, answered the agent `cancelled`, withdrawn from the "
+                "client",
             )
-            if isinstance(oldest, (str, int)):  # request_key kept the id itself
-                self._replies.append(response(oldest, _CANCELLED_RESULT))
+            self._give_up(oldest)
+
+    def _give_up(self, key: Any) -> None:
+        """Answer a forwarded request ``cancelled`` on the client's behalf: the agent gets the
+        answer, the client ``$/cancel_request`` and the call's own state; a late answer from
+        the client is dropped."""
+        asked = self._permissions.pop(key)
+        self._replies.append(response(asked.request_id, CANCELLED_OUTCOME))
+        cancel = {
+            "jsonrpc": "2.0",
+            "method": "$/cancel_request",
+            "params": {"requestId": asked.request_id},
+        }
+        self._out.append(JsonRpcMessage(cancel))
+        self._out.extend(self._settled(asked, None))
+        self._given_up[key] = None
+        cap = self.store.limits.max_pending_permissions
+        if cap is not None and len(self._given_up) > cap:
+            del self._given_up[next(iter(self._given_up))]
+
+    def _settled(self, asked: _Asked, selected: str | None) -> list[Any]:
+        """What the v1 client is sent once a prompt has its outcome (``selected``: the option
+        chosen, ``None``: not approved): a synthetic call ends (D28); a call that showed the
+        prompt gets its own title and content back."""
+        session_id, tool_call_id = asked.session_id, asked.tool_call_id
+        session = self._sessions.get(session_id)
+        call = session.calls.get(tool_call_id) if session is not None else None
+        if call is None:
+            return []
+        tc = self.store.tool_call(session_id, tool_call_id)
+        if asked.synthetic and tc is None:
+            status = "completed" if selected in asked.allow else "failed"
+            update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, status=status)
+            return [_notification(session_id, update)]
+        overlay = call.prompt
+        if overlay is None:
+            return []
+        overlay.open -= 1
+        if overlay.open > 0:
+            return []
+        call.prompt = None
+        changes: dict[str, Any] = {}
+        if overlay.title != call.title and call.title is not None:
+            changes["title"] = call.title
+        if overlay.items:
+            changes["content"] = self._project(session_id, call, tc)[0] if tc is not None else []
+            call.content_dirty = False
+        if not changes:
+            return []
+        update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **changes)
+        return [_notification(session_id, update)]
 
     def _forget_synthetic(self, session_id: str, session: _Session) -> None:
         """Synthetic calls (D28) have no store state to be evicted with: bounded here."""
@@ -472,26 +614,48 @@ class V2ToV1Bridge:
 
     def _on_other_message(self, message: JsonRpcMessage) -> None:
         data = message.data
-        key = request_key(data.get("id"))
-        if "method" not in data and key in self._permissions:  # the client's answer
-            self._permissions.pop(key)
-            self._out.append(self._answer(data))
-            return
+        method = data.get("method")
+        if method == "$/cancel_request":  # the agent withdraws a request it sent the client
+            params = data.get("params")
+            request_id = params.get("requestId") if isinstance(params, dict) else None
+            key = request_key(request_id)
+            if key in self._permissions:  # answered `cancelled` at once (9.7)
+                self._give_up(key)
+                return
+        elif method is None and "id" in data:  # the client's answer
+            key = request_key(data.get("id"))
+            asked = self._permissions.pop(key, None)
+            if asked is not None:
+                answer, selected = self._answer(data)
+                self._out.append(answer)
+                self._replies.extend(self._settled(asked, selected))
+                return
+            if key in self._given_up:
+                del self._given_up[key]
+                self._loss(
+                    "$.id",
+                    f"an answer to request {data.get('id')!r}, which was answered `cancelled` "
+                    "already: dropped",
+                )
+                return
         self._out.append(message)  # not a tool-call message: passed through unchanged
 
-    def _answer(self, data: Any) -> JsonRpcMessage:
+    def _answer(self, data: Any) -> tuple[JsonRpcMessage, str | None]:
+        """The client's answer as the agent's, and the option it selected (``None``: none)."""
         error = data.get("error")
         if isinstance(error, dict):
-            if error.get("code") == -32800:  # cancelled by the client: a cancelled outcome
-                return response(data.get("id"), _CANCELLED_RESULT)
-            return JsonRpcMessage(data)  # the agent reads any error as not approved
+            if error.get("code") == REQUEST_CANCELLED:  # cancelled by the client
+                return response(data.get("id"), CANCELLED_OUTCOME), None
+            return JsonRpcMessage(data), None  # the agent reads any error as not approved
         try:
             answer = decode(data.get("result"), v1.RequestPermissionResponse).value
         except DecodeError:
             self._loss("$.result", "unreadable permission answer: answered `cancelled`")
-            return response(data.get("id"), _CANCELLED_RESULT)
+            return response(data.get("id"), CANCELLED_OUTCOME), None
         mapped = permission_response_to_v2(answer)
-        return response(data.get("id"), to_builtins(mapped))
+        outcome = mapped.outcome
+        selected = outcome.option_id if isinstance(outcome, v2.SelectedPermissionOutcome) else None
+        return response(data.get("id"), to_builtins(mapped)), selected
 
     # ----------------------------------------------------------------------------------------
     # Flushing and projection
@@ -523,12 +687,17 @@ class V2ToV1Bridge:
         if call.meta_dirty or meta:
             stored = tc.meta if isinstance(tc.meta, dict) else {}
             changes["meta"] = {**stored, **meta}  # the full merged `_meta` (D39)
+        if isinstance(update.title, str):
+            call.title = update.title
+        if call.prompt is not None:  # a prompt shown on the call stays until its answer
+            if isinstance(update.title, str):
+                changes["title"] = call.prompt.title
+            if "content" in changes and call.prompt.items:
+                changes["content"] = [*call.prompt.items, *changes["content"]]
         if changes:
             update = msgspec.structs.replace(update, **changes)
         call.pending.clear()
         call.content_dirty = call.meta_dirty = False
-        if isinstance(update.title, str):
-            call.title = update.title
         body = msgspec.structs.asdict(update)
         if all(value is UNSET for key, value in body.items() if key != "tool_call_id"):
             return  # nothing v1 can show changed (a capabilities-only patch, say)
@@ -636,8 +805,13 @@ class V2ToV1Bridge:
         return v1.Content(content=v1.TextContent(text=text)), {}
 
     def _emit_update(self, session_id: str, update: Any) -> None:
-        notification = v1.SessionNotification(session_id=session_id, update=update)
-        self._out.append(v1.SessionUpdateMessage(params=notification))
+        self._out.append(_notification(session_id, update))
+
+
+def _notification(session_id: str, update: Any) -> v1.SessionUpdateMessage:
+    return v1.SessionUpdateMessage(
+        params=v1.SessionNotification(session_id=session_id, update=update)
+    )
 
 
 def _synthetic_tool_call(tool_call: v1.ToolCallUpdate, title: str) -> v1.ToolCall:

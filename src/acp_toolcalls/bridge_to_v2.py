@@ -9,8 +9,13 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
   probable id reuse, D20).
 - A v1 permission request becomes a v2 one whose ``title`` is the tool call's title, else the
   title the bridge last saw for that call, else a neutral default (D37); with no options it is
-  not sent and the agent is answered ``cancelled`` (D5). The client's answer is mapped back;
-  an unknown outcome is never approval.
+  not sent and the agent is answered ``cancelled`` (D5); a repeated option id keeps the first.
+  The client's answer is mapped back; an unknown outcome is never approval.
+- Each forwarded request is answered once: by the client's answer, or by the bridge, which
+  answers ``cancelled`` when it gives the request up (a cap, ``withdraw``), sends the client
+  ``$/cancel_request`` and drops the late answer. A request whose id is ``null`` (v2 ids never
+  are) or the id of a pending request is refused (``-32600``). The agent's own
+  ``$/cancel_request`` passes through: the client answers it (9.7).
 - Client-owned v1 terminals have no v2 form: dropped and reported (D38).
 - v2 requires a ``messageId`` on every message chunk: a v1 chunk without one continues the
   session's current message of its kind, and any other update, or ``end_message``, ends it.
@@ -29,7 +34,17 @@ from typing import Any
 
 from . import v1, v2
 from .codec import decode, decode_message, to_builtins
-from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, request_key, response
+from .jsonrpc import (
+    CANCELLED_OUTCOME,
+    INVALID_REQUEST,
+    REQUEST_CANCELLED,
+    Batch,
+    InvalidMessage,
+    JsonRpcMessage,
+    error_response,
+    request_key,
+    response,
+)
 from .lenient import DecodeError
 from .loss import Converted, Loss, LossReport
 from .state import Limits, trim_block
@@ -37,9 +52,6 @@ from .v1_to_v2 import permission_request_to_v2, session_update_to_v2
 from .v2_to_v1 import permission_response_to_v1
 
 __all__ = ["V1ToV2Bridge"]
-
-_CANCELLED_RESULT = {"outcome": {"outcome": "cancelled"}}
-
 
 _MESSAGE_CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
 
@@ -63,7 +75,8 @@ class V1ToV2Bridge:
         self._current: _Session | None = None
         self._switches = 0
         self._messages = 0  # message ids made up for chunks without one
-        self._permissions: dict[Any, str] = {}
+        self._permissions: dict[Any, tuple[Any, str]] = {}  # key -> (request id, session)
+        self._given_up: dict[Any, None] = {}  # requests answered `cancelled` by the bridge
         self._out: list[Any] = []
         self._replies: list[Any] = []
         self._losses: list[Loss] = []
@@ -102,8 +115,34 @@ class V1ToV2Bridge:
     def close_session(self, session_id: str) -> Converted:
         """Forget what the bridge remembers about the session."""
         self._sessions.pop(session_id, None)
-        self._permissions = {k: s for k, s in self._permissions.items() if s != session_id}
+        self._permissions = {k: p for k, p in self._permissions.items() if p[1] != session_id}
         return Converted()
+
+    def withdraw(self, request_id: Any) -> Converted:
+        """Settle a forwarded permission request on the client's behalf (the session was
+        cancelled, say): the agent is answered ``cancelled`` (``replies``), the client is sent
+        ``$/cancel_request`` (``messages``), and the client's late answer will be dropped.
+        Nothing happens for a request that is not pending."""
+        key = request_key(request_id)
+        if key in self._permissions:
+            self._give_up(key)
+        converted = Converted(tuple(self._out), tuple(self._replies), LossReport(self._losses))
+        self._out, self._replies, self._losses = [], [], []
+        return converted
+
+    def _give_up(self, key: Any) -> None:
+        request_id, _session = self._permissions.pop(key)
+        self._replies.append(response(request_id, CANCELLED_OUTCOME))
+        cancel = {
+            "jsonrpc": "2.0",
+            "method": "$/cancel_request",
+            "params": {"requestId": request_id},
+        }
+        self._out.append(JsonRpcMessage(cancel))
+        self._given_up[key] = None
+        cap = self.limits.max_pending_permissions
+        if cap is not None and len(self._given_up) > cap:
+            del self._given_up[next(iter(self._given_up))]
 
     def _extend(self, losses: LossReport, root: str) -> None:
         """Losses of a mapping (rooted at what it mapped) as paths into the message."""
@@ -220,10 +259,18 @@ class V1ToV2Bridge:
 
     def _on_permission(self, message: v1.PermissionRequestMessage) -> None:
         params = message.params
+        if message.id is None or request_key(message.id) in self._permissions:
+            # v2 ids are never null; a reused pending id would get two answers under it.
+            why = "null" if message.id is None else "still waiting for its answer"
+            self._losses.append(Loss("$.id", f"request id {message.id!r} is {why}: refused"))
+            detail = {"details": f"request id {message.id!r} is {why}"}
+            reply = error_response(message.id, INVALID_REQUEST, "Invalid Request", detail)
+            self._replies.append(reply)
+            return
         session = self._session(params.session_id)
         if not params.options:  # v2 needs at least one option (D5)
             self._losses.append(Loss("$.params.options", "no options: answered `cancelled`"))
-            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         cap = self.limits.max_permission_options
         if cap is not None and len(params.options) > cap:
@@ -234,7 +281,7 @@ class V1ToV2Bridge:
                     "(max_permission_options): request not sent; answered the agent `cancelled`",
                 )
             )
-            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         tool_call_id = params.tool_call.tool_call_id
         request, losses = permission_request_to_v2(
@@ -242,41 +289,51 @@ class V1ToV2Bridge:
         )
         self._extend(losses, "$.params")
         if request is None:  # nothing a v2 client can show: never approval
-            self._replies.append(response(message.id, _CANCELLED_RESULT))
+            self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         subject = request.subject
         if isinstance(subject, v2.ToolCallPermissionSubject):
             self._remember(params.session_id, session, subject.tool_call)
-        if message.id is None:
-            self._losses.append(Loss("$.id", "a v2 request needs an id: request not sent"))
-            return
-        self._permissions[request_key(message.id)] = params.session_id
+        self._permissions[request_key(message.id)] = (message.id, params.session_id)
+        self._given_up.pop(request_key(message.id), None)  # a new request under an old id
         pending = self.limits.max_pending_permissions
         if pending is not None and len(self._permissions) > pending:
             oldest = next(iter(self._permissions))
-            del self._permissions[oldest]
             self._losses.append(
                 Loss(
                     "$.max_pending_permissions",
-                    f"request {oldest!r} still unanswered after {pending} later requests: given "
-                    "up, answered the agent `cancelled`; its answer, if it comes, passes through",
+                    f"request {self._permissions[oldest][0]!r} still unanswered after {pending} "
+                    "later requests: given up, answered the agent `cancelled`, withdrawn from "
+                    "the client",
                 )
             )
-            if isinstance(oldest, (str, int)):  # request_key kept the id itself
-                self._replies.append(response(oldest, _CANCELLED_RESULT))
+            self._give_up(oldest)
         self._out.append(v2.PermissionRequestMessage(id=message.id, params=request))
 
     def _on_other(self, message: JsonRpcMessage) -> None:
         data = message.data
         key = request_key(data.get("id"))
-        if "method" in data or key not in self._permissions:
+        if "method" in data or "id" not in data:
+            self._out.append(message)
+            return
+        if key in self._given_up:
+            del self._given_up[key]
+            self._losses.append(
+                Loss(
+                    "$.id",
+                    f"an answer to request {data.get('id')!r}, which was answered `cancelled` "
+                    "already: dropped",
+                )
+            )
+            return
+        if key not in self._permissions:
             self._out.append(message)
             return
         self._permissions.pop(key)
         error = data.get("error")
         if isinstance(error, dict):
-            if error.get("code") == -32800:
-                self._out.append(response(data.get("id"), _CANCELLED_RESULT))
+            if error.get("code") == REQUEST_CANCELLED:
+                self._out.append(response(data.get("id"), CANCELLED_OUTCOME))
             else:
                 self._out.append(message)
             return
@@ -288,7 +345,7 @@ class V1ToV2Bridge:
             answer = None
         if answer is None:
             self._losses.append(Loss("$.result", "unreadable permission answer: `cancelled`"))
-            self._out.append(response(data.get("id"), _CANCELLED_RESULT))
+            self._out.append(response(data.get("id"), CANCELLED_OUTCOME))
             return
         mapped, losses = permission_response_to_v1(answer)
         self._extend(losses, "$.result")

@@ -51,7 +51,17 @@ from . import v1, v2
 from .bridge_to_v1 import V2ToV1Bridge
 from .bridge_to_v2 import V1ToV2Bridge
 from .codec import encode
-from .jsonrpc import JsonRpcMessage, request_key
+from .jsonrpc import (
+    CANCELLED_OUTCOME,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    JsonRpcMessage,
+    plain_id,
+    request_key,
+)
 from .lenient import DecodeError
 from .loss import Converted
 from .methods import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
@@ -63,13 +73,6 @@ Version = Literal[1, 2]
 VersionOption = Literal[1, 2, "auto"]
 Side = Literal["client", "agent"]
 
-INTERNAL_ERROR = -32603
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-
-_CANCELLED = {"outcome": {"outcome": "cancelled"}}
 _V1_STOP_REASONS = frozenset(
     {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 )
@@ -86,6 +89,13 @@ _V2_TYPED = frozenset(
 )
 _V1_TYPED = frozenset({"tool_call", "tool_call_update"})
 """``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
+_CLIENT_NOTIFICATIONS = frozenset({"session/cancel", "$/cancel_request"})
+_AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
+"""Notifications of each side that are handled as such even when they come with an id."""
+_PERMISSION_METHOD = b'"session/request_permission"'
+_MAX_HELD = 1_000
+_MAX_HELD_BYTES = 64 * 1024 * 1024
+"""Agent messages held until the agent has answered ``initialize``, at most."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +175,9 @@ class ConnectionBridge:
         self._agent_caps: Mapping[str, Any] = {}
         self._messages = itertools.count(1)
         self._out = Outbox()
+        self._held: list[bytes] = []  # agent lines before it answered initialize
+        self._held_bytes = 0
+        self._now = 0.0  # the time of the line being handled
         self.gone = False
 
     # ----------------------------------------------------------------------------------------
@@ -176,16 +189,17 @@ class ConnectionBridge:
             self._track_passthrough(line)
             self._out.to_agent.append(line)
             return self._take()
-        try:
-            parsed = rpc.read_line.decode(line)
-        except msgspec.DecodeError as exc:
-            self._answer_client_invalid(line, exc)
-            return self._take()
-        if isinstance(parsed, list):
-            for item in parsed:
-                self._client_item(item, now)
-        else:
-            self._client_message(parsed, line, now)
+        read = self._read_client(line)
+        if read is not None:
+            value, line = read
+            if isinstance(value, list):
+                if not value:  # JSON-RPC: an empty batch is one Invalid Request, id null
+                    self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                    self._note("client", "an empty batch: answered -32600", "error")
+                for item in value:
+                    self._client_value(item, msgspec.json.encode(item), now)
+            else:
+                self._client_value(value, line, now)
         return self._take()
 
     def from_agent(self, line: bytes, now: float) -> Outbox:
@@ -194,17 +208,19 @@ class ConnectionBridge:
             return self._take()
         if self.mode == "passthrough":
             self._untrack_passthrough(line)
+            if _PERMISSION_METHOD in line:
+                line = self._unique_options(line)
             self._out.to_client.append(line)
             return self._take()
-        try:
-            parsed = rpc.read_line.decode(line)
-        except msgspec.DecodeError as exc:
-            return self.agent_gone(f"the agent wrote a line that is not JSON-RPC ({exc})")
-        if isinstance(parsed, list):
-            for item in parsed:
-                self._agent_item(item, now)
-        else:
-            self._agent_message(parsed, line, now)
+        self._now = now
+        read = self._read_agent(line)
+        if read is not None:
+            parsed, line = read
+            if isinstance(parsed, list):
+                for item in parsed:
+                    self._agent_item(item, now)
+            else:
+                self._agent_message(parsed, line, now)
         return self._take()
 
     def poll(self, now: float) -> Outbox:
@@ -228,9 +244,14 @@ class ConnectionBridge:
 
     def agent_gone(self, reason: str) -> Outbox:
         """The agent exited, crashed or broke the protocol: answer all the client waits for."""
+        self._end(reason)
+        return self._take()
+
+    def _end(self, reason: str) -> None:
         if self.gone:
-            return self._take()
+            return
         self.gone = True
+        self._held, self._held_bytes = [], 0
         if self._to_v1 is not None:
             self._bridged(self._to_v1.flush(), "client")
         data = {"details": reason}
@@ -248,7 +269,6 @@ class ConnectionBridge:
                     )
             session.prompts.clear()
         self._note("agent", reason, "error")
-        return self._take()
 
     # ----------------------------------------------------------------------------------------
     # Output
@@ -283,6 +303,45 @@ class ConnectionBridge:
             if envelope is not None and envelope.method is not UNSET and envelope.id is not UNSET:
                 self._to_agent.keep(envelope.id, rpc.Pending(envelope.id, envelope.method))
 
+    def _unique_options(self, line: bytes) -> bytes:
+        """An agent's permission request whose option ids repeat, with the repeats dropped
+        (the first is the one shown, D5) so that an answer names one option; any other line
+        as it is."""
+        try:
+            value = rpc.whole(line)
+        except rpc.Unreadable:
+            return line
+        changed = False
+        for message in value if isinstance(value, list) else [value]:
+            if (
+                not isinstance(message, dict)
+                or message.get("method") != "session/request_permission"
+            ):
+                continue
+            params = message.get("params")
+            options = params.get("options") if isinstance(params, dict) else None
+            if not isinstance(params, dict) or not isinstance(options, list):
+                continue
+            kept: list[Any] = []
+            offered: set[Any] = set()
+            for option in options:
+                option_id = option.get("optionId") if isinstance(option, dict) else None
+                if isinstance(option_id, str) and option_id in offered:
+                    self._note("agent", f"duplicate permission option id {option_id!r}: dropped")
+                    continue
+                offered.add(option_id)
+                kept.append(option)
+            if len(kept) != len(options):
+                params["options"] = kept
+                changed = True
+        return msgspec.json.encode(value) if changed else line
+
+    def _client_requests(self) -> Any:
+        """The client's methods the proxy maps or refuses: requests, never notifications."""
+        if self.client_version == 1:
+            return TO_V2.keys() | NO_V2.keys()
+        return TO_V1.keys() | NO_V1.keys()
+
     def _untrack_passthrough(self, line: bytes) -> None:
         if not self._to_agent.pending:
             return
@@ -298,26 +357,63 @@ class ConnectionBridge:
     # ----------------------------------------------------------------------------------------
     # From the client
 
-    def _answer_client_invalid(self, line: bytes, exc: Exception) -> None:
-        self._client(rpc.error(None, PARSE_ERROR, "Parse error", {"details": str(exc)}))
-        self._note("client", f"a line that is not JSON ({exc}): answered -32700", "error")
+    def _read_client(self, line: bytes) -> tuple[Any, bytes] | None:
+        """The client's line as JSON values (and the line they were read from), or ``None``
+        when it is not JSON: then it has been answered."""
+        try:
+            return rpc.whole(line), line
+        except rpc.Unreadable as exc:
+            reason = str(exc)
+        fixed, count = rpc.replace_lone_surrogates(line)
+        if count:
+            try:
+                value = rpc.whole(fixed)
+            except rpc.Unreadable as exc:
+                reason, line = str(exc), fixed
+            else:
+                self._note("client", _surrogates_replaced(count))
+                return value, fixed
+        request_id, has_method = rpc.salvage_id(line)
+        answer = not has_method and request_id is not UNSET
+        if answer and self._unreadable_answer(request_id, reason):
+            what = f"an answer that is not JSON ({reason}): the agent is answered, no approval"
+            self._note("client", what, "error")
+            return None
+        self._note("client", f"a line that is not JSON ({reason}): answered -32700", "error")
+        known = plain_id(request_id) if request_id is not UNSET else None
+        self._client(rpc.error(known, PARSE_ERROR, "Parse error", {"details": reason}))
+        return None
 
-    def _client_item(self, item: Any, now: float) -> None:
-        if not isinstance(item, dict):
+    def _unreadable_answer(self, request_id: Any, reason: str) -> bool:
+        """The client answered a request of the agent with a line that cannot be read: the
+        agent gets an answer that approves nothing. ``False``: no such request is pending."""
+        pending = self._to_client.pop(request_id)
+        if pending is None:
+            return False
+        if pending.discard:
+            return True
+        if pending.method == "session/request_permission":
+            self._permission_answered(pending, rpc.result(pending.origin_id, CANCELLED_OUTCOME))
+            return True
+        detail = {"details": f"the client's answer could not be read ({reason})"}
+        self._agent(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+        return True
+
+    def _client_value(self, value: Any, line: bytes, now: float) -> None:
+        """One message of the client (a line, or an element of its batch) as JSON values."""
+        if not isinstance(value, dict):
             self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
-            self._note("client", "a batch element that is not a message: answered -32600", "error")
+            self._note("client", "a JSON value that is not a message: answered -32600", "error")
             return
-        line = msgspec.json.encode(item)
         try:
             envelope = rpc.read_envelope.decode(line)
-        except msgspec.ValidationError as exc:  # e.g. "method": null
-            request_id = item.get("id")
-            known = request_id if type(request_id) in (str, int) else None  # not a bool
+        except msgspec.ValidationError as exc:  # e.g. "method": null or 5
+            known = plain_id(value.get("id"))
             self._client(
                 rpc.error(known, INVALID_REQUEST, "Invalid Request", {"details": str(exc)})
             )
             self._note(
-                "client", f"a batch element that is not a message ({exc}): answered -32600", "error"
+                "client", f"a JSON value that is not a message ({exc}): answered -32600", "error"
             )
             return
         self._client_message(envelope, line, now)
@@ -339,6 +435,10 @@ class ConnectionBridge:
         elif self.mode == "negotiating":  # before versions are known: as it is
             self._to_agent.keep(envelope.id, rpc.Pending(envelope.id, method))
             self._out.to_agent.append(line)
+        elif method in _CLIENT_NOTIFICATIONS:  # a cancel is a cancel, with or without an id
+            self._client_notification(method, params, line)
+            self._client(rpc.result(plain_id(envelope.id), {}))
+            self._note("client", f"{method} is a notification but came with an id: answered {{}}")
         else:
             self._client_request(envelope.id, method, params, line)
 
@@ -375,6 +475,14 @@ class ConnectionBridge:
         if method == "session/cancel" and isinstance(params, dict):
             self._agent(rpc.notification(method, params))
             self._settle_permissions(params.get("sessionId"))
+            return
+        if method == "initialize" or method in self._client_requests():
+            self._note(
+                "client",
+                f"{method} is a request but came without an id: not forwarded (its answer "
+                "could not reach the client)",
+                "error",
+            )
             return
         self._out.to_agent.append(line)  # extension and unknown notifications
 
@@ -449,29 +557,68 @@ class ConnectionBridge:
             self._note("client", f"an answer to no pending request (id {envelope.id!r}): dropped")
             return
         if pending.discard:
-            return  # answered already (cancelled)
+            self._note(
+                "client",
+                f"an answer to request {envelope.id!r}, which the proxy answered already (the "
+                "agent was sent `cancelled`): dropped",
+            )
+            return
         data = rpc.whole(line)
         data["id"] = pending.origin_id
         if pending.method == "session/request_permission":
-            session = self._session(pending.session_id)
-            session.permissions = max(0, session.permissions - 1)
-            bridge = self._to_v1 if self.client_version == 1 else self._to_v2
-            assert bridge is not None
-            converted = self._convert(bridge, data, "client")
-            if isinstance(converted, DecodeError):  # an answer that cannot be read: no approval
-                converted = bridge.convert(rpc.result(pending.origin_id, _CANCELLED))
-            self._bridged(converted, "agent")
-            if self.client_version == 2 and not session.permissions and session.prompts:
-                self._client(
-                    rpc.update(
-                        pending.session_id, {"sessionUpdate": "state_update", "state": "running"}
-                    )
-                )
+            self._permission_answered(pending, data)
             return
         self._agent(data)
 
+    def _permission_answered(self, pending: rpc.Pending, answer: Any) -> None:
+        """The client's answer to a permission request, through the bridge to the agent."""
+        session = self._session(pending.session_id)
+        session.permissions = max(0, session.permissions - 1)
+        bridge = self._bridge()
+        converted = self._convert(bridge, answer, "client")
+        if isinstance(converted, DecodeError):  # an answer that cannot be read: no approval
+            converted = bridge.convert(rpc.result(pending.origin_id, CANCELLED_OUTCOME))
+        self._bridged(converted, "agent")
+        if self.client_version == 2 and not session.permissions and session.prompts:
+            running = {"sessionUpdate": "state_update", "state": "running"}
+            self._client(rpc.update(pending.session_id, running))
+
     # ----------------------------------------------------------------------------------------
     # From the agent
+
+    def _read_agent(self, line: bytes) -> tuple[Any, bytes] | None:
+        """The agent's line read for routing (and the line it was read from), or ``None``: not
+        JSON-RPC, which ends the session, or dropped and noted."""
+        try:
+            return rpc.read_line.decode(line), line
+        except msgspec.ValidationError as exc:  # JSON, but not a message: e.g. "method": 5
+            self._agent_invalid(line, f"a line that is not a message ({exc})", INVALID_REQUEST)
+            return None
+        except (msgspec.DecodeError, RecursionError) as exc:
+            reason = "nesting is too deep" if isinstance(exc, RecursionError) else str(exc)
+        fixed, count = rpc.replace_lone_surrogates(line)
+        if count:
+            try:
+                parsed = rpc.read_line.decode(fixed)
+            except (msgspec.DecodeError, RecursionError):
+                line = fixed
+            else:
+                self._note("agent", _surrogates_replaced(count))
+                return parsed, fixed
+        if reason == "nesting is too deep":
+            self._agent_invalid(line, "a message nested too deeply to read", PARSE_ERROR)
+            return None
+        self._end(f"the agent wrote a line that is not JSON-RPC ({reason})")
+        return None
+
+    def _agent_invalid(self, line: bytes, what: str, code: int) -> None:
+        """A line of the agent the proxy cannot route: dropped, and a request answered."""
+        request_id, has_method = rpc.salvage_id(line)
+        answered = has_method and request_id is not UNSET
+        self._note("agent", f"{what}: {'answered' if answered else 'dropped'}", "error")
+        if answered:
+            message = "Parse error" if code == PARSE_ERROR else "Invalid Request"
+            self._agent(rpc.error(plain_id(request_id), code, message, {"details": what}))
 
     def _agent_item(self, item: Any, now: float) -> None:
         if not isinstance(item, dict):
@@ -481,25 +628,73 @@ class ConnectionBridge:
         try:
             envelope = rpc.read_envelope.decode(line)
         except msgspec.ValidationError as exc:  # e.g. "method": null
-            self._note("agent", f"a batch element that is not a message ({exc}): dropped", "error")
+            self._agent_invalid(
+                line, f"a batch element that is not a message ({exc})", INVALID_REQUEST
+            )
             return
         self._agent_message(envelope, line, now)
 
     def _agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
+        try:
+            self._route_agent_message(envelope, line, now)
+        except rpc.Unreadable as exc:  # a payload the envelope read skipped cannot be read
+            what = f"a message that cannot be read ({exc})"
+            if envelope.method is not UNSET and envelope.id is not UNSET:
+                self._note("agent", f"{what}: answered -32700", "error")
+                error = rpc.error(plain_id(envelope.id), PARSE_ERROR, "Parse error")
+                self._agent(error)
+            elif envelope.method is UNSET and envelope.id is not UNSET:
+                self._note("agent", f"{what}: the client is answered an error", "error")
+                pending = self._to_agent.pop(envelope.id)
+                if pending is not None and not pending.discard:
+                    detail = {"details": f"the agent's answer could not be read ({exc})"}
+                    error = rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+                    self._client(error)
+            else:
+                self._note("agent", f"{what}: not forwarded", "error")
+
+    def _route_agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         method = envelope.method
         if method is UNSET:
             if envelope.id is UNSET:
                 self._note("agent", "a message with neither method nor id: dropped", "error")
                 return
             self._agent_response(envelope, line)
+        elif self.mode == "negotiating":  # until the agent has answered initialize: held
+            self._hold(envelope, line)
         elif self.mode != "convert":
-            self._out.to_client.append(line)  # before versions are known: as it is
+            self._out.to_client.append(line)
         elif envelope.id is UNSET:
             self._agent_notification(method, envelope, line, now)
+        elif method in _AGENT_NOTIFICATIONS:  # a notification with an id: handled as one
+            self._agent_notification(method, envelope, line, now)
+            self._agent(rpc.result(plain_id(envelope.id), {}))
+            self._note("agent", f"{method} is a notification but came with an id: answered {{}}")
         else:
             self._agent_request(envelope.id, method, envelope, line)
 
+    def _hold(self, envelope: rpc.Envelope, line: bytes) -> None:
+        """An agent request or notification before versions are known waits for them (ids the
+        client sees are then allocated like every other, and its version is converted)."""
+        if len(self._held) >= _MAX_HELD or self._held_bytes + len(line) > _MAX_HELD_BYTES:
+            what = f"more than {_MAX_HELD} messages before it answered initialize"
+            self._agent_invalid(line, what, INTERNAL_ERROR) if envelope.id is not UNSET else (
+                self._note("agent", f"{what}: dropped", "error")
+            )
+            return
+        self._held.append(line)
+        self._held_bytes += len(line)
+
+    def _release_held(self, now: float) -> None:
+        held, self._held, self._held_bytes = self._held, [], 0
+        for line in held:
+            if self.mode == "passthrough":
+                self._out.to_client.append(self._unique_options(line))
+            else:
+                self._agent_message(rpc.read_envelope.decode(line), line, now)
+
     def _agent_response(self, envelope: rpc.Envelope, line: bytes) -> None:
+        data = rpc.whole(line)  # read before anything changes: it may be unreadable
         pending = self._to_agent.pop(envelope.id)
         if pending is None:
             self._note("agent", f"an answer to no pending request (id {envelope.id!r}): dropped")
@@ -507,17 +702,16 @@ class ConnectionBridge:
         if pending.discard:
             return
         if pending.method == "initialize" and self.mode == "negotiating":
-            self._agent_initialized(pending, envelope, line)
+            self._agent_initialized(pending, data)
             return
         if self.mode != "convert":
-            data = rpc.whole(line)
             data["id"] = pending.origin_id
             self._client(data)
             return
-        if envelope.error is not UNSET:
-            self._agent_error(pending, rpc.plain(envelope.error))
+        if "error" in data:
+            self._agent_error(pending, data["error"])
             return
-        result = rpc.plain(envelope.result)
+        result = data.get("result")
         if pending.method == "session/prompt":
             self._prompt_answered(pending, result)
             return
@@ -550,31 +744,32 @@ class ConnectionBridge:
                     return
         self._client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
 
-    def _agent_initialized(self, pending: rpc.Pending, envelope: rpc.Envelope, line: bytes) -> None:
+    def _agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
         asked, params = pending.params
-        if envelope.error is not UNSET:
+        if "error" in data:
             other: Version | None = 2 if asked == 1 else 1 if asked == 2 else None
             if self._asked_agent == "auto" and asked == self.client_version and other:
                 # `auto`: an agent that refuses the client's version may speak the other one.
                 self._note("agent", f"initialize refused in v{asked}: asked again in v{other}")
                 self._ask_agent(pending.origin_id, other, params)
                 return
-            data = rpc.whole(line)  # still negotiating: the client may try again
-            data["id"] = pending.origin_id
+            data["id"] = pending.origin_id  # still negotiating: the client may try again
             self._client(data)
             return
-        result = rpc.plain(envelope.result)
+        result = data.get("result")
         answered = _version_of(result.get("protocolVersion") if isinstance(result, dict) else None)
         self.agent_version = answered or asked
         if self.client_version is None or self.agent_version in (None, self.client_version):
             self.mode = "passthrough"
-            data = rpc.whole(line)
             data["id"] = pending.origin_id
             self._client(data)
+            self._release_held(0.0)
             return
         self.mode = "convert"
         self._agent_caps = (
-            (result.get("agentCapabilities") or {}) if self.agent_version == 1 else {}
+            (result.get("agentCapabilities") or {})
+            if self.agent_version == 1 and isinstance(result, dict)
+            else {}
         )
         table = TO_V2 if self.client_version == 1 else TO_V1
         mapped = map_result(table, "initialize", result)
@@ -588,12 +783,24 @@ class ConnectionBridge:
                 compaction=isinstance(session_caps.get("compaction"), dict),
             )
         else:
-            self._to_v2 = V1ToV2Bridge()
+            self._to_v2 = V1ToV2Bridge(limits=self.limits)
         self._client(rpc.result(pending.origin_id, mapped.value))
+        self._release_held(self._now)
 
     def _agent_request(
         self, request_id: Any, method: str, envelope: rpc.Envelope, line: bytes
     ) -> None:
+        if type(request_id) is not str and type(request_id) is not int:
+            what = f"a request whose id is {request_id!r} (ids are strings or integers)"
+            self._agent_invalid(line, what, INVALID_REQUEST)
+            return
+        if self._to_client.forwarded_id(request_id) is not UNSET:  # two answers for one id
+            what = f"request {request_id!r} reuses the id of a request still waiting for its answer"
+            self._agent(
+                rpc.error(request_id, INVALID_REQUEST, "Invalid Request", {"details": what})
+            )
+            self._note("agent", f"{method}: {what}: refused (-32600)", "error")
+            return
         if self.client_version == 2 and method.startswith(_CLIENT_OWNED):
             what = "file system" if method.startswith("fs/") else "terminals"
             capability = "fs" if method.startswith("fs/") else "terminal"
@@ -605,32 +812,12 @@ class ConnectionBridge:
             self._note("agent", message)
             return
         if method == "session/request_permission":
-            session_id = _session_of(envelope)
-            bridge = self._to_v1 if self.client_version == 1 else self._to_v2
-            assert bridge is not None
-            converted = self._convert(bridge, line, "agent")
+            converted = self._convert(self._bridge(), line, "agent")
             if isinstance(converted, DecodeError):  # Invalid params; nothing changes (5.6)
                 data = {"path": converted.path, "reason": converted.reason}
                 self._agent(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
                 return
-            self._losses("agent", method, converted.losses)
-            for reply in converted.replies:
-                self._agent(reply)
-            session = self._session(session_id)
-            for message in converted.messages:
-                if _is_request(message):
-                    if self.client_version == 2 and session.prompts and not session.permissions:
-                        self._client(
-                            rpc.update(
-                                session_id,
-                                {"sessionUpdate": "state_update", "state": "requires_action"},
-                            )
-                        )
-                    session.permissions += 1
-                    pending = rpc.Pending(request_id, method, session_id)
-                    self._client(_with_id(message, self._to_client.allocate(pending)))
-                else:
-                    self._client(message)
+            self._bridged(converted, "client")
             return
         data = rpc.whole(line)
         data["id"] = self._to_client.allocate(rpc.Pending(request_id, method))
@@ -639,9 +826,19 @@ class ConnectionBridge:
     def _agent_notification(
         self, method: str, envelope: rpc.Envelope, line: bytes, now: float
     ) -> None:
-        if method == "$/cancel_request":
-            params = rpc.plain(envelope.params)
-            self._agent_cancels(params)
+        if method == "$/cancel_request":  # the bridge settles what it forwarded; ids mapped
+            cancel = rpc.notification(method, rpc.plain(envelope.params))
+            converted = self._convert(self._bridge(), cancel, "agent")
+            if not isinstance(converted, DecodeError):
+                self._bridged(converted, "client")
+            return
+        if method == "session/request_permission" or method.startswith(_CLIENT_OWNED):
+            self._note(
+                "agent",
+                f"{method} is a request but came without an id: not forwarded (the client's "
+                "answer could not reach the agent)",
+                "error",
+            )
             return
         if method != "session/update":
             self._out.to_client.append(line)
@@ -712,14 +909,63 @@ class ConnectionBridge:
 
     def _bridged(self, converted: Converted, to: Side) -> None:
         """A bridge's output: messages to ``to``, replies back, losses noted."""
-        send = self._client if to == "client" else self._agent
-        back = self._agent if to == "client" else self._client
-        other: Side = "agent" if to == "client" else "client"
+        if to == "client":
+            for message in converted.messages:
+                self._to_client_message(message)
+            for reply in converted.replies:
+                self._answered_by_bridge(reply)
+            self._losses("agent", "tool calls", converted.losses)
+            return
         for message in converted.messages:
-            send(message)
+            self._agent(message)
         for reply in converted.replies:
-            back(reply)
-        self._losses(other, "tool calls", converted.losses)
+            self._client(reply)
+        self._losses("client", "tool calls", converted.losses)
+
+    def _bridge(self) -> V2ToV1Bridge | V1ToV2Bridge:
+        bridge = self._to_v1 if self.client_version == 1 else self._to_v2
+        assert bridge is not None
+        return bridge
+
+    def _to_client_message(self, message: Any) -> None:
+        """A message of a bridge to the client: a request goes under an id allocated here, a
+        ``$/cancel_request`` names that id."""
+        if _is_request(message):  # a permission request
+            session_id = message.params.session_id
+            session = self._session(session_id)
+            if self.client_version == 2 and session.prompts and not session.permissions:
+                waiting = {"sessionUpdate": "state_update", "state": "requires_action"}
+                self._client(rpc.update(session_id, waiting))
+            session.permissions += 1
+            pending = rpc.Pending(message.id, "session/request_permission", session_id)
+            self._client(_with_id(message, self._to_client.allocate(pending)))
+            return
+        if isinstance(message, JsonRpcMessage) and message.method == "$/cancel_request":
+            params = message.data.get("params")
+            origin = params.get("requestId", UNSET) if isinstance(params, dict) else UNSET
+            forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
+            if forwarded is UNSET:
+                self._note(
+                    "agent", f"$/cancel_request for no pending request ({origin!r}): dropped"
+                )
+                return
+            assert isinstance(params, dict)
+            self._client(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
+            return
+        self._client(message)
+
+    def _answered_by_bridge(self, reply: Any) -> None:
+        """A bridge answered a request of the agent on the client's behalf. When the client
+        has that request, it is settled: the client's late answer will be dropped."""
+        origin = reply.data.get("id") if isinstance(reply, JsonRpcMessage) else UNSET
+        forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
+        if forwarded is not UNSET:
+            pending = self._to_client.pending[request_key(forwarded)]
+            if not pending.discard:
+                pending.discard = True
+                session = self._session(pending.session_id)
+                session.permissions = max(0, session.permissions - 1)
+        self._agent(reply)
 
     # ----------------------------------------------------------------------------------------
     # Prompts, cancellation
@@ -828,40 +1074,13 @@ class ConnectionBridge:
             self._bridge_update(self._to_v1, rpc.update(session_id, chunk))
 
     def _settle_permissions(self, session_id: Any) -> None:
-        """``session/cancel``: the session's pending permission requests are not approved."""
-        session = self._session(session_id)
-        for client_id, pending in list(self._to_client.pending.items()):
+        """``session/cancel``: the session's pending permission requests are not approved; the
+        bridge answers them ``cancelled`` and withdraws them from the client."""
+        for pending in list(self._to_client.pending.values()):
             if pending.method != "session/request_permission" or pending.discard:
                 continue
-            if pending.session_id != session_id:
-                continue
-            pending.discard = True  # the client's late answer is dropped
-            session.permissions = max(0, session.permissions - 1)
-            answer = rpc.result(pending.origin_id, _CANCELLED)
-            bridge = self._to_v1 if self.client_version == 1 else self._to_v2
-            assert bridge is not None
-            self._bridged(bridge.convert(answer), "agent")
-            if self.client_version == 2:  # let the client close its prompt
-                self._client(rpc.notification("$/cancel_request", {"requestId": client_id}))
-
-    def _agent_cancels(self, params: Any) -> None:
-        """The agent's ``$/cancel_request`` for a request it sent the client."""
-        if not isinstance(params, dict) or "requestId" not in params:
-            self._note("agent", "$/cancel_request without a requestId: dropped")
-            return
-        request_id = params["requestId"]
-        forwarded = self._to_client.forwarded_id(request_id)
-        if forwarded is UNSET:
-            return  # answered already
-        pending = self._to_client.pending[request_key(forwarded)]
-        if pending.method == "session/request_permission" and not pending.discard:
-            pending.discard = True
-            session = self._session(pending.session_id)
-            session.permissions = max(0, session.permissions - 1)
-            bridge = self._to_v1 if self.client_version == 1 else self._to_v2
-            assert bridge is not None
-            self._bridged(bridge.convert(rpc.result(request_id, _CANCELLED)), "agent")
-        self._client(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
+            if pending.session_id == session_id:
+                self._bridged(self._bridge().withdraw(pending.origin_id), "client")
 
     def _forward_cancel_request(
         self, params: Any, ids: rpc.RequestIds, send: Callable[[Any], None], side: Side
@@ -911,6 +1130,10 @@ _ENVELOPE_KEYS = frozenset({"jsonrpc", "method", "params"})
 _PARAMS_KEYS = frozenset({"sessionId", "update"})
 
 
+def _surrogates_replaced(count: int) -> str:
+    return f"{count} unpaired UTF-16 surrogate escape(s) (half of an emoji, say) replaced by U+FFFD"
+
+
 def _version_of(value: Any) -> Version | None:
     if value == 1:
         return 1
@@ -930,20 +1153,11 @@ def _as_envelope(item: Any) -> rpc.Envelope | None:
     return None
 
 
-def _session_of(envelope: rpc.Envelope) -> Any:
-    params = rpc.plain(envelope.params)
-    return params.get("sessionId") if isinstance(params, dict) else None
-
-
 def _is_request(message: Any) -> bool:
-    if isinstance(message, JsonRpcMessage):
-        return "method" in message.data and "id" in message.data
     return isinstance(message, (v1.PermissionRequestMessage, v2.PermissionRequestMessage))
 
 
 def _with_id(message: Any, request_id: Any) -> Any:
-    if isinstance(message, JsonRpcMessage):
-        return {**message.data, "id": request_id}
     return msgspec.structs.replace(message, id=request_id)
 
 

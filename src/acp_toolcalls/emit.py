@@ -736,8 +736,10 @@ class ToolCallEmitter:
     def answer(self, response: Any) -> PermissionAnswer:
         """Read the client's JSON-RPC response to a request of ``request_permission``.
 
-        A v1 client's answer is mapped to v2 first. Raises ``KeyError`` for a response to no
-        open request (already answered, or abandoned with ``abandon``).
+        A v1 client's answer is mapped to v2 first; what gives the v1 client's card back its
+        own title and content after the prompt is queued and goes out first with the next
+        messages (``flush()`` sends it at once). Raises ``KeyError`` for a response to no open
+        request (already answered, or abandoned with ``abandon``).
         """
         data = response.data if isinstance(response, JsonRpcMessage) else response
         if not isinstance(data, Mapping):
@@ -745,14 +747,25 @@ class ToolCallEmitter:
         key = request_key(data.get("id"))
         options = self._asks.pop(key)
         if self._bridge is not None:
-            converted = self._bridged(self._bridge.convert(dict(data)), keep=False)
-            data = converted[0] if converted else data
+            converted = self._bridge.convert(dict(data))
+            for loss in converted.losses:
+                self._on_loss(loss)
+            data = converted.messages[0] if converted.messages else data
+            self._queue(list(converted.replies))  # to the v1 client: the call restored
         return parse_permission_answer(data, options, allow_kinds=self.allow_kinds)
 
     def abandon(self, request_id: int | str) -> PermissionAnswer:
         """Stop waiting for an answer (after ``session/cancel``): not approved; a late answer
-        is then ignored (``answer`` raises ``KeyError`` for it)."""
-        self._asks.pop(request_key(request_id), None)
+        is then ignored (``answer`` raises ``KeyError`` for it). For a v1 client, what gives
+        its card back its own title and content is queued and goes out with the next messages
+        (``flush()`` sends it at once). Withdrawing the request from the client
+        (``$/cancel_request``) is the transport's: it knows the id the request went out
+        under (the official SDK sends it when the awaiting task is cancelled)."""
+        if self._asks.pop(request_key(request_id), None) is not None and self._bridge is not None:
+            withdrawn = self._bridge.withdraw(request_id)
+            for loss in withdrawn.losses:
+                self._on_loss(loss)
+            self._queue([m for m in withdrawn.messages if not _is_cancel_request(m)])
         return PermissionAnswer(outcome="cancelled")
 
     # ----------------------------------------------------------------------------------------
@@ -919,12 +932,10 @@ class ToolCallEmitter:
         else:
             self._bridged(self._bridge.convert(message))
 
-    def _bridged(self, converted: Any, *, keep: bool = True) -> list[Any]:
-        """Queue a bridge result's messages (``keep``) or return them; returns its replies."""
+    def _bridged(self, converted: Any) -> list[Any]:
+        """Queue a bridge result's messages; returns its replies."""
         for loss in converted.losses:
             self._on_loss(loss)
-        if not keep:
-            return list(converted.messages)
         self._out.extend(converted.messages)
         return list(converted.replies)
 
@@ -949,6 +960,10 @@ def _check_fields(fields: Fields) -> None:
     for attr, value in fields.items():
         if value is not None:
             _CHECKS[attr](value, _WIRE_NAMES[attr])
+
+
+def _is_cancel_request(message: Any) -> bool:
+    return isinstance(message, JsonRpcMessage) and message.method == "$/cancel_request"
 
 
 def _update_message(session_id: str, update: Any) -> v2.SessionUpdateMessage:

@@ -16,7 +16,22 @@ from typing import Any
 
 from .lenient import DecodeError
 
-__all__ = ["Batch", "InvalidMessage", "JsonRpcMessage", "request_key", "response"]
+__all__ = [
+    "CANCELLED_OUTCOME",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "Batch",
+    "InvalidMessage",
+    "JsonRpcMessage",
+    "error_response",
+    "plain_id",
+    "request_key",
+    "response",
+]
 
 
 class JsonRpcMessage:
@@ -82,11 +97,41 @@ class Batch:
         return f"Batch({list(self.items)!r})"
 
 
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+"""JSON-RPC error codes (the last one is ACP's answer to a ``$/cancel_request``ed request)."""
+
+CANCELLED_OUTCOME: Mapping[str, Any] = {"outcome": {"outcome": "cancelled"}}
+"""The result of a permission request that is not approved: cancelled (both versions)."""
+
+
 def response(request_id: Any, result: Any) -> JsonRpcMessage:
     """A JSON-RPC success response to ``request_id`` carrying ``result`` (plain JSON values)."""
     return JsonRpcMessage({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
+def error_response(request_id: Any, code: int, message: str, data: Any = None) -> JsonRpcMessage:
+    """A JSON-RPC error response to ``request_id`` (``data`` only when given)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return JsonRpcMessage({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
 def request_key(request_id: Any) -> Any:
-    """A hashable key for a JSON-RPC id (ids are strings or numbers; anything else by repr)."""
-    return request_id if isinstance(request_id, (str, int)) else repr(request_id)
+    """A hashable key for a JSON-RPC id: a string or an integer is its own key; anything else
+    (``null``, ``true``, ``1.0``, an object) is keyed by its type and repr, so that it never
+    equals the key of a string or integer id (``true == 1`` and ``1.0 == 1`` in Python)."""
+    kind = type(request_id)
+    return request_id if kind is str or kind is int else (kind.__name__, repr(request_id))
+
+
+def plain_id(request_id: Any) -> Any:
+    """``request_id`` when JSON-RPC lets a response echo it (a string or an integer), else
+    ``None``: the ``null`` id of an answer to a request whose id cannot be echoed."""
+    kind = type(request_id)
+    return request_id if kind is str or kind is int else None

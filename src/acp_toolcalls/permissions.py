@@ -98,7 +98,7 @@ def check_open_value(value: object, known: Iterable[str], where: str) -> str:
 
 _OPTION_KINDS = frozenset(k.value for k in v2.PermissionOptionKind)
 
-ALLOW_KINDS: frozenset[str] = frozenset({"allow_once", "allow_always"})
+ALLOW_KINDS: frozenset[str] = v2.ALLOW_OPTION_KINDS
 """Option kinds read as approval unless the agent says otherwise (custom kinds never are)."""
 
 DEFAULT_OPTIONS: tuple[v2.PermissionOption, ...] = (

@@ -9,11 +9,18 @@ Rules this module owns:
   answered back under its sender's id: the ids of the two sides, and of any request the proxy
   sends itself, never meet on one side. ``keep`` records a request forwarded under its own id
   (before versions are known); allocated ids skip those.
+- Reading never raises anything but ``Unreadable`` for bad payloads. A line that is not JSON
+  only because a string holds an unpaired UTF-16 surrogate escape (a JavaScript peer that cut
+  an emoji in two) is read with each such escape replaced by ``\\ufffd``
+  (``replace_lone_surrogates``); for a line that cannot be read at all, ``salvage_id`` finds
+  its top-level ``id`` (and whether it has a ``method``) without parsing the rest, so that a
+  request still gets its answer.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,14 +34,17 @@ __all__ = [
     "Envelope",
     "Pending",
     "RequestIds",
+    "Unreadable",
     "error",
     "notification",
     "plain",
     "read_envelope",
     "read_line",
     "read_update",
+    "replace_lone_surrogates",
     "request",
     "result",
+    "salvage_id",
     "update",
     "whole",
 ]
@@ -70,14 +80,113 @@ read_update = msgspec.json.Decoder(UpdateParams)
 _read_plain = msgspec.json.Decoder()
 
 
+class Unreadable(ValueError):
+    """A payload the envelope read skipped over is not JSON the proxy can read (a number out
+    of range, invalid UTF-8 in a string, nesting too deep)."""
+
+
 def plain(raw: msgspec.Raw | UnsetType) -> Any:
     """A raw payload of an ``Envelope`` as plain JSON values (``None`` when absent)."""
-    return None if raw is UNSET else _read_plain.decode(raw)
+    return None if raw is UNSET else whole(raw)
 
 
-def whole(line: bytes) -> Any:
-    """The whole message as plain JSON values."""
-    return _read_plain.decode(line)
+def whole(line: bytes | msgspec.Raw) -> Any:
+    """The whole message (or payload) as plain JSON values; ``Unreadable`` if it is not JSON."""
+    try:
+        return _read_plain.decode(line)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        reason = "nesting is too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise Unreadable(reason) from None
+
+
+# Every escape of a JSON string: `\uXXXX` (group 1: its hex digits) or a one-character escape.
+# Outside strings valid JSON has no backslash, so scanning escapes left to right is exact.
+_ESCAPE = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_REPLACEMENT = rb"\ufffd"
+
+
+def replace_lone_surrogates(line: bytes) -> tuple[bytes, int]:
+    """``line`` with every unpaired UTF-16 surrogate escape (``\\ud83d`` not followed by a low
+    surrogate escape, or a low one not preceded by a high one) replaced by ``\\ufffd``, and
+    how many were replaced. Paired escapes and everything else stay byte for byte."""
+    if b"\\u" not in line:
+        return line, 0
+    lone: list[tuple[int, int]] = []
+    high: tuple[int, int] | None = None  # a high surrogate escape waiting for its low half
+    for match in _ESCAPE.finditer(line):
+        digits = match.group(1)
+        unit = int(digits, 16) if digits is not None else -1
+        if 0xDC00 <= unit <= 0xDFFF and high is not None and high[1] == match.start():
+            high = None  # a pair
+            continue
+        if high is not None:
+            lone.append(high)
+            high = None
+        if 0xD800 <= unit <= 0xDBFF:
+            high = match.span()
+        elif 0xDC00 <= unit <= 0xDFFF:
+            lone.append(match.span())
+    if high is not None:
+        lone.append(high)
+    if not lone:
+        return line, 0
+    parts: list[bytes] = []
+    last = 0
+    for start, end in lone:
+        parts += (line[last:start], _REPLACEMENT)
+        last = end
+    parts.append(line[last:])
+    return b"".join(parts), len(lone)
+
+
+_TOKEN = re.compile(
+    rb'\s*(?:"((?:[^"\\]|\\.)*)"|([-0-9.eE+]+|true|false|null)|([{}\[\],:]))', re.DOTALL
+)
+
+
+def salvage_id(line: bytes) -> tuple[Any, bool]:
+    """The top-level ``id`` of a line that cannot be parsed (``UNSET`` when there is none or it
+    cannot be read) and whether the line has a top-level ``method``. Only the top level is
+    read: nested values are skipped by counting brackets, so nesting of any depth costs no
+    recursion."""
+    position, depth, key, expect_key = 0, 0, None, False
+    found: Any = UNSET
+    has_method = False
+    while position < len(line):
+        token = _TOKEN.match(line, position)
+        if token is None:
+            break
+        position = token.end()
+        text, _value, mark = token.groups()
+        if mark is not None:
+            if mark in (b"{", b"["):
+                depth += 1
+                expect_key = depth == 1 and mark == b"{"
+            elif mark in (b"}", b"]"):
+                depth -= 1
+                if depth <= 0:
+                    break
+            elif mark == b"," and depth == 1:
+                expect_key = True
+            continue
+        if depth != 1:
+            continue
+        if expect_key and text is not None:
+            key, expect_key = text, False
+            continue
+        if key == b"id":
+            found = _scalar(token.group().strip())
+        elif key == b"method":
+            has_method = True
+        key = None
+    return found, has_method
+
+
+def _scalar(raw: bytes) -> Any:
+    try:
+        return _read_plain.decode(raw)
+    except msgspec.DecodeError:
+        return UNSET
 
 
 # The lines the connection writes itself, as plain JSON values (``jsonrpc.response`` wraps a

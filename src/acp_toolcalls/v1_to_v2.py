@@ -463,7 +463,8 @@ def permission_request_to_v2(
     The subject is the tool call (``toolCall`` mapped as a v1 update, 9.3). The prompt
     ``title`` is the tool call's non-empty title, else ``stored_title`` (the title a caller that
     tracks the session last saw for that call), else ``"Permission required"`` (D37; reported;
-    strict raises). Prompt text a v1 agent put in ``toolCall.content`` stays there. ``None``
+    strict raises). Prompt text a v1 agent put in ``toolCall.content`` stays there. A repeated
+    ``optionId`` is dropped, the first kept (D5). ``None``
     when the request has no options: v2 needs at least one, so it must not be sent and the v1
     agent gets ``{"outcome": "cancelled"}`` (D5; strict raises).
     """
@@ -480,8 +481,13 @@ def permission_request_to_v2(
             f"the prompt title is {title!r}",
         )
     options = []
+    offered: set[str] = set()
     for index, option in enumerate(req.options):
         path = f"$.options[{index}]"
+        if option.option_id in offered:  # v2: "MUST be unique"; the first one is shown (D5)
+            losses.lost(path, f"duplicate option id {option.option_id!r}: dropped, the first kept")
+            continue
+        offered.add(option.option_id)
         _report_extra(option, path, losses)
         options.append(  # v1 kinds are a subset of v2's; unknown strings go verbatim (D32)
             v2.PermissionOption(

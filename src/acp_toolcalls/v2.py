@@ -103,6 +103,12 @@ class PermissionOptionKind(str, enum.Enum):
     REJECT_ALWAYS = "reject_always"
 
 
+ALLOW_OPTION_KINDS: frozenset[str] = frozenset({"allow_once", "allow_always"})
+"""Option kinds that approve (custom kinds never are read as approval)."""
+REJECT_OPTION_KINDS: frozenset[str] = frozenset({"reject_once", "reject_always"})
+"""Option kinds that say no."""
+
+
 # --------------------------------------------------------------------------------------------
 # Content blocks
 
@@ -624,7 +630,9 @@ class PermissionRequestMessage(
 
 
 __all__ = [
+    "ALLOW_OPTION_KINDS",
     "FINAL_STATUSES",
+    "REJECT_OPTION_KINDS",
     "AddDiffChange",
     "Annotations",
     "AudioContent",

@@ -545,7 +545,9 @@ def tool_call_to_v1(
 class _Prompt:
     req: v2.RequestPermissionRequest
     request_id: int | str | None
-    v1_title: str | None
+    shown: list[Any] | None
+    """The v1 content the client holds for the subject's call, for a caller that tracks it (a
+    bridge); ``None`` when the call is not known to be shown."""
 
 
 def synthetic_tool_call_id(
@@ -567,19 +569,32 @@ def _text(text: str) -> v1.Content:
     return v1.Content(content=v1.TextContent(text=text))
 
 
+def prompt_items(req: v2.RequestPermissionRequest) -> list[Any]:
+    """What a v1 client must show of a prompt besides its title (D28, amended): the request's
+    description, then for a ``command`` subject the command and its working directory."""
+    items: list[Any] = []
+    if isinstance(req.description, str) and req.description:
+        items.append(_text(req.description))
+    subject = req.subject
+    if isinstance(subject, v2.CommandPermissionSubject):
+        items.append(_text(fenced(f"$ {subject.command}") + f"\nWorking directory: {subject.cwd}"))
+    return items
+
+
 def _drop_subject_meta(subject: Any, losses: _Losses) -> None:
     _report_extra(subject, "$.subject", losses)
     if subject.meta is not UNSET and subject.meta is not None:
         losses.instead("$.subject._meta", "a v1 request has no subject `_meta`", "dropped")
 
 
-def _drop_description(req: v2.RequestPermissionRequest, losses: _Losses) -> None:
-    if isinstance(req.description, str):
-        losses.instead(
-            "$.description",
-            "a v1 request has no prompt description",
-            "dropped; it never goes into a tool call's content",
-        )
+def _prompt_shown(prompt: _Prompt, losses: _Losses, what: str) -> None:
+    """Report that the prompt is shown in a known call's ``toolCall`` (strict raises)."""
+    after = (
+        "the bridge restores the call's own title and content after the answer"
+        if prompt.shown is not None
+        else "a stateless converter cannot restore the call's own title and content afterwards"
+    )
+    losses.instead("$.title", f"v1 has no prompt apart from {what}", f"shown there; {after}")
 
 
 def _tool_call_subject(subject: Any, prompt: _Prompt, losses: _Losses) -> v1.ToolCallUpdate:
@@ -587,51 +602,43 @@ def _tool_call_subject(subject: Any, prompt: _Prompt, losses: _Losses) -> v1.Too
     _drop_subject_meta(subject, losses)
     call: v2.ToolCallUpdate = subject.tool_call
     values = _fields(call, False, "$.subject.toolCall", losses)
-    title = values.get("title")
-    if isinstance(title, str) and title:
-        if title != req.title:  # the call's own title wins (D28)
-            losses.instead(
-                "$.title",
-                "v1 has no prompt title apart from the tool call's title",
-                "dropped; `toolCall.title` is kept",
-            )
-    else:
-        shown = prompt.v1_title  # what the v1 client displays: no visible change
-        values["title"] = shown or req.title
-        losses.instead(
-            "$.title",
-            "v1 has no prompt title and the tool call has no title",
-            "`toolCall.title` is the title the v1 client shows"
-            if shown
-            else "the prompt title is used as `toolCall.title` (D28)",
-        )
-    _drop_description(req, losses)
+    items = prompt_items(req)
+    own_title = values.get("title")
+    if items or not (isinstance(own_title, str) and own_title == req.title):
+        # A v1 client renders the prompt from `toolCall`: the prompt goes there (D28, amended).
+        _prompt_shown(prompt, losses, "the tool call's title and content")
+    values["title"] = req.title
+    if items:
+        own = prompt.shown if prompt.shown is not None else values.get("content") or []
+        values["content"] = [*items, *own]
     return v1.ToolCallUpdate(tool_call_id=call.tool_call_id, **values)
 
 
 def _command_subject(subject: Any, prompt: _Prompt, losses: _Losses) -> v1.ToolCallUpdate:
     req = prompt.req
+    known = subject.tool_call_id if isinstance(subject.tool_call_id, str) else None
+    _drop_subject_meta(subject, losses)
+    if isinstance(subject.terminal_id, str):
+        losses.lost("$.subject.terminalId", "v1 cannot tie a prompt to a v2 terminal; dropped")
+    items = prompt_items(req)
+    if known is not None and prompt.shown is not None:
+        # A call the v1 client shows: the prompt and the command go into it for the prompt.
+        losses.instead(
+            "$.subject", "v1 has no command permission subject", "shown in the named tool call"
+        )
+        _prompt_shown(prompt, losses, "the tool call's title and content")
+        return v1.ToolCallUpdate(
+            tool_call_id=known, title=req.title, content=[*items, *prompt.shown]
+        )
     losses.instead(
         "$.subject", "v1 has no command permission subject", "sent as a synthetic tool call (D28)"
     )
-    _drop_subject_meta(subject, losses)
-    _drop_description(req, losses)
-    if isinstance(subject.terminal_id, str):
-        losses.lost("$.subject.terminalId", "v1 cannot tie a prompt to a v2 terminal; dropped")
-    known = subject.tool_call_id if isinstance(subject.tool_call_id, str) else None
-    if known is not None and prompt.v1_title is not None:
-        # A call the v1 client shows: keep what it shows (D28).
-        if req.title != prompt.v1_title:
-            losses.lost("$.title", "v1 has no prompt title apart from the tool call's; dropped")
-        losses.lost("$.subject.command", "not shown: the v1 client shows the known tool call")
-        return v1.ToolCallUpdate(tool_call_id=known, title=prompt.v1_title)
-    command_line = fenced(f"$ {subject.command}") + f"\nWorking directory: {subject.cwd}"
     return v1.ToolCallUpdate(
         tool_call_id=known or synthetic_tool_call_id(req, prompt.request_id),
         title=req.title or DEFAULT_PERMISSION_TITLE,
         kind="execute",
         status="pending",
-        content=[_text(command_line)],
+        content=items,
         raw_input={"command": subject.command, "cwd": subject.cwd},
     )
 
@@ -643,14 +650,13 @@ def _no_subject(subject: Any, prompt: _Prompt, losses: _Losses) -> v1.ToolCallUp
     else:
         reason = "a v1 request needs a tool call and this one has no subject"
     losses.instead("$.subject", reason, "a synthetic tool call carries the prompt (D28)")
-    # The bridge owns a synthetic card, so the description may go into its content (D28).
-    description = req.description if isinstance(req.description, str) else ""
+    items = prompt_items(req)  # the bridge owns a synthetic card: the prompt may go into it
     return v1.ToolCallUpdate(
         tool_call_id=synthetic_tool_call_id(req, prompt.request_id),
         title=req.title or DEFAULT_PERMISSION_TITLE,
         kind="other",
         status="pending",
-        content=[_text(description)] if description else UNSET,
+        content=items or UNSET,
     )
 
 
@@ -667,11 +673,18 @@ _OPTION_KINDS = {kind: kind for kind in v1.KNOWN_OPTION_KINDS}
 
 def _options(options: list[v2.PermissionOption], losses: _Losses) -> list[v1.PermissionOption]:
     out: list[v1.PermissionOption] = []
+    offered: set[str] = set()
+    unknown = False
     for index, option in enumerate(options):
         path = f"$.options[{index}]"
+        if option.option_id in offered:  # "MUST be unique": the first one is the one shown (D5)
+            losses.lost(path, f"duplicate option id {option.option_id!r}: dropped, the first kept")
+            continue
+        offered.add(option.option_id)
         kind = _OPTION_KINDS.get(option.kind)
         if kind is None:  # guessing allow or reject could mislead into approving (D29)
             losses.instead(path, f"v1 has no option kind {option.kind!r}", "option dropped")
+            unknown = True
             continue
         _report_extra(option, path, losses)
         out.append(
@@ -682,6 +695,13 @@ def _options(options: list[v2.PermissionOption], losses: _Losses) -> list[v1.Per
                 meta=_copy_meta(option.meta),
             )
         )
+    if unknown and out and not any(option.kind in v2.REJECT_OPTION_KINDS for option in out):
+        # A dropped option may have been the way to say no: never leave the user only yes.
+        losses.lost(
+            "$.options",
+            "no reject option is left once the kinds v1 lacks are dropped: request not sent",
+        )
+        return []
     return out
 
 
@@ -690,27 +710,32 @@ def permission_request_to_v1(
     *,
     strict: bool = False,
     request_id: int | str | None = None,
-    v1_title: str | None = None,
+    shown: list[Any] | None = None,
 ) -> tuple[v1.RequestPermissionRequest | None, LossReport]:
-    """A v2 ``session/request_permission`` as a v1 one, and the losses (9.7).
+    """A v2 ``session/request_permission`` as a v1 one, and the losses (9.7, D28 amended).
 
-    A ``tool_call`` subject becomes ``toolCall`` (the 9.3 update mapping). The prompt title
-    only fills a ``toolCall`` without a title: ``v1_title``, the title the v1 client already
-    shows for that call when the caller tracks it, comes first; a title the call has is never
-    replaced. The description is dropped. Subject-less, ``command`` and unknown subjects get
-    a synthetic ``toolCall`` (D28): id ``subject.toolCallId`` for a command that names one,
-    else ``synthetic_tool_call_id(req, request_id)``; title the prompt title; kind
-    ``execute`` with ``rawInput`` ``{command, cwd}`` and the command as content for a command,
-    else ``other`` with the description as content. A command subject whose call the v1
-    client shows (``v1_title`` given) is just ``{toolCallId, title: v1_title}``.
+    A v1 client renders a permission from its ``toolCall``, so that is where the prompt goes:
+    ``toolCall.title`` is the request's ``title``, and when the request has a description or
+    a ``command`` subject, ``toolCall.content`` starts with the description and the command
+    (with its cwd), followed by the call's own content: ``shown``, the v1 content the client
+    holds for the call when the caller tracks it (a bridge, which restores the call's own
+    title and content after the answer), else the subject's own content. A ``tool_call``
+    subject is otherwise the 9.3 update mapping of ``subject.toolCall``.
 
-    Options with kinds v1 lacks are dropped (D29). ``None`` when no option is left: do not
-    send the request, answer the v2 agent ``{"outcome": "cancelled"}``. Strict mode raises
-    ``ConversionError`` instead of any of these substitutions.
+    Subject-less, unknown and ``command`` subjects the client does not show (``shown`` is
+    ``None`` or the subject names no call) get a synthetic ``toolCall`` (D28): id
+    ``subject.toolCallId`` for a command that names one, else
+    ``synthetic_tool_call_id(req, request_id)``; title the prompt title; kind ``execute`` with
+    ``rawInput`` ``{command, cwd}`` for a command, else ``other``; the prompt as content.
+
+    Options: a repeated ``optionId`` is dropped (the first is kept, D5); kinds v1 lacks are
+    dropped (D29), and when that leaves no reject option, or no option at all, the result is
+    ``None``: do not send the request, answer the v2 agent ``{"outcome": "cancelled"}``.
+    Strict mode raises ``ConversionError`` instead of any substitution.
     """
     losses = _Losses(strict)
     _report_extra(req, "$", losses)
-    prompt = _Prompt(req, request_id, v1_title)
+    prompt = _Prompt(req, request_id, shown)
     subject = req.subject
     tool_call = _find(_SUBJECTS, subject)(subject, prompt, losses)
     options = _options(req.options, losses)

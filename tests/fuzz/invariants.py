@@ -97,7 +97,8 @@ def check_outgoing(message: Any, protocol: str) -> Any:
 
 def check_reply(reply: Any, protocol: str) -> Any:
     """Assert an answer a bridge gives on the peer's behalf is a valid ``protocol`` response
-    to ``session/request_permission`` that approves nothing; return it as JSON values."""
+    to ``session/request_permission`` that approves nothing (``cancelled``, or the refusal of a
+    request reusing a pending id); return it as JSON values."""
     value = json.loads(canonical_json(reply))
     violations = validate_message(
         value,
@@ -105,6 +106,9 @@ def check_reply(reply: Any, protocol: str) -> Any:
         response_method="session/request_permission",
     )
     assert not violations, f"invalid reply {value}: {[str(v) for v in violations]}"
+    if "error" in value:
+        assert value["error"]["code"] == -32600, f"unexpected error reply: {value}"
+        return value
     assert value["result"]["outcome"]["outcome"] == "cancelled", f"reply approves: {value}"
     return value
 
@@ -223,6 +227,7 @@ class Receiver:
         self.view = ToolCallStore(protocol=protocol, limits=UNCAPPED)  # type: ignore[arg-type]
         self.known: dict[str, set[str]] = {}  # per session: calls sent a v1 `tool_call`
         self.received: list[Any] = []  # every typed message, as JSON values
+        self.asked: set[Any] = set()  # ids of the permission requests it was sent
 
     def close(self, session_id: str) -> None:
         """The sender forgot the session: what comes next about it starts afresh."""
@@ -246,7 +251,8 @@ class Receiver:
             assert loss.path.startswith("$"), loss
         for reply in replies:
             value = check_reply(reply, sender)
-            assert value["id"] in request_ids(raw), f"a reply to no request of the input: {value}"
+            known = {*request_ids(raw), *self.asked}
+            assert value["id"] in known, f"a reply to no request of the input: {value}"
         for message in flatten(messages):
             if isinstance(message, JsonRpcMessage):
                 self._passed(message, inputs, sender)
@@ -258,6 +264,7 @@ class Receiver:
             self.view.apply(message)
             known = self.known.setdefault(sid, set())
             if value["method"] == "session/request_permission":
+                self.asked.add(value["id"])
                 if self.first_sight:
                     call = value["params"]["toolCall"]
                     assert call["toolCallId"] in known, f"asked about an unseen call: {value}"
@@ -276,11 +283,13 @@ class Receiver:
                 if tag == "tool_call_update":
                     _no_null(update)
 
-    @staticmethod
-    def _passed(message: JsonRpcMessage, inputs: list[Any], sender: str) -> None:
+    def _passed(self, message: JsonRpcMessage, inputs: list[Any], sender: str) -> None:
         data = message.data
         if data in inputs:
             return  # passed through unchanged
+        if data.get("method") == "$/cancel_request":  # a request the bridge gave up
+            assert data["params"]["requestId"] in self.asked, f"withdrew no request: {data}"
+            return
         # Otherwise: the answer to a forwarded permission request, mapped to the sender's side.
         assert "method" not in data and "result" in data, f"sent a message not in the input: {data}"
         violations = validate_message(

@@ -319,7 +319,26 @@ def _same(a: Converted, b: Converted) -> bool:
 
 
 def _receive(peer: Receiver, out: Converted, sessions: set[str] | None, raw: Any = None) -> None:
+    if _is_answer(raw):  # the client's answer: messages go to the agent, replies to the client
+        peer.receive(out.messages, sessions=sessions, raw=raw, losses=out.losses)
+        peer.receive(out.replies, sessions=None)
+        return
     peer.receive(out.messages, sessions=sessions, raw=raw, replies=out.replies, losses=out.losses)
+
+
+def _is_answer(raw: Any) -> bool:
+    try:
+        value = json.loads(raw) if isinstance(raw, bytes | str) else None
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "method" not in value and "id" in value
+
+
+def _withdraw_all(bridge: V2ToV1Bridge, peer: Receiver) -> None:
+    """Settle every prompt still open, so that each call the v1 client shows is its own."""
+    for request_id in sorted(peer.asked, key=repr):
+        out = bridge.withdraw(request_id)
+        peer.receive(out.messages, sessions=None)
 
 
 def _message(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
@@ -401,6 +420,7 @@ def run_v2_to_v1(
             assert argument not in bridge.store.sessions
             peer.close(argument)
     _receive(peer, bridge.flush(), None)
+    _withdraw_all(bridge, peer)
     if limits is None:
         _check_against_fresh(bridge, peer, note)
 

@@ -49,7 +49,8 @@ V1_LOSSES = {
     "terminal": "an agent-owned terminal reaches v1 as a text transcript (command, output, "
     "exit code); the v1 client holds no terminal state",
     "cancelled": "v1 has no `cancelled` status: a cancelled call is `failed` on a v1 client",
-    "permission text": "a v1 permission request has no title/description of its own",
+    "permission text": "a v1 permission request has no title/description of its own: they are "
+    "shown in its `toolCall` while the prompt is open, then the call's own state is restored",
 }
 """What a v1 client cannot be shown of this agent's v2 intent (spec 9.11), and is allowed
 to differ in ``test_a_v1_client_shows_what_the_agent_meant_modulo_documented_losses``."""
@@ -326,8 +327,14 @@ def assert_v1_shows_v2(v1_run: Run, v2_run: Run) -> None:
     # (A bridge that coalesced the first report with the clear never sends the locations.)
     assert v2["read"].get("locations") is None and v1["read"].get("locations", []) == []
     assert v1["read"]["content"] == v2["read"]["content"]
-    # V1_LOSSES["permission text"]: the v1 request carries the call, not the prompt's text.
+    # V1_LOSSES["permission text"]: the v1 user sees the prompt where v1 renders it (D28,
+    # amended); the call's own title is back afterwards (checked with the fields above).
     [v1_ask] = [m for m in v1_run.received() if m.get("method") == "session/request_permission"]
     [v2_ask] = [m for m in v2_run.received() if m.get("method") == "session/request_permission"]
     assert "title" not in v1_ask["params"] and v2_ask["params"]["title"]
-    assert v1_ask["params"]["toolCall"]["title"] == v2["edit"]["title"]
+    shown = v1_ask["params"]["toolCall"]
+    assert shown["title"] == v2_ask["params"]["title"] != v2["edit"]["title"]
+    prompt_text = shown["content"][0]["content"]["text"]
+    assert prompt_text == v2_ask["params"]["description"].replace(str(v2_run.cwd), str(v1_run.cwd))
+    own = json.loads(json.dumps(shown["content"][1:]).replace(str(v1_run.cwd), "<cwd>"))
+    assert own == v1["edit"]["content"]  # the diff stays visible below the prompt
