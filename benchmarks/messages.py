@@ -147,7 +147,10 @@ def _fit(
 ) -> bytes:
     """Encode ``msg`` with its sentinel replaced by ``make(k)``: the largest ``k <= limit`` that
     keeps the line within ``target`` bytes, or failing that within ``min_fill`` bytes of fill
-    (and ``MAX_BYTES``). ``make(k)`` must grow with ``k``."""
+    (and ``MAX_BYTES``); then, if that line is shorter than ``MIN_BYTES``, the smallest larger
+    ``k`` that reaches it. ``make(k)`` must grow with ``k``; its cost may grow in steps (an
+    escaped character, a 4-character base64 group), so the largest fit can fall short of a
+    ``target`` near ``MIN_BYTES``."""
     skeleton = orjson.dumps(msg)
     assert skeleton.count(_SENTINEL_JSON) == 1, skeleton
     base = len(skeleton) - len(_SENTINEL_JSON)
@@ -166,7 +169,15 @@ def _fit(
             lo = mid
         else:
             hi = mid - 1
-    return skeleton.replace(_SENTINEL_JSON, orjson.dumps(make(lo))[1:-1])
+
+    def line(k: int) -> bytes:
+        return skeleton.replace(_SENTINEL_JSON, orjson.dumps(make(k))[1:-1])
+
+    fitted = line(lo)
+    while len(fitted) < MIN_BYTES and lo < limit:
+        lo += 1
+        fitted = line(lo)
+    return fitted
 
 
 class _Corpus:
