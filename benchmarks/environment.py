@@ -52,10 +52,11 @@ def print_environment() -> None:
     )
     if hasattr(os, "getloadavg"):
         print(f"load         {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min)")
-    try:
-        from acp_toolcalls import _fastpath
+    from acp_toolcalls import codec, schema
 
-        built = "interpreted" if (_fastpath.__file__ or "").endswith(".py") else "compiled (mypyc)"
-    except ImportError:
-        built = "n/a"
-    print(f"fast path    acp_toolcalls._fastpath is {built}")
+    print(f"fast path    acp_toolcalls.codec.FAST_PATH = {codec.FAST_PATH}")
+    print(
+        f"schema       ENGINE = {schema.ENGINE} (jsonschema {_version('jsonschema')}, "
+        f"jsonschema-rs {_version('jsonschema-rs')}, fastjsonschema {_version('fastjsonschema')}); "
+        f"rich {_version('rich')}"
+    )

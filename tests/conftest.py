@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -43,27 +44,24 @@ def schema_valid() -> SchemaCheck:
     return _check_schema_valid
 
 
-# --- the compiled fast path is not stale -----------------------------------------------------
-# `pip install -e .` compiles `_fastpath.py` next to itself; the extension then shadows the
-# source, so an edit without a rebuild would test old code.
+# --- the fast path the run is meant to test -------------------------------------------------
+# The codec runs the mypyc-compiled `_fastpath` only when it was built from the source beside
+# it (else the source, after a StaleBuildWarning). `.ci/run` runs the suite once on the
+# pure-Python package and once on a compiled wheel, naming the one it means in
+# ACP_TOOLCALLS_FAST_PATH; a run that silently tested the other would prove nothing.
 
 
-def _check_fastpath_is_fresh() -> None:
-    from pathlib import Path
-
-    from acp_toolcalls import _fastpath
-
-    built = Path(_fastpath.__file__ or "")
-    source = built.with_name("_fastpath.py")
-    stale = source.exists() and source.stat().st_mtime > built.stat().st_mtime
-    if built.suffix != ".py" and stale:
+def _check_fast_path() -> None:
+    wanted = os.environ.get("ACP_TOOLCALLS_FAST_PATH")
+    if wanted and wanted != codec.FAST_PATH:
         pytest.exit(
-            f"{built.name} is older than _fastpath.py: rebuild with `pip install -e .`",
+            f"ACP_TOOLCALLS_FAST_PATH={wanted} but the codec runs the {codec.FAST_PATH} fast "
+            f"path ({acp_toolcalls.__file__})",
             returncode=2,
         )
 
 
-_check_fastpath_is_fresh()
+_check_fast_path()
 
 
 # --- every encode is schema-checked ---------------------------------------------------------
@@ -153,8 +151,6 @@ def pytest_configure(config: pytest.Config) -> None:
 # --- hypothesis profiles --------------------------------------------------------------------
 # "ci" (the default) keeps the property tests fast; HYPOTHESIS_PROFILE=long runs 20,000 examples
 # per property. Tests scale their own example counts from the loaded profile's max_examples.
-
-import os  # noqa: E402
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

@@ -610,7 +610,11 @@ def test_build_parser_lists_every_command() -> None:
 
 # --- real processes: a closed stdout, a full disk ---------------------------------------------
 
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+# The checkout's source, after whatever the run put first (CI: a compiled wheel).
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT / "src")])),
+}
 CLI = [sys.executable, "-m", "acp_toolcalls.cli"]
 
 

@@ -52,3 +52,51 @@ def test_the_root_exports_resolve_to_their_modules() -> None:
         assert hasattr(acp_toolcalls, name), name
     assert acp_toolcalls.V2ToV1Bridge.__module__ == "acp_toolcalls.bridge_to_v1"
     assert acp_toolcalls.ConnectionBridge.__module__ == "acp_toolcalls.connection"
+
+
+def test_the_lazy_root_and_its_type_checking_imports_agree() -> None:
+    # The root imports nothing until a name is used; type checkers read the `TYPE_CHECKING`
+    # imports instead. Both must name the same things, from the same modules.
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(acp_toolcalls.__file__ or "").read_text(encoding="utf-8"))
+    (block,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+    ]
+    imported: dict[str, set[str]] = {}
+    static_all: list[str] = []
+    for node in block.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module not in (None, "v2"):
+            imported.setdefault(str(node.module), set()).update(a.name for a in node.names)
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__":
+            static_all = [
+                elt.value
+                for elt in node.value.elts  # type: ignore[attr-defined]
+                if isinstance(elt, ast.Constant)
+            ]
+    exports = {module: set(names) for module, names in acp_toolcalls._EXPORTS.items()}  # type: ignore[attr-defined]
+    assert imported == exports
+    assert set(static_all) <= set(acp_toolcalls.__all__)
+    assert set(acp_toolcalls.__all__) - set(static_all) <= set(acp_toolcalls.v2.__all__)
+
+
+def test_importing_the_root_imports_no_submodule() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, acp_toolcalls; "
+        "print(sorted(m for m in sys.modules if m.startswith('acp_toolcalls.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
+    lazy = "import acp_toolcalls as a; print(a.ToolCallUpdate.__module__, a.codec.FAST_PATH != '')"
+    done = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["acp_toolcalls.v2", "True"]

@@ -1,7 +1,9 @@
 """Tests of acp_toolcalls.schema: validation against the bundled upstream ACP schemas.
 
 Example messages are taken from the spec (TOOL-CALLS.md sections 4, 6.2, 6.3, 6.9, 6.10, 6.11,
-8.1, 8.2, 8.5).
+8.1, 8.2, 8.5). Every test runs with each engine that answers "valid or not" (jsonschema-rs, and
+jsonschema, the fallback where it is not installed); tests/test_schema_engines.py asks both of
+mutated messages and wants the same violations.
 """
 
 from __future__ import annotations
@@ -13,12 +15,24 @@ from typing import Any
 
 import pytest
 
+from acp_toolcalls import schema
 from acp_toolcalls.schema import (
     SchemaViolation,
     method_table,
     validate_message,
     validate_payload,
 )
+
+ENGINES = ["jsonschema-rs", "jsonschema"]
+
+
+@pytest.fixture(autouse=True, params=ENGINES)
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "jsonschema-rs" and schema._compiled_engine() is None:
+        pytest.skip("jsonschema-rs is not installed on this platform")
+    monkeypatch.setattr(schema, "ENGINE", request.param)
+    return str(request.param)
+
 
 SchemaCheck = Callable[..., None]  # the `schema_valid` fixture of conftest.py
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
 import subprocess
 import sys
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import pytest
 from acp_toolcalls import DEFAULT_MAX_BYTES, decode_message
 from acp_toolcalls.cli import main
 from acp_toolcalls.cli import validate as validate_module
+from acp_toolcalls.cli.lines import ReadError, printable
 from acp_toolcalls.cli.validate import LOOKAHEAD_LINES, read_lines
 from acp_toolcalls.lint import CODES
 
@@ -117,7 +120,7 @@ def test_human_output_neutralises_control_characters(
     assert "'\\x1b[31mred\\nx'" in out  # shown escaped, on one line
     assert len(out.splitlines()) == 3
     # Whatever reaches the terminal is escaped, C1 controls (CSI) included.
-    assert validate_module._printable("a\x1b[2J\x9b\x7fb") == "a\\x1b[2J\\x9b\\x7fb"
+    assert printable("a\x1b[2J\x9b\x7fb") == "a\\x1b[2J\\x9b\\x7fb"
 
 
 @pytest.mark.parametrize("target", ["missing.jsonl", "."], ids=["missing", "directory"])
@@ -149,9 +152,9 @@ def test_permission_denied_on_open_exits_2(
 ) -> None:
     # Also covered for root, which the real chmod test above cannot be.
     def denied(name: str) -> Any:
-        raise PermissionError(13, "Permission denied", name)
+        raise ReadError(PermissionError(13, "Permission denied", name))
 
-    monkeypatch.setattr(validate_module, "_open", denied)
+    monkeypatch.setattr(validate_module, "open_input", denied)
     assert main(["validate", "secret.jsonl"]) == 2
     assert capsys.readouterr().err == (
         "acp-toolcalls validate: cannot read 'secret.jsonl': Permission denied\n"
@@ -168,7 +171,13 @@ def test_io_error_while_reading_exits_2(
             return super().readline(size)
 
     stream = Failing(b"\n" * 10)
-    monkeypatch.setattr(validate_module, "_open", lambda name: (stream, True))
+
+    @contextlib.contextmanager
+    def opened(name: str) -> Iterator[Failing]:
+        with stream:
+            yield stream
+
+    monkeypatch.setattr(validate_module, "open_input", opened)
     assert main(["validate", "--json", "some.jsonl"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # no half-written JSON document
@@ -246,7 +255,7 @@ def test_json_spools_many_findings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(validate_module, "_SPOOL_BYTES", 1024)  # force the spill to disk
-    log = write_log(tmp_path, [b"nope"] * 500)
+    log = write_log(tmp_path, [*CLEAN_V2, *[b"nope"] * 500])  # JSON Lines, many bad ones
     code, document = run_json(capsys, str(log))
     assert code == 1
     assert len(document["findings"]) == 500
@@ -664,3 +673,56 @@ def test_decoder_bug_is_a_finding_not_a_crash(
     assert got[-2:] == [(1, "decoder-error"), (2, "custom-value-prefix")]
     assert set(got[:-2]) == {(1, "schema-violation")}  # required params are missing
     assert "TypeError" in document["findings"][-2]["message"]
+
+
+# --- the schema engine ----------------------------------------------------------------------
+
+_WITHOUT_JSONSCHEMA_RS = (
+    "import sys; sys.modules['jsonschema_rs'] = None; "  # as if it were not installed
+    "from acp_toolcalls.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def test_findings_are_the_same_without_jsonschema_rs(tmp_path: Path) -> None:
+    # jsonschema-rs answers "valid or not"; the findings come from jsonschema either way, and
+    # jsonschema alone (a platform without jsonschema-rs) finds exactly the same.
+    log = write_log(
+        tmp_path,
+        [
+            *initialize(2),
+            tcu(title=42, kind="reading", status="done"),
+            tcu("call_2", content=[{"type": "content", "content": {"type": "txt"}}]),
+            update({"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": 7}),
+            update({"sessionUpdate": "tool_call_update", "title": "no id"}),
+        ],
+    )
+    outputs = []
+    for script in (
+        "from acp_toolcalls.cli import main; import sys; sys.exit(main(sys.argv[1:]))",
+        _WITHOUT_JSONSCHEMA_RS,
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", script, "validate", "--json", str(log)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 1, done.stderr
+        outputs.append(json.loads(done.stdout))
+    with_rs, without = outputs
+    assert with_rs == without
+    assert with_rs["summary"]["schema-violation"] == 3
+    engine = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.modules['jsonschema_rs'] = None; "
+            "from acp_toolcalls import schema; print(schema.ENGINE)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert engine.stdout.strip() == "jsonschema"

@@ -1,4 +1,4 @@
-"""The hot entry point of the codec, compiled with mypyc when the package is built.
+"""The hot entry point of the codec, compiled with mypyc when the package is built so (optional).
 
 Rules this module owns: ``decode_message``'s fast path and nothing else. Valid bytes of one
 typed message go straight to the strict msgspec decoder; anything else (text, JSON values,
@@ -7,10 +7,11 @@ batches, other methods, salvage, errors, oversized input) goes to
 
 Why compiled: on CPython 3.11 the interpreted call around the decoder (argument handling, the
 size check, the ``try``, the ``Decoded`` wrapper) costs about a sixth of a ~1 us decode; as a
-mypyc function it costs a few tens of nanoseconds (docs/benchmarks.md). The same source runs
-interpreted when it is not built (a development checkout without ``pip install -e .``).
-Editing this file needs a rebuild (``pip install -e .``); the test suite checks that the
-compiled module is not older than its source.
+mypyc function it costs a few tens of nanoseconds (docs/benchmarks.md). Compiling is optional
+(``HATCH_BUILD_HOOKS_ENABLE=1 pip install .``, see hatch_build.py); without it this source runs
+interpreted. The codec uses a compiled build only when the digest of this file compiled into
+it still matches the file, so an edit takes effect at once (interpreted, after one warning)
+until the next compiled build.
 """
 
 from __future__ import annotations

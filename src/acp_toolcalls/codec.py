@@ -8,6 +8,9 @@ Rules this module owns:
   ``Diagnostic`` next to the value. ``strict=True`` raises the first one as a ``DecodeError``.
 - Bad input of every kind (not JSON, not an object, invalid UTF-8, NaN, numbers out of range,
   nesting too deep, over ``max_bytes``) raises ``DecodeError`` and nothing else.
+- ``decode_message`` is ``_fastpath``'s, compiled by mypyc when the package was built so and
+  the build's stamp (the SHA-256 of its source) matches the ``_fastpath.py`` beside it;
+  otherwise that source, interpreted, after one ``StaleBuildWarning``. ``FAST_PATH`` says which.
 
 Theory of operation: the fast path is one strict msgspec decode straight into the structs
 (``forbid_unknown_fields``, exact types); almost every real message takes it and costs about
@@ -40,6 +43,7 @@ __all__ = [
     "Decoded",
     "EncodeError",
     "Protocol",
+    "StaleBuildWarning",
     "decode",
     "decode_message",
     "duplicate_keys",
@@ -256,9 +260,72 @@ def decode_message_slow(data: Any, protocol: str, strict: bool, max_bytes: int) 
     return _read(data, _MESSAGE_UNIONS[protocol], slow, strict, max_bytes)
 
 
-# The public entry point is compiled (mypyc) when the package is built: a Python function call
-# around the ~0.8 us msgspec decode costs as much as the rest of the work on CPython 3.11.
-from ._fastpath import decode_message  # noqa: E402
+# --------------------------------------------------------------------------------------------
+# The fast path: compiled when the package was built with mypyc and the build matches the source
+
+
+class StaleBuildWarning(RuntimeWarning):
+    """The compiled fast path was not built from the ``_fastpath.py`` beside it (an edit since
+    the build, or a build from before builds were stamped): the pure-Python source is used."""
+
+
+FAST_PATH: Literal["compiled", "interpreted"] = "interpreted"
+"""Which ``decode_message`` this process runs: the mypyc-compiled ``_fastpath`` or its source.
+Both behave the same; the compiled one saves a few hundred nanoseconds a message."""
+
+
+def _load_fast_path() -> Callable[..., Decoded[Any]]:
+    """``_fastpath.decode_message``, from the extension only when it was built from the
+    ``_fastpath.py`` beside it (hatch_build.py compiles the source's SHA-256 into
+    ``_fastpath_digest``): an edited source is never shadowed by an old build, and a fresh
+    install is never taken for a stale one, whatever the files' times say."""
+    global FAST_PATH
+    import importlib
+    import importlib.util
+    import os
+
+    module = importlib.import_module("._fastpath", __package__)
+    built = module.__file__ or ""
+    if built.endswith(".py"):
+        return typing.cast("Callable[..., Decoded[Any]]", module.decode_message)
+    source = os.path.join(os.path.dirname(built), "_fastpath.py")
+    try:
+        with open(source, "rb") as file:
+            text = file.read()
+    except OSError:  # an installation without sources: nothing to be stale against
+        FAST_PATH = "compiled"
+        return typing.cast("Callable[..., Decoded[Any]]", module.decode_message)
+    import hashlib
+
+    try:
+        stamp: object = importlib.import_module("._fastpath_digest", __package__).DIGEST
+    except (ImportError, AttributeError):
+        stamp = None
+    if stamp == hashlib.sha256(text).hexdigest():
+        FAST_PATH = "compiled"
+        return typing.cast("Callable[..., Decoded[Any]]", module.decode_message)
+    import warnings
+
+    warnings.warn(
+        f"acp_toolcalls: the compiled fast path {os.path.basename(built)} was not built from "
+        f"the {source} beside it; using that source instead (same results, slower decoding). "
+        "Rebuild with `HATCH_BUILD_HOOKS_ENABLE=1 pip install .` (add -e for a checkout), or "
+        "delete the stale _fastpath*.so files.",
+        StaleBuildWarning,
+        stacklevel=2,
+    )
+    spec = importlib.util.spec_from_file_location(f"{__package__}._fastpath_source", source)
+    if spec is None or spec.loader is None:  # pragma: no cover - a .py path always has a loader
+        raise ImportError(source)
+    interpreted = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(interpreted)
+    return typing.cast("Callable[..., Decoded[Any]]", interpreted.decode_message)
+
+
+if typing.TYPE_CHECKING:
+    from ._fastpath import decode_message
+else:
+    decode_message = _load_fast_path()
 
 # --------------------------------------------------------------------------------------------
 # Duplicate keys

@@ -6,7 +6,10 @@ Rules this module owns:
   code (0 clean, 1 findings, 2 usage errors or unreadable input), so it works both as the
   console script (``sys.exit(main())`` in the generated wrapper) and in-process in tests.
 - Each subcommand lives in its own module with ``register(subparsers)``, which sets a
-  ``handler(args) -> int`` default; ``_COMMANDS`` lists them in help order.
+  ``handler(args) -> int`` default; ``COMMANDS`` lists them in help order. Only the module of
+  the command given is imported (``--help`` and usage errors import them all), and
+  ``--version`` imports none, nor argparse: a command pays only for what it uses (``bridge``
+  never loads jsonschema or rich).
 - A closed stdout (``acp-toolcalls validate log | head``, exit 1) or Ctrl-C (exit 130) ends
   quietly, without a traceback. Never a traceback at all: a usage error is one line on stderr
   (exit 2); an output that cannot be written (a full disk) is one line (exit 2), because every
@@ -16,55 +19,62 @@ Rules this module owns:
 
 from __future__ import annotations
 
-import argparse
-import contextlib
+import importlib
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
 
 from .. import __version__
-from . import bridge, convert, replay, validate
 
-__all__ = ["INTERNAL_ERROR", "build_parser", "main"]
+TYPE_CHECKING = False  # not from typing: `--version` imports nothing it does not need
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from typing import Any
+
+__all__ = ["COMMANDS", "INTERNAL_ERROR", "build_parser", "main"]
+
+COMMANDS = ("replay", "validate", "convert", "bridge")
+"""The subcommands, each a module of this package, in help order."""
 
 INTERNAL_ERROR = 70
 """Exit status for a bug in acp-toolcalls (sysexits' ``EX_SOFTWARE``)."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line: what is wrong and where the help is."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
 
-    def error(self, message: str) -> Any:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+    class _Parser(argparse.ArgumentParser):
+        """argparse, but a usage error is one line: what is wrong and where the help is."""
 
+        def error(self, message: str) -> Any:
+            self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
-_COMMANDS: tuple[Callable[[Any], None], ...] = (
-    replay.register,
-    validate.register,
-    convert.register,
-    bridge.register,
-)
+    return _Parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand registered."""
-    parser = _Parser(
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand registered, or only ``command``."""
+    parser = _parser_class()(
         prog="acp-toolcalls",
         description="Tools for the tool-call surface of the Agent Client Protocol (v1 and v2).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for register in _COMMANDS:
-        register(subparsers)
+    for name in COMMANDS:
+        if command is None or name == command:
+            importlib.import_module(f".{name}", __name__).register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    if words == ["--version"]:  # before any import: the start-up people wait for in scripts
+        print(f"acp-toolcalls {__version__}")
+        return 0
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
@@ -100,5 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _say(text: str) -> None:
-    with contextlib.suppress(OSError, ValueError, AttributeError):  # no stderr to say it on
+    try:  # noqa: SIM105 - contextlib is an import `--version` would pay for
         print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):  # no stderr to say it on
+        pass

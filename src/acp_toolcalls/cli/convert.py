@@ -39,8 +39,16 @@ from ..convert import StatelessV1ToV2, StatelessV2ToV1
 from ..jsonrpc import Batch
 from ..lenient import DecodeError
 from ..loss import ConversionError, Converted
-from .replay import _opened, _unreadable
-from .validate import ReadError, _positive_int, _printable, overlong, read_lines, reading
+from .lines import (
+    ReadError,
+    open_input,
+    overlong,
+    positive_int,
+    printable,
+    read_lines,
+    reading,
+    unreadable,
+)
 
 __all__ = ["MAX_LINE_BYTES", "Converter", "make_converter", "register", "run"]
 
@@ -114,7 +122,7 @@ class _Run:
         self.line = 0
 
     def _say(self, line: int, path: str, reason: str) -> None:
-        print(f"line {line}: {_printable(path)}: {_printable(reason)}", file=sys.stderr, flush=True)
+        print(f"line {line}: {printable(path)}: {printable(reason)}", file=sys.stderr, flush=True)
 
     def _failed(self, line: int, path: str, reason: str) -> None:
         self._say(line, path, reason)
@@ -134,7 +142,7 @@ class _Run:
         try:
             converted = self.converter.convert(data)
         except DecodeError as exc:
-            self._failed(line, exc.path, _unreadable(data, exc) + "; line skipped")
+            self._failed(line, exc.path, unreadable(data, exc) + "; line skipped")
             return
         except ConversionError as exc:  # only a strict stateless converter raises it
             self._failed(line, exc.path, exc.reason)
@@ -230,7 +238,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-line-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help=f"longest line read, in bytes; a longer one is reported and skipped "
@@ -258,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     name = cast(str, args.file)
     conversion = _Run(converter, args.strict, _writer(sys.stdout), args.max_line_bytes)
     try:
-        with _opened(name) as stream:
+        with open_input(name) as stream:
             lines = reading(read_lines(stream, conversion.max_line_bytes, early=True))
             for number, data in lines:
                 conversion.feed(number, data)

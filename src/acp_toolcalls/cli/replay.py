@@ -53,16 +53,17 @@ from ..lenient import DecodeError
 from ..state import Limits
 from ..store import StoreProtocol, ToolCallStore
 from ..traffic import LogSide, one_side
-from .render import render_store
-from .validate import (
+from .lines import (
     ReadError,
-    _positive_int,
-    _printable,
-    _TextAsBinary,
+    TextAsBinary,
     overlong,
+    positive_int,
+    printable,
     read_lines,
     reading,
+    unreadable,
 )
+from .render import render_store
 
 __all__ = [
     "DEMO",
@@ -123,7 +124,7 @@ class Replayer:
         """Whether any line changed the store since the caller last cleared this."""
 
     def _say(self, line: int, path: str, reason: str) -> None:
-        self._report(f"line {line}: {_printable(path)}: {_printable(reason)}")
+        self._report(f"line {line}: {printable(path)}: {printable(reason)}")
 
     def feed(self, line: int, data: bytes | int) -> bool:
         """Apply one line (``read_lines`` output); returns False when the line was invalid."""
@@ -139,7 +140,7 @@ class Replayer:
             repeated = duplicate_keys(data)
             events = self.store.apply(decoded)
         except DecodeError as exc:
-            self._say(line, exc.path, _unreadable(data, exc) + "; line skipped")
+            self._say(line, exc.path, unreadable(data, exc) + "; line skipped")
             return False
         except Exception as exc:  # a library bug must not end the replay with a traceback
             reason = f"the decoder or store failed ({type(exc).__name__}: {exc}); this is a bug"
@@ -167,14 +168,6 @@ class Replayer:
 
 def _has_invalid_element(value: object) -> bool:
     return isinstance(value, Batch) and any(isinstance(i, InvalidMessage) for i in value.items)
-
-
-def _unreadable(data: bytes, exc: DecodeError) -> str:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        return f"not valid UTF-8 at byte {bad.start}: {bad.reason}"
-    return exc.reason
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,7 +346,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-line-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help=f"longest line read, in bytes; a longer one is reported and skipped "
@@ -387,7 +380,7 @@ def _opened(name: str | None) -> Iterator[BinaryIO]:
         if stdin is None:
             raise ReadError(OSError("no standard input"))
         buffer = getattr(stdin, "buffer", None)
-        yield cast(BinaryIO, buffer if buffer is not None else _TextAsBinary(stdin))
+        yield cast(BinaryIO, buffer if buffer is not None else TextAsBinary(stdin))
     else:
         try:
             stream = open(name, "rb")  # noqa: SIM115 - closed by the `with` below

@@ -36,13 +36,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import IO, Any, BinaryIO, Literal, Protocol, cast
+from typing import IO, Any, Literal, Protocol, cast
 
 import msgspec
 from rich.console import Console
@@ -62,6 +61,19 @@ from ..lenient import DecodeError
 from ..lint import KNOWN_V2_SESSION_UPDATES, Finding, ToolCallLinter
 from ..schema import SchemaViolation, method_table, validate_message
 from ..traffic import LogSide, one_side
+from .lines import (
+    NotJsonLines,
+    ReadError,
+    json_lines,
+    open_input,
+    overlong,
+    positive_int,
+    printable,
+    read_lines,
+    reading,
+    shown,
+    with_progress,
+)
 
 __all__ = [
     "DECODE_CODES",
@@ -87,7 +99,7 @@ LOOKAHEAD_BYTES = 8 * 1024 * 1024
 """... and at most this many bytes of them."""
 
 _PENDING_LIMIT = 4096  # remembered request ids; the oldest is forgotten past this
-_CHUNK = 64 * 1024  # read size when skipping the rest of an overlong line
+_CHUNK = 64 * 1024  # copy size of the spooled JSON findings
 _SPOOL_BYTES = 4 * 1024 * 1024  # JSON findings kept in memory before spilling to a temp file
 
 EXIT_CODES = """\
@@ -112,94 +124,6 @@ DECODE_CODES: Mapping[str, str] = {
     "duplicate-key": "a key occurs twice in one object; readers keep the last value",
 }
 """Codes of the non-lint findings (``kind`` "decode", except ``schema-violation``: "schema")."""
-
-
-# --------------------------------------------------------------------------------------------
-# Reading lines
-
-
-def read_lines(
-    stream: BinaryIO, max_bytes: int, *, early: bool = False
-) -> Iterator[tuple[int, bytes | int]]:
-    """``(line number, bytes without "\\n")``, or ``(line number, size)`` for an overlong line.
-
-    ``readline(max_bytes + 1)`` never buffers more than the limit; the rest of an overlong
-    line is read and dropped in ``_CHUNK`` pieces, only to count its size. With ``early`` the
-    overlong line is yielded as soon as it is known to be one, its size then being what was
-    read so far (``max_bytes + 1``), and its rest is dropped when the caller asks for the next
-    line: a caller that reports as it reads (or stops there) is not kept waiting by an endless
-    line.
-    """
-    number = 0
-    while True:
-        data = stream.readline(max_bytes + 1)
-        if not data:
-            return
-        number += 1
-        complete = data.endswith(b"\n")
-        if complete:
-            data = data[:-1]
-        if len(data) <= max_bytes:
-            yield number, data
-            continue
-        size = len(data)
-        del data
-        if early:
-            yield number, size
-        while not complete:
-            rest = stream.readline(_CHUNK)
-            complete = not rest or rest.endswith(b"\n")
-            size += len(rest) - (1 if rest.endswith(b"\n") else 0)
-        if not early:
-            yield number, size
-
-
-class ReadError(Exception):
-    """Reading the input failed (``error``); raised by ``reading``, so that an ``OSError``
-    anywhere else is known to be the output's."""
-
-    def __init__(self, error: OSError) -> None:
-        super().__init__(error)
-        self.error = error
-
-
-def reading(lines: Iterator[tuple[int, bytes | int]]) -> Iterator[tuple[int, bytes | int]]:
-    """``lines``, with an ``OSError`` of the reading raised as ``ReadError``."""
-    while True:
-        try:
-            item = next(lines)
-        except StopIteration:
-            return
-        except OSError as exc:
-            raise ReadError(exc) from exc
-        yield item
-
-
-def overlong(max_bytes: int) -> str:
-    """What ``replay`` and ``convert`` say of a line ``read_lines(..., early=True)`` skips."""
-    return (
-        f"line of more than {max_bytes} bytes: over the limit of {max_bytes} (--max-line-bytes); "
-        "skipped to its end"
-    )
-
-
-class _TextAsBinary:
-    """A text stream (e.g. a replaced ``sys.stdin`` without ``.buffer``) read as UTF-8 bytes."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-
-    def readline(self, limit: int) -> bytes:
-        # Characters are at least one byte each: never read more characters than bytes wanted.
-        out = bytearray()
-        while len(out) < limit:
-            piece = self._stream.readline(min(_CHUNK, limit - len(out)))
-            if not piece:
-                break
-            out += piece.encode("utf-8", "surrogateescape")
-            if piece.endswith("\n"):
-                break
-        return bytes(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -531,14 +455,6 @@ def _json_type(value: object) -> str:
 # Output
 
 
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def _printable(text: str) -> str:
-    # Log values end up in messages: never let them move the cursor or break the line.
-    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 class _Report(Protocol):
     count: int
 
@@ -572,8 +488,8 @@ class _HumanReport:
         text = Text()
         text.append(f"line {finding.line}", style="bold")
         text.append(": ")
-        text.append(_printable(finding.path), style="cyan")
-        text.append(": " + _printable(finding.message) + " ")
+        text.append(printable(finding.path), style="cyan")
+        text.append(": " + printable(finding.message) + " ")
         text.append(f"[{finding.code}]", style=_STYLES.get(finding.kind, ""))
         self._console.print(text)
 
@@ -593,7 +509,7 @@ class _HumanReport:
         self._console.print(summary)
         protocol = Text("protocol ")
         protocol.append(validator.protocol, style="bold")
-        protocol.append(f" ({_printable(validator.protocol_source)})")
+        protocol.append(f" ({printable(validator.protocol_source)})")
         self._console.print(protocol)
 
 
@@ -644,16 +560,6 @@ class _JsonReport:
 # The command
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def register(subparsers: Any) -> None:
     """Add the ``validate`` subcommand to the dispatcher's subparsers."""
     parser = subparsers.add_parser(
@@ -684,7 +590,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-line-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_MAX_BYTES,
         metavar="N",
         help=f"longest line read, in bytes; longer ones are reported and skipped "
@@ -694,31 +600,14 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _open(name: str) -> tuple[Any, bool]:
-    """The input as a binary stream, and whether we own (and must close) it."""
-    if name != "-":
-        return open(name, "rb"), True  # closed by run()
-    stdin = sys.stdin
-    if stdin is None:
-        raise OSError("no standard input")
-    buffer = getattr(stdin, "buffer", None)
-    return (buffer if buffer is not None else _TextAsBinary(stdin)), False
-
-
-def _fail(name: str, exc: OSError) -> int:
-    reason = exc.strerror or str(exc)
-    shown = "standard input" if name == "-" else repr(name)
-    print(f"acp-toolcalls validate: cannot read {shown}: {reason}", file=sys.stderr)
+def _fail(name: str, message: str) -> int:
+    print(f"acp-toolcalls validate: {message}", file=sys.stderr)
     return 2
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``validate`` for parsed arguments; returns the exit code."""
     name = cast(str, args.file)
-    try:
-        stream, owned = _open(name)
-    except OSError as exc:
-        return _fail(name, exc)
     validator = Validator(cast(ProtocolOption, args.protocol), cast(int, args.max_line_bytes))
     report: _Report
     if args.json:
@@ -726,18 +615,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         report = _HumanReport(Console(file=sys.stdout, soft_wrap=True, highlight=False))
     try:
-        try:
-            lines = reading(read_lines(stream, validator.max_line_bytes))
+        with open_input(name) as stream:
+            lines = json_lines(reading(read_lines(stream, validator.max_line_bytes)))
+            lines = with_progress(lines, stream, "validating")
             for line, data in one_side(lines, cast(LogSide, args.side)):
                 for finding in validator.feed(line, data):
                     report.add(finding)
-        finally:
-            if owned:
-                stream.close()
-    except ReadError as exc:  # any other OSError is the output's: the dispatcher says so
+    except (ReadError, NotJsonLines) as exc:  # any other OSError is the output's
         if isinstance(report, _JsonReport):
             report.discard()
-        return _fail(name, exc.error)
+        if isinstance(exc, NotJsonLines):
+            return _fail(name, exc.describe(name))
+        return _fail(name, f"cannot read {shown(name)}: {exc.error.strerror or exc.error}")
     for finding in validator.finish():
         report.add(finding)
     report.close(validator)

@@ -1,0 +1,366 @@
+"""Installing the package, as a new user and as CI do: over real builds and subprocesses.
+
+- ``pip install .`` in a fresh virtual environment with no C compiler gives the pure-Python
+  ``py3-none-any`` package, and it works.
+- A wheel built with the compiled fast path (``HATCH_BUILD_HOOKS_ENABLE=1``) runs it; the
+  codec decides freshness by content: a plain install (source newer than the extension) is not
+  stale, an edited source is (one warning, then the source runs), and so is a build with no
+  stamp.
+- The sdist holds what its tests read; they collect and the ones on its data files pass.
+- ``python -m acp_toolcalls`` is the console script; start-up imports only what a command uses.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl"
+# Imported by a subprocess after `from acp_toolcalls import codec`: what it runs, and whether it
+# printed anything else (a warning) on stderr.
+REPORT = "import acp_toolcalls.codec as c; print(c.FAST_PATH, c.decode_message.__module__)"
+
+
+def _run(
+    args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, env=env, cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def _ok(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert done.returncode == 0, f"{shlex.join(done.args)}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def _has_c_compiler() -> bool:
+    compiler = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    return bool(compiler) and shutil.which(compiler[0]) is not None
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """The environment without this run's PYTHONPATH (a subprocess sees only what it installs)."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ACP_TOOLCALLS_FAST_PATH")
+    }
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist of the checkout, built as a release would be (`python -m build --sdist`)."""
+    out = tmp_path_factory.mktemp("sdist")
+    _ok(_run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)]))
+    (built,) = out.glob("acp_toolcalls-*.tar.gz")
+    return built
+
+
+@pytest.fixture(scope="session")
+def compiled_wheel(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel with the mypyc fast path, built from the sdist (so nothing lands in src/)."""
+    if not _has_c_compiler():
+        pytest.skip("no C compiler: the compiled fast path cannot be built here")
+    out = tmp_path_factory.mktemp("compiled")
+    env = _clean_env(HATCH_BUILD_HOOKS_ENABLE="1")
+    _ok(
+        _run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(sdist)],
+            env=env,
+        )
+    )
+    (wheel,) = out.glob("acp_toolcalls-*.whl")
+    return wheel
+
+
+@pytest.fixture
+def compiled_site(compiled_wheel: Path, tmp_path: Path) -> Path:
+    """The compiled wheel installed into a directory of its own (for PYTHONPATH)."""
+    site = tmp_path / "site"
+    _ok(
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "-t",
+                str(site),
+                str(compiled_wheel),
+            ]
+        )
+    )
+    return site
+
+
+def _report(site: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return _ok(_run([sys.executable, "-c", REPORT], env=_clean_env(PYTHONPATH=str(site)), cwd=cwd))
+
+
+# --------------------------------------------------------------------------------------------
+# No compiler: the pure-Python package
+
+
+def test_pip_install_without_a_c_compiler_gives_a_working_pure_python_package(
+    tmp_path: Path,
+) -> None:
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    no_compiler = _clean_env(
+        CC="/nonexistent/cc", CXX="/nonexistent/c++", LDSHARED="/nonexistent/ld"
+    )
+    _ok(_run([str(python), "-m", "pip", "install", "-q", str(ROOT)], env=no_compiler, cwd=tmp_path))
+
+    site = Path(
+        _ok(
+            _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        ).stdout.strip()
+    )
+    (dist_info,) = site.glob("acp_toolcalls-*.dist-info")
+    wheel_tags = (dist_info / "WHEEL").read_text(encoding="utf-8")
+    assert "Tag: py3-none-any" in wheel_tags and "Root-Is-Purelib: true" in wheel_tags
+    assert (dist_info / "licenses" / "LICENSE").is_file()
+    package = site / "acp_toolcalls"
+    assert not [p.name for p in package.iterdir() if p.suffix in (".so", ".pyd")]
+
+    done = _ok(_run([str(python), "-c", REPORT], env=no_compiler, cwd=tmp_path))
+    assert done.stdout.split() == ["interpreted", "acp_toolcalls._fastpath"]
+    assert done.stderr == ""
+    replayed = _ok(
+        _run(
+            [str(env_dir / "bin" / "acp-toolcalls"), "replay", "--json", str(DEMO)],
+            env=no_compiler,
+            cwd=tmp_path,
+        )
+    )
+    assert '"toolCalls"' in replayed.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# The compiled fast path and its freshness
+
+
+def test_the_compiled_wheel_is_platform_specific_and_runs_the_extension(
+    compiled_wheel: Path, compiled_site: Path, tmp_path: Path
+) -> None:
+    assert not compiled_wheel.name.endswith("-py3-none-any.whl")
+    names = zipfile.ZipFile(compiled_wheel).namelist()
+    for stem in ("_fastpath", "_fastpath__mypyc", "_fastpath_digest", "_fastpath_digest__mypyc"):
+        assert any(n.startswith(f"acp_toolcalls/{stem}.") and n.endswith(".so") for n in names), (
+            stem
+        )
+    done = _report(compiled_site, tmp_path)
+    assert done.stdout.split()[0] == "compiled"
+    assert done.stderr == ""
+    replayed = _ok(
+        _run(
+            [sys.executable, "-m", "acp_toolcalls", "replay", "--json", str(DEMO)],
+            env=_clean_env(PYTHONPATH=str(compiled_site)),
+            cwd=tmp_path,
+        )
+    )
+    assert '"toolCalls"' in replayed.stdout and replayed.stderr == ""
+
+
+def test_a_source_newer_than_its_extension_is_not_stale(
+    compiled_site: Path, tmp_path: Path
+) -> None:
+    # A plain `pip install .` writes `_fastpath.py` after the extension: the times say nothing.
+    package = compiled_site / "acp_toolcalls"
+    source = package / "_fastpath.py"
+    later = max(p.stat().st_mtime for p in package.glob("_fastpath*.so")) + 3600
+    os.utime(source, (later, later))
+    done = _report(compiled_site, tmp_path)
+    assert done.stdout.split()[0] == "compiled"
+    assert done.stderr == ""
+
+
+def test_an_edited_source_is_used_after_one_warning(compiled_site: Path, tmp_path: Path) -> None:
+    source = compiled_site / "acp_toolcalls" / "_fastpath.py"
+    text = source.read_text(encoding="utf-8")
+    # An edit that changes behaviour: every decode says it came from the edited source.
+    source.write_text(
+        text.replace(
+            "    if type(data) is bytes", "    EDITS.append(1)\n    if type(data) is bytes"
+        )
+        + "\nEDITS: list[int] = []\n",
+        encoding="utf-8",
+    )
+    script = (
+        "import acp_toolcalls.codec as c; from acp_toolcalls import decode_message as d; "
+        'd(b\'{"jsonrpc":"2.0","method":"x"}\'); '
+        "print(c.FAST_PATH, len(d.__globals__['EDITS']))"
+    )
+    env = _clean_env(PYTHONPATH=str(compiled_site))
+    done = _ok(_run([sys.executable, "-c", script], env=env, cwd=tmp_path))
+    assert done.stdout.split() == ["interpreted", "1"]
+    assert done.stderr.count("StaleBuildWarning") == 1
+    assert "_fastpath.py" in done.stderr and "HATCH_BUILD_HOOKS_ENABLE=1" in done.stderr
+    # The command line too: the edited source runs, with the one warning.
+    cli = _ok(
+        _run(
+            [sys.executable, "-m", "acp_toolcalls", "replay", "--json", str(DEMO)],
+            env=env,
+            cwd=tmp_path,
+        )
+    )
+    assert '"toolCalls"' in cli.stdout
+    assert cli.stderr.count("StaleBuildWarning") == 1
+
+
+def test_a_build_without_a_stamp_is_stale(compiled_site: Path, tmp_path: Path) -> None:
+    # What builds from before the stamp left in src/: the extension alone.
+    for stamp in (compiled_site / "acp_toolcalls").glob("_fastpath_digest*"):
+        stamp.unlink()
+    done = _report(compiled_site, tmp_path)
+    assert done.stdout.split() == ["interpreted", "acp_toolcalls._fastpath_source"]
+    assert done.stderr.count("StaleBuildWarning") == 1
+
+
+# --------------------------------------------------------------------------------------------
+# The sdist
+
+
+def _members(sdist: Path) -> list[str]:
+    with tarfile.open(sdist) as archive:
+        return [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
+
+
+def test_the_sdist_holds_what_its_tests_read(sdist: Path) -> None:
+    members = set(_members(sdist))
+    for needed in (
+        "LICENSE",
+        "README.md",
+        "pyproject.toml",
+        "hatch_build.py",
+        ".ci/run",
+        "examples/session-v2.jsonl",
+        "examples/buggy-v2.jsonl",
+        "examples/agent.py",
+        "fuzz/run.py",
+        "fuzz/acp.dict",
+        "tests/conftest.py",
+        "tests/interop/node/package-lock.json",
+        "src/acp_toolcalls/data/demo-session.jsonl",
+        "src/acp_toolcalls/schemas/v2/schema.json",
+    ):
+        assert needed in members, needed
+    assert not [m for m in members if "node_modules" in m or m.endswith((".so", ".pyc"))]
+    assert "src/acp_toolcalls/_fastpath_digest.py" not in members  # written by a build only
+
+
+@pytest.fixture(scope="session")
+def unpacked_sdist(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("unpacked")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(target, filter="data")
+    (root,) = target.iterdir()
+    return root
+
+
+def _collected(root: Path, env: dict[str, str]) -> int:
+    """How many tests pytest finds under ``root`` (``-qq``: one "file: count" line a file)."""
+    done = _ok(
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "--collect-only",
+                "-q",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ],
+            env=env,
+            cwd=root,
+        )
+    )
+    counts = [line.rsplit(": ", 1) for line in done.stdout.splitlines() if ".py: " in line]
+    return sum(int(count) for _, count in counts)
+
+
+def test_the_sdist_tests_collect_and_those_on_its_data_pass(unpacked_sdist: Path) -> None:
+    # The sdist's own source, not the checkout's: its `src` comes first.
+    env = _clean_env(PYTHONPATH=str(unpacked_sdist / "src"))
+    assert _collected(unpacked_sdist, env) == _collected(ROOT, _clean_env())
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-o",
+            "addopts=",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_readme.py",
+            "tests/test_cli_robustness.py",
+            "-k",
+            "readme or cannot_be_written",
+        ],
+        env=env,
+        cwd=unpacked_sdist,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    summary = done.stdout.strip().splitlines()[-1]
+    assert " passed" in summary and "failed" not in summary and "skipped" not in summary
+
+
+# --------------------------------------------------------------------------------------------
+# The command's entry points and what start-up imports
+
+
+def test_python_dash_m_is_the_console_script(tmp_path: Path) -> None:
+    script = shutil.which("acp-toolcalls", path=str(Path(sys.executable).parent))
+    assert script is not None
+    for args in (["--version"], ["replay", "--json", str(DEMO)], ["validate", "--json", str(DEMO)]):
+        by_module = _run([sys.executable, "-m", "acp_toolcalls", *args], cwd=tmp_path)
+        by_script = _run([script, *args], cwd=tmp_path)
+        assert (by_module.returncode, by_module.stdout) == (by_script.returncode, by_script.stdout)
+        assert by_module.stdout
+    usage = _run([sys.executable, "-m", "acp_toolcalls", "nonsense"], cwd=tmp_path)
+    assert usage.returncode == 2 and "invalid choice: 'nonsense'" in usage.stderr
+
+
+_HEAVY = ("argparse", "asyncio", "jsonschema", "msgspec", "rich", "typing")
+
+
+def _imported(args: list[str], tmp_path: Path) -> set[str]:
+    script = (
+        "import sys\nfrom acp_toolcalls.cli import main\n"
+        f"code = main({args!r})\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(_HEAVY)!r}))"
+    )
+    done = _run([sys.executable, "-c", script], cwd=tmp_path)
+    return set(eval(done.stdout.strip().splitlines()[-1]))
+
+
+def test_start_up_imports_only_what_the_command_uses(tmp_path: Path) -> None:
+    assert _imported(["--version"], tmp_path) == set()
+    # The agent cannot be started (exit 2): the proxy got as far as trying.
+    assert _imported(["bridge", "--", str(tmp_path / "no-such-agent")], tmp_path) == {
+        "argparse",
+        "asyncio",
+        "msgspec",
+        "typing",
+    }
+    assert not {"jsonschema", "asyncio"} & _imported(["replay", "--json", str(DEMO)], tmp_path)
+    assert "asyncio" not in _imported(["validate", str(DEMO)], tmp_path)
+    converting = _imported(["convert", "--to", "v1", str(DEMO)], tmp_path)
+    assert not {"jsonschema", "rich", "asyncio"} & converting
