@@ -599,6 +599,49 @@ def test_only_an_offered_allow_option_is_approval(
     assert (answer.outcome, answer.approved) == (outcome, approved)
 
 
+def test_an_answer_naming_an_option_id_offered_twice_is_never_approval() -> None:
+    """The request of issue 14, item 5: `a` is both Allow and Reject; a click on Reject comes
+    back as `selected a`."""
+    from acp_toolcalls import parse_permission_answer
+
+    options = [
+        v2.PermissionOption(option_id="a", name="Allow", kind="allow_once"),
+        v2.PermissionOption(option_id="a", name="Reject", kind="reject_once"),
+    ]
+    chosen = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"outcome": {"outcome": "selected", "optionId": "a"}},
+    }
+    answer = parse_permission_answer(chosen, options)
+    assert (answer.outcome, answer.approved) == ("ambiguous", False)
+
+
+def test_a_v1_clients_card_is_restored_after_the_answer_and_after_abandon() -> None:
+    for close in ("answer", "abandon"):
+        emitter = ToolCallEmitter(SID, protocol_version=1)
+        emitter.start("c", title="Read README.md", kind="read")
+        ask = emitter.request_permission(
+            "c", request_id=1, title="Run `rm -rf ~`?", description="It deletes your home"
+        )
+        shown = json.loads(encode(ask.messages[-1]))["params"]["toolCall"]
+        assert shown["title"] == "Run `rm -rf ~`?"
+        assert shown["content"][0]["content"]["text"] == "It deletes your home"
+        if close == "answer":
+            emitter.answer(
+                {"jsonrpc": "2.0", "id": 1, "result": {"outcome": {"outcome": "cancelled"}}}
+            )
+        else:
+            emitter.abandon(1)
+        (restore,) = [json.loads(encode(m)) for m in emitter.flush()]
+        assert restore["params"]["update"] == {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c",
+            "title": "Read README.md",
+            "content": [],
+        }
+
+
 def test_an_abandoned_request_ignores_its_late_answer() -> None:
     emitter = ToolCallEmitter(SID)
     _asked(emitter)

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -24,8 +23,8 @@ import pytest
 
 from acp_toolcalls.cli import main as cli_main
 from acp_toolcalls.schema import validate_message
+from interop.raw import RawClient, bridged
 from interop.sessions import (
-    AGENT_COMMAND,
     CALLS,
     NEW_NOTES,
     OLD_NOTES,
@@ -44,11 +43,6 @@ from interop.sessions import (
 from interop.ts_client import run_ts_v2_client
 
 FAKE_AGENT = Path(__file__).resolve().parent / "interop" / "fake_agent.py"
-BRIDGE = (sys.executable, "-m", "acp_toolcalls.cli", "bridge")
-
-
-def bridged(*options: str, agent: tuple[str, ...] = AGENT_COMMAND) -> tuple[str, ...]:
-    return (*BRIDGE, *options, "--", *agent)
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
@@ -240,51 +234,6 @@ def test_the_typescript_sdks_v2_client_works_with_a_v1_agent(tmp_path: Path, mod
 
 # --------------------------------------------------------------------------------------------
 # Agents that misbehave, and the client going away
-
-
-class RawClient:
-    """A client that writes and reads raw JSON lines to a proxy subprocess."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        self.received: list[dict[str, Any]] = []
-
-    @classmethod
-    async def start(cls, *options: str, agent: tuple[str, ...]) -> RawClient:
-        process = await asyncio.create_subprocess_exec(
-            *bridged(*options, agent=agent),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        return cls(process)
-
-    async def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message).encode() + b"\n")
-        await self.process.stdin.drain()
-
-    async def receive(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        line = await asyncio.wait_for(self.process.stdout.readline(), TIMEOUT)
-        assert line, "the proxy closed its stdout"
-        message: dict[str, Any] = json.loads(line)
-        self.received.append(message)
-        return message
-
-    async def answer_to(self, request_id: Any) -> dict[str, Any]:
-        while True:
-            message = await self.receive()
-            if message.get("id") == request_id and "method" not in message:
-                return message
-
-    async def finish(self, *, close: bool = True) -> tuple[int, str, bytes]:
-        assert self.process.stdin is not None
-        if close:
-            self.process.stdin.close()
-        out, err = await asyncio.wait_for(self.process.communicate(), TIMEOUT)
-        assert self.process.returncode is not None
-        return self.process.returncode, err.decode(), out
 
 
 def _fake(mode: str, version: int = 1) -> tuple[str, ...]:

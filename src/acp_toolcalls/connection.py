@@ -561,6 +561,7 @@ class ConnectionBridge:
                 "client",
                 f"an answer to request {envelope.id!r}, which the proxy answered already (the "
                 "agent was sent `cancelled`): dropped",
+                "error",
             )
             return
         data = rpc.whole(line)

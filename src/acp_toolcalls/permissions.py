@@ -12,8 +12,10 @@ D34):
   machine's native syntax (POSIX ``/``, ``C:\\``, ``\\\\server``); ``file:`` URIs are refused.
 - Approval exists only when the outcome is ``selected``, its ``optionId`` was offered, and the
   offered option's kind is one the agent reads as approval (``allow_once``/``allow_always`` by
-  default). ``cancelled``, an unknown outcome, an unoffered id, a JSON-RPC error (``-32800``
-  included), a malformed answer and no answer at all are not approval.
+  default). ``cancelled``, an unknown outcome, an unoffered id, an id that more than one
+  offered option has (``ambiguous``: a request built elsewhere broke "MUST be unique"), a
+  JSON-RPC error (``-32800`` included), a malformed answer and no answer at all are not
+  approval.
 """
 
 from __future__ import annotations
@@ -250,10 +252,13 @@ def permission_request(
 # --------------------------------------------------------------------------------------------
 # Answers
 
-AnswerOutcome = Literal["selected", "cancelled", "unoffered", "unknown", "error", "malformed"]
+AnswerOutcome = Literal[
+    "selected", "cancelled", "unoffered", "ambiguous", "unknown", "error", "malformed"
+]
 """How a request ended: ``selected`` (an offered option), ``cancelled`` (the outcome, or a
 ``-32800`` error, or the agent stopped waiting), ``unoffered`` (``selected`` with an id that
-was not offered), ``unknown`` (an outcome this library does not know), ``error`` (any other
+was not offered), ``ambiguous`` (``selected`` with an id that several offered options share:
+never approval), ``unknown`` (an outcome this library does not know), ``error`` (any other
 JSON-RPC error) or ``malformed`` (an answer that does not parse)."""
 
 
@@ -306,5 +311,7 @@ def parse_permission_answer(
     option = answer.selected_option(list(options))
     if option is None:
         return PermissionAnswer(outcome="unoffered", raw=raw)
+    if sum(offered.option_id == option.option_id for offered in options) > 1:
+        return PermissionAnswer(outcome="ambiguous", option=option, raw=raw)
     approved = option.kind in frozenset(allow_kinds)
     return PermissionAnswer(outcome="selected", option=option, approved=approved, raw=raw)
