@@ -2,8 +2,8 @@
 
 ``RawClient.start(*options, agent=...)`` launches the proxy with the agent command; ``send``
 writes one message (or raw bytes), ``receive`` reads one, ``until`` returns the first message
-not returned yet that matches (``answer_to``, ``request``), reading as needed. ``finish`` closes stdin (or not) and returns the exit status, stderr
-and what was left on stdout.
+not returned yet that matches (``answer_to``, ``request``), reading as needed. ``finish``
+closes stdin (or not) and returns the exit status, stderr and what was left on stdout.
 """
 
 from __future__ import annotations
