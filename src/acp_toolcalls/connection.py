@@ -5,15 +5,25 @@ Rules this module owns (everything ``acp-toolcalls bridge`` decides; proxy.py on
 - Versions come from the real ``initialize`` exchange. The client's version is its
   ``protocolVersion`` (or the one configured). The agent is asked in the configured version (the
   request converted if need be) or, for ``auto``, in the client's (and once more in the other
-  version if it refuses that one); its answer decides. The same
-  version on both sides means pass-through: every line is forwarded byte for byte, and only the
-  client's pending request ids are read (to answer them if the agent goes away).
+  version if it refuses that one); its answer decides. Until then, the agent's requests and
+  notifications are held (bounded) and then routed like every later one. The same version on
+  both sides means pass-through: every line is forwarded byte for byte, but for a permission
+  request whose option ids repeat (the repeats are dropped), and only the client's pending
+  request ids are read (to answer them if the agent goes away).
 - Otherwise every message is converted: session lifecycle methods by ``methods.py``'s tables,
   tool calls, terminals and permissions by the stateful bridges (``V2ToV1Bridge`` toward a v1
   client, with coalescing bounded in time by ``poll``; ``V1ToV2Bridge`` toward a v2 client).
 - Request ids: a forwarded request is sent under an id this connection allocates for its
   destination, and the answer is mapped back, so ids of the two sides (and of requests the
-  connection may originate) never collide. ``$/cancel_request`` ids are mapped the same way.
+  connection may originate) never collide; the client never holds two open requests under
+  one id. ``$/cancel_request`` ids are mapped the same way. An agent request that reuses the
+  id of one still pending, or whose id is not a string or integer, is refused (``-32600``):
+  its answers could not be told apart.
+- Permission requests are answered once. The client's answer goes through the bridge to the
+  agent request it was shown; when a bridge answers one itself (a cap, ``withdraw``, the
+  agent's ``$/cancel_request``), that request is settled: the client gets ``$/cancel_request``
+  (once) and its late answer is dropped and reported. ``session/cancel``, with or without an
+  id, withdraws the session's pending permission requests through the bridge.
 - Prompt turns. v1 client, v2 agent: the v2 ``session/prompt`` result only acknowledges; the
   v1 response is sent when the agent reports an idle ``state_update``, with its stop reason
   (``error`` becomes a JSON-RPC error); the agent's echo of the user message is not forwarded
@@ -21,18 +31,18 @@ Rules this module owns (everything ``acp-toolcalls bridge`` decides; proxy.py on
   is acknowledged at once (``messageId``, a ``user_message`` echo, ``running``); the v1 response
   ends the turn as an idle ``state_update``; a permission request in between is framed by
   ``requires_action`` and ``running``.
-- ``session/cancel``: the pending permission requests of that session are answered
-  ``cancelled`` toward the agent at once, and the client's late answers are discarded; a v2
-  client is also sent ``$/cancel_request`` for them. An agent's ``$/cancel_request`` of a
-  permission request is answered ``cancelled`` at once (9.7) and forwarded.
 - A v1 agent's ``fs/*`` and ``terminal/*`` requests get ``-32601``: a v2 client has neither, and
   the agent was told so in ``initialize``. Methods with no counterpart get the reason in
-  ``methods.NO_V1``/``NO_V2``. Unknown and ``_``-prefixed methods pass through.
-- Bad input costs nothing else: a client line that is not JSON is answered ``-32700``, one that
-  is not a message ``-32600``; a permission request the bridge cannot read is answered
-  ``-32602`` (5.6), an answer to one it cannot read is no approval, an update it cannot read
-  is dropped and noted. An agent line that is not JSON ends the session (``agent_gone``) as
-  the agent's crash does: every pending client request is answered with an error.
+  ``methods.NO_V1``/``NO_V2``. Unknown and ``_``-prefixed methods pass through. A notification
+  sent with an id is handled as the notification and the id answered ``{}``; a request method
+  sent without an id is never forwarded raw (it is dropped and reported).
+- Bad input costs nothing else. A string with an unpaired surrogate escape is read with
+  U+FFFD in its place (reported). A client line that is not JSON is answered ``-32700``, one
+  that is not a message ``-32600``, with its id whenever it can be found; a permission request
+  the bridge cannot read is answered ``-32602`` (5.6), an answer to one it cannot read is no
+  approval, an update it cannot read is dropped and noted. An agent line that is not JSON
+  ends the session (``agent_gone``) as the agent's crash does: every pending client request
+  is answered with an error.
 - Nothing here reads a clock or does I/O: time is the ``now`` the caller passes.
 """
 
@@ -945,11 +955,13 @@ class ConnectionBridge:
             params = message.data.get("params")
             origin = params.get("requestId", UNSET) if isinstance(params, dict) else UNSET
             forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
-            if forwarded is UNSET:
+            pending = self._to_client.pending.get(request_key(forwarded))
+            if pending is None or pending.discard or pending.withdrawn:
                 self._note(
                     "agent", f"$/cancel_request for no pending request ({origin!r}): dropped"
                 )
                 return
+            pending.withdrawn = True
             assert isinstance(params, dict)
             self._client(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
             return

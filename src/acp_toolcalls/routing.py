@@ -231,6 +231,7 @@ class Pending:
     session_id: Any = None
     params: Any = None  # the sender's params, where the answer needs them
     discard: bool = False  # answered by the connection already: drop the late answer
+    withdrawn: bool = False  # sent `$/cancel_request` already
 
 
 class RequestIds:
