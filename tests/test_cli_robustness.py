@@ -593,7 +593,7 @@ def test_a_bug_is_one_line_and_exit_70(
     def broken(*_: Any, **__: Any) -> Any:
         raise RuntimeError("render failed")
 
-    monkeypatch.setattr(replay_module, "render_store", broken)
+    monkeypatch.setattr(replay_module, "render_parts", broken)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BEFORE + b"\n")))
     assert main(["replay", "-"]) == INTERNAL_ERROR == 70
     assert capsys.readouterr().err.splitlines() == [

@@ -395,7 +395,7 @@ class ToolCallLinter:
                 path,
                 "invalid-base64",
                 f"terminal output {_quote(data, 24)} is not valid base64 (padded, no stray "
-                f"characters): a client cannot decode it and {effect} (D22)",
+                f"characters): a client cannot decode it and {effect}",
             )
 
     def _state_update(self, session: str, data: Mapping[str, Any]) -> None:

@@ -40,14 +40,19 @@ from ..jsonrpc import Batch
 from ..lenient import DecodeError
 from ..loss import ConversionError, Converted
 from .lines import (
+    NotJsonLines,
     ReadError,
+    json_lines,
     open_input,
     overlong,
+    plain,
     positive_int,
     printable,
     read_lines,
     reading,
+    shown,
     unreadable,
+    with_progress,
 )
 
 __all__ = ["MAX_LINE_BYTES", "Converter", "make_converter", "register", "run"]
@@ -67,6 +72,7 @@ exit status:
 
 stderr: "line N: PATH: reason" for every loss and unreadable line, with the input line
 number (losses of changes --coalesce held back until the end carry the last line's number).
+docs/conversion.md lists what each version cannot carry, what is sent instead, and why.
 """
 
 
@@ -122,7 +128,11 @@ class _Run:
         self.line = 0
 
     def _say(self, line: int, path: str, reason: str) -> None:
-        print(f"line {line}: {printable(path)}: {printable(reason)}", file=sys.stderr, flush=True)
+        print(
+            f"line {line}: {printable(path)}: {printable(plain(reason))}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def _failed(self, line: int, path: str, reason: str) -> None:
         self._say(line, path, reason)
@@ -267,8 +277,8 @@ def run(args: argparse.Namespace) -> int:
     conversion = _Run(converter, args.strict, _writer(sys.stdout), args.max_line_bytes)
     try:
         with open_input(name) as stream:
-            lines = reading(read_lines(stream, conversion.max_line_bytes, early=True))
-            for number, data in lines:
+            lines = json_lines(reading(read_lines(stream, conversion.max_line_bytes, early=True)))
+            for number, data in with_progress(lines, stream, "converting"):
                 conversion.feed(number, data)
         conversion.finish()
     except _Stop as stop:
@@ -284,7 +294,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except ReadError as exc:  # any other OSError is the output's: the dispatcher says so
         reason = exc.error.strerror or str(exc.error)
-        shown = "standard input" if name == "-" else repr(name)
-        print(f"{PROG}: cannot read {shown}: {reason}", file=sys.stderr)
+        print(f"{PROG}: cannot read {shown(name)}: {reason}", file=sys.stderr)
+        return 2
+    except NotJsonLines as exc:
+        print(f"{PROG}: {exc.describe(name)}", file=sys.stderr)
         return 2
     return 0

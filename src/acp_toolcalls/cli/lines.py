@@ -13,7 +13,8 @@ Rules this module owns:
   seconds gets a rich progress bar, drawn on stderr and erased at the end; never on a pipe.
 - An ``OSError`` of the reading is raised as ``ReadError`` (``reading``), so that any other
   ``OSError`` is known to be the output's.
-- Values from the log are shown through ``printable``: they never move the cursor.
+- Values from the log are shown through ``printable``: they never move the cursor; library
+  messages through ``plain``, without references to the specification's decision log.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "json_lines",
     "open_input",
     "overlong",
+    "plain",
     "positive_int",
     "printable",
     "read_lines",
@@ -344,6 +346,15 @@ _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def printable(text: str) -> str:
     """``text`` with control characters escaped: log values never move the cursor."""
     return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+_DECISION_IDS = re.compile(r" \(D\d+(?:, D\d+)*\)")
+
+
+def plain(reason: str) -> str:
+    """A library message for a user: without the ``(D19)``-style references to the design
+    decisions of the specification, which users do not have (docs/conversion.md says why)."""
+    return _DECISION_IDS.sub("", reason)
 
 
 def positive_int(text: str) -> int:

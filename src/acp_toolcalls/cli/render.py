@@ -4,8 +4,13 @@ Rules this module owns:
 
 - Pure: ``render_store(store)`` reads the store and returns a rich renderable; it prints
   nothing and changes nothing, so the live view and the tests call it alike.
-- Columns: id, title (the display title, D10), kind, status (coloured by ``STATUS_STYLES``;
-  unknown statuses plain), a content summary and the locations (``path:line``).
+- Columns: id, title (the display title), kind, status (coloured by ``STATUS_STYLES``;
+  unknown statuses plain), a content summary and the locations (``path:line``). Ids and
+  paths are never split across lines: when a column is too narrow they end in an ellipsis.
+- A big log (more than ``SUMMARY_AFTER`` tool calls in all) is summarized per session: the
+  counts by status and by kind, then only the calls still open, the failed ones (the latest
+  ``LISTED_CALLS`` of each) and the last ``LAST_CALLS``, in log order. ``replay --all`` asks
+  for every row.
 - Content summary: the first text excerpt (and how many items follow), every file of a diff
   from its authoritative ``changes`` (with line counts from a ``git_patch``), and for a
   ``terminal`` item the terminal's command, exit and last output lines. Terminals that no call
@@ -19,10 +24,11 @@ Rules this module owns:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -30,7 +36,19 @@ from .. import terminal_text, v2
 from ..state import SessionState, TerminalState, ToolCallState, ToolCallView
 from ..store import ToolCallStore
 
-__all__ = ["STATUS_STYLES", "last_output_lines", "patch_counts", "render_store", "sanitize"]
+__all__ = [
+    "BLOCKS_BELOW",
+    "LAST_CALLS",
+    "LISTED_CALLS",
+    "STATUS_STYLES",
+    "SUMMARY_AFTER",
+    "last_output_lines",
+    "patch_counts",
+    "render_parts",
+    "render_store",
+    "sanitize",
+    "should_summarize",
+]
 
 STATUS_STYLES: Mapping[str, str] = {
     "pending": "dim",
@@ -45,6 +63,14 @@ EXCERPT_CHARS = 80
 """A text excerpt is cut to this many characters."""
 TERMINAL_LINES = 3
 """Last output lines shown for a terminal."""
+SUMMARY_AFTER = 200
+"""A log with more tool calls than this is shown as per-session summaries (``--all``: whole)."""
+LAST_CALLS = 5
+"""A summary shows the last this many calls of the session ..."""
+LISTED_CALLS = 20
+"""... and at most this many of its open calls, and of its failed ones (the latest)."""
+BLOCKS_BELOW = 120
+"""Narrower than this many columns, each call is a block of lines instead of a table row."""
 _TAIL_BYTES = 16 * 1024  # only the tail of a terminal's output is decoded for its last lines
 
 
@@ -253,74 +279,190 @@ class _SessionView:
         return title
 
 
-def _counts(calls: Iterable[ToolCallState]) -> Text:
-    by_status: dict[str, int] = {}
-    for tc in calls:
-        by_status[tc.status] = by_status.get(tc.status, 0) + 1
-    total = sum(by_status.values())
-    listed = ", ".join(f"{count} {_one_line(status)}" for status, count in by_status.items())
-    return Text(f"{total} tool call{'s' if total != 1 else ''}" + (f": {listed}" if listed else ""))
+def _tally(values: Iterable[str]) -> str:
+    by_value: dict[str, int] = {}
+    for value in values:
+        by_value[value] = by_value.get(value, 0) + 1
+    return ", ".join(f"{count} {_one_line(value)}" for value, count in by_value.items())
 
 
-def _session_tables(
-    store: ToolCallStore, session: SessionState, max_rows: int | None
-) -> list[RenderableType]:
-    states = list(session.tool_calls.values())
-    kept = states if max_rows is None else states[-max_rows:]
-    view = _SessionView(session, [store.view(session.session_id, tc.tool_call_id) for tc in kept])
-    table = Table(
-        title=view.title(),
-        caption=_counts(states),
-        title_justify="left",
-        caption_justify="left",
-        show_lines=True,
-        expand=True,
-    )
-    table.add_column("id", overflow="fold", style="dim", ratio=2)
-    table.add_column("title", overflow="fold", ratio=3)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("content", overflow="fold", ratio=6)
-    table.add_column("locations", overflow="fold", ratio=3)
-    if len(kept) < len(states):
-        table.add_row(Text(f"… {len(states) - len(kept)} earlier tool call(s)", style="dim"))
-    for tc in view.calls:
-        table.add_row(
-            Text(_one_line(tc.tool_call_id)),
-            Text(_one_line(tc.title)),
-            Text(_one_line(tc.kind)),
-            _status(tc.status),
-            view.content(tc),
-            view.locations(tc),
+def _counts(calls: list[ToolCallState], summary: str | None) -> Text:
+    total = len(calls)
+    text = f"{total} tool call{'s' if total != 1 else ''}"
+    if calls:
+        text += f": {_tally(tc.status for tc in calls)}"
+    if summary is not None:
+        text += f"; by kind: {_tally(tc.kind for tc in calls)}\n{summary}"
+    return Text(text)
+
+
+def _summarized(states: list[ToolCallState]) -> tuple[list[ToolCallState], str]:
+    """The calls a summary shows (still open, failed, the last few; in first-seen order) and
+    the line that says so."""
+    open_calls = [tc for tc in states if not tc.is_final]
+    failed = [tc for tc in states if tc.status == "failed"]
+    keep = {id(tc) for tc in open_calls[-LISTED_CALLS:] + failed[-LISTED_CALLS:]}
+    keep.update(id(tc) for tc in states[-LAST_CALLS:])
+    shown = [tc for tc in states if id(tc) in keep]
+    parts = [
+        f"{len(open_calls)} still open"
+        + (f" (the last {LISTED_CALLS} shown)" if len(open_calls) > LISTED_CALLS else ""),
+        f"{len(failed)} failed"
+        + (f" (the last {LISTED_CALLS} shown)" if len(failed) > LISTED_CALLS else ""),
+        f"the last {min(LAST_CALLS, len(states))}",
+    ]
+    return shown, f"shown: {', '.join(parts)}; --all shows every call"
+
+
+class _Session:
+    """One session's calls, drawn as a table, or, narrower than ``BLOCKS_BELOW`` columns
+    (a pipe is 80), as one block per call: six columns in 80 would cut every id."""
+
+    def __init__(
+        self, store: ToolCallStore, session: SessionState, max_rows: int | None, summarize: bool
+    ) -> None:
+        states = list(session.tool_calls.values())
+        self.total = len(states)
+        self.summary: str | None = None
+        if summarize:
+            kept, self.summary = _summarized(states)
+        else:
+            kept = states if max_rows is None else states[-max_rows:]
+        self.view = _SessionView(
+            session, [store.view(session.session_id, tc.tool_call_id) for tc in kept]
         )
-    out: list[RenderableType] = [table]
-    referenced = _referenced(states)
-    orphans = [t for tid, t in session.terminals.items() if tid not in referenced]
-    if orphans:
-        terminals = Table(
-            title=Text("terminals that no tool call shows", style="bold"),
+        self.caption = _counts(states, self.summary)
+        # (calls not shown before this row, the row's call): only the live view's cut is shown
+        # as a row; a summary's caption says which calls it shows.
+        earlier = len(states) - len(kept) if self.summary is None else 0
+        self.rows: list[tuple[int, ToolCallView]] = [(earlier, self.view.calls[0])] if kept else []
+        self.rows += [(0, tc) for tc in self.view.calls[1:]]
+        referenced = _referenced(states)
+        self.orphans = [t for tid, t in session.terminals.items() if tid not in referenced]
+        self.orphan_count = len(self.orphans)
+        if summarize:
+            self.orphans = self.orphans[-LISTED_CALLS:]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.max_width < BLOCKS_BELOW:
+            yield from self._blocks()
+        else:
+            yield from self._tables()
+
+    def _orphans_note(self) -> Text | None:
+        if self.orphan_count > len(self.orphans):
+            return Text(f"{self.orphan_count} terminals; the last {len(self.orphans)} shown")
+        return None
+
+    def _tables(self) -> RenderResult:
+        view = self.view
+        table = Table(
+            title=view.title(),
+            caption=self.caption,
             title_justify="left",
+            caption_justify="left",
             show_lines=True,
             expand=True,
         )
-        terminals.add_column("id", overflow="fold", style="dim", ratio=1)
-        terminals.add_column("terminal", overflow="fold", ratio=4)
-        for terminal in orphans:
-            lines = _terminal_lines(terminal.terminal_id, terminal)
-            terminals.add_row(Text(_one_line(terminal.terminal_id)), Group(*lines))
-        out.append(terminals)
-    return out
+        # Ids and paths end in an ellipsis when there is no room, never split across lines;
+        # prose wraps at spaces, and is what narrows first.
+        table.add_column("id", no_wrap=True, overflow="ellipsis", style="dim")
+        table.add_column("title", overflow="ellipsis", ratio=1)
+        table.add_column("kind", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+        table.add_column("content", overflow="ellipsis", ratio=2)
+        table.add_column("locations", no_wrap=True, overflow="ellipsis", ratio=1)
+        for skipped, tc in self.rows:
+            if skipped:
+                table.add_row(
+                    Text(f"… {skipped} earlier tool call(s)", style="dim", overflow="fold")
+                )
+            table.add_row(
+                Text(_one_line(tc.tool_call_id)),
+                Text(_one_line(tc.title)),
+                Text(_one_line(tc.kind)),
+                _status(tc.status),
+                view.content(tc),
+                view.locations(tc),
+            )
+        yield table
+        if self.orphans:
+            terminals = Table(
+                title=Text("terminals that no tool call shows", style="bold"),
+                title_justify="left",
+                caption=self._orphans_note(),
+                caption_justify="left",
+                show_lines=True,
+                expand=True,
+            )
+            terminals.add_column("id", no_wrap=True, overflow="ellipsis", style="dim", ratio=1)
+            terminals.add_column("terminal", overflow="ellipsis", ratio=4)
+            for terminal in self.orphans:
+                lines = _terminal_lines(terminal.terminal_id, terminal)
+                terminals.add_row(Text(_one_line(terminal.terminal_id)), Group(*lines))
+            yield terminals
+
+    def _blocks(self) -> RenderResult:
+        view = self.view
+        yield view.title()
+        for skipped, tc in self.rows:
+            if skipped:
+                yield Text(f"  … {skipped} earlier tool call(s)", style="dim")
+            head = Text("  ", no_wrap=True, overflow="ellipsis")
+            head.append(_one_line(tc.tool_call_id), style="bold")
+            head.append("  ")
+            head.append_text(_status(tc.status))
+            head.append("  " + _one_line(tc.kind))
+            yield head
+            details: list[RenderableType] = [Text(_one_line(tc.title), overflow="ellipsis")]
+            details.append(view.content(tc))
+            if tc.locations:
+                where = view.locations(tc)
+                where.no_wrap, where.overflow = True, "ellipsis"
+                details.append(Text("at ", style="dim") + where)
+            yield Padding(Group(*details), (0, 0, 0, 6), expand=False)
+        yield Padding(self.caption, (0, 0, 0, 2), expand=False)
+        if self.orphans:
+            yield Text("  terminals that no tool call shows", style="bold")
+            for terminal in self.orphans:
+                yield Text("  " + _one_line(terminal.terminal_id), style="bold", no_wrap=True)
+                lines = _terminal_lines(terminal.terminal_id, terminal)
+                yield Padding(Group(*lines), (0, 0, 0, 6), expand=False)
+            note = self._orphans_note()
+            if note is not None:
+                yield Padding(note, (0, 0, 0, 2), expand=False)
+        yield Text("")
 
 
-def render_store(store: ToolCallStore, *, max_rows: int | None = None) -> RenderableType:
-    """Every session of ``store`` as rich tables, in first-seen order.
+def should_summarize(store: ToolCallStore) -> bool:
+    """Whether the log holds more than ``SUMMARY_AFTER`` tool calls (sessions are summarized)."""
+    total = 0
+    for session in store.sessions.values():
+        total += len(session.tool_calls)
+        if total > SUMMARY_AFTER:
+            return True
+    return False
 
-    ``max_rows`` keeps only the last that many tool calls per session (the live view, which
-    has one screen); ``None`` shows them all.
+
+def render_parts(
+    store: ToolCallStore, *, max_rows: int | None = None, summarize: bool = False
+) -> Iterator[RenderableType]:
+    """Every session of ``store`` as rich tables, in first-seen order, one renderable at a time
+    (a caller that prints them as they come stops at the first one it cannot write).
+
+    ``summarize`` shows per session the counts by status and kind and only the calls still
+    open, the failed ones and the last few; ``max_rows`` keeps only the last that many calls
+    per session (the live view, which has one screen); neither shows them all.
     """
     if not store.sessions:
-        return Text("no tool calls or terminals in the log", style="dim")
-    parts: list[RenderableType] = []
+        yield Text("no tool calls or terminals in the log", style="dim")
+        return
     for session in store.sessions.values():
-        parts += _session_tables(store, session, max_rows)
-    return Group(*parts)
+        yield _Session(store, session, max_rows, summarize)
+
+
+def render_store(
+    store: ToolCallStore, *, max_rows: int | None = None, summarize: bool = False
+) -> RenderableType:
+    """``render_parts`` as one renderable."""
+    return Group(*render_parts(store, max_rows=max_rows, summarize=summarize))

@@ -52,18 +52,23 @@ from ..jsonrpc import Batch, InvalidMessage
 from ..lenient import DecodeError
 from ..state import Limits
 from ..store import StoreProtocol, ToolCallStore
-from ..traffic import LogSide, one_side
+from ..traffic import one_side
 from .lines import (
+    NotJsonLines,
     ReadError,
-    TextAsBinary,
+    json_lines,
+    open_input,
     overlong,
+    plain,
     positive_int,
     printable,
     read_lines,
     reading,
+    shown,
     unreadable,
+    with_progress,
 )
-from .render import render_store
+from .render import LAST_CALLS, SUMMARY_AFTER, render_parts, render_store, should_summarize
 
 __all__ = [
     "DEMO",
@@ -95,8 +100,9 @@ exit status:
 A closed stdout (`| head`) ends quietly with status 1.
 """
 
-_CHUNK = 64 * 1024
+_CHUNK = 64 * 1024  # what --follow reads at a time
 _UNCAPPED = Limits.unlimited()
+_LOSSY = "docs/conversion.md lists what v2 cannot hold"
 
 
 def demo_path() -> Any:
@@ -124,7 +130,7 @@ class Replayer:
         """Whether any line changed the store since the caller last cleared this."""
 
     def _say(self, line: int, path: str, reason: str) -> None:
-        self._report(f"line {line}: {printable(path)}: {printable(reason)}")
+        self._report(f"line {line}: {printable(path)}: {printable(plain(reason))}")
 
     def feed(self, line: int, data: bytes | int) -> bool:
         """Apply one line (``read_lines`` output); returns False when the line was invalid."""
@@ -151,6 +157,9 @@ class Replayer:
             valid = False
         for event in events:
             if isinstance(event, DiagnosticReported):
+                if event.kind == "lossy":  # valid v1 that the v2 view has no place for
+                    self._say(line, event.path, f"not shown, valid v1: {event.reason} ({_LOSSY})")
+                    continue
                 self._say(line, event.path, event.reason)
                 if event.kind == "invalid":
                     valid = False
@@ -255,16 +264,38 @@ def _reader_gone(stream: Any) -> bool:
         return False
 
 
+def _changed(name: str, stream: Any) -> str | None:
+    """Whether the followed file was replaced (log rotation) or truncated since it was opened
+    and read up to here: what to say of it, or ``None``."""
+    try:
+        now = os.stat(name)
+        opened = os.fstat(stream.fileno())
+        position = stream.tell()
+    except (AttributeError, OSError, ValueError):
+        return None  # gone for a moment (rotation in progress): keep waiting
+    if (now.st_ino, now.st_dev) != (opened.st_ino, opened.st_dev):
+        return "was replaced (log rotation?)"
+    if now.st_size < position:
+        return "was truncated"
+    return None
+
+
 def _follow(
-    stream: Any, replayer: Replayer, console: Console, strict: bool, grows: bool, side: LogSide
+    stream: Any,
+    replayer: Replayer,
+    console: Console,
+    args: argparse.Namespace,
+    name: str | None,
+    make_store: Callable[[], ToolCallStore],
 ) -> int:
-    regular = grows and _is_regular(stream)  # only a regular file grows after its end
+    # Only a regular file named on the command line grows after its end (and can be rotated).
+    regular = name not in (None, "-") and not args.demo and _is_regular(stream)
     reader = _FollowReader(stream, replayer.max_line_bytes)
-    store = replayer.store
+    reopened: Any = None
 
     def view() -> Any:
         # One screen: Live crops what does not fit anyway, so do not render it.
-        return render_store(store, max_rows=max(3, (console.height - 6) // 2))
+        return render_store(replayer.store, max_rows=max(3, (console.height - 6) // 2))
 
     with Live(view(), console=console, auto_refresh=False, vertical_overflow="ellipsis") as live:
         drawn = time.monotonic()
@@ -273,8 +304,8 @@ def _follow(
                 lines = reader.poll()
                 if reader.eof and not regular:
                     lines += reader.finish()
-                for number, data in one_side(lines, side):
-                    if not replayer.feed(number, data) and strict:
+                for number, data in one_side(lines, args.side):
+                    if not replayer.feed(number, data) and args.strict:
                         live.update(view())
                         return _stopped(number)
                 now = time.monotonic()
@@ -288,10 +319,32 @@ def _follow(
                         return 0
                     if _reader_gone(console.file):
                         raise BrokenPipeError("stdout was closed")  # ends quietly, exit 1
+                    what = _changed(cast(str, name), stream)
+                    if what is not None:
+                        # Start over on what the file holds now, and say so.
+                        _diagnostic(f"{PROG}: {name!r} {what}: replaying it from the start")
+                        if what.startswith("was replaced"):
+                            try:
+                                fresh = open(cast(str, name), "rb")  # noqa: SIM115
+                            except OSError:
+                                time.sleep(POLL_SECONDS)
+                                continue
+                            if reopened is not None:
+                                reopened.close()
+                            stream = reopened = fresh
+                        else:
+                            stream.seek(0)
+                        reader = _FollowReader(stream, replayer.max_line_bytes)
+                        replayer.store = make_store()
+                        live.update(view(), refresh=True)
+                        continue
                     time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:
             live.update(view())  # the final frame is drawn as the Live stops
             return 0
+        finally:
+            if reopened is not None:
+                reopened.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,6 +406,27 @@ def register(subparsers: Any) -> None:
         f"(default: {DEFAULT_MAX_BYTES})",
     )
     parser.add_argument(
+        "--all",
+        action="store_true",
+        help=f"a row for every tool call (default: past {SUMMARY_AFTER} calls in the log, each "
+        "session is summarized: counts by status and kind, the open calls, the failed ones and "
+        f"the last {LAST_CALLS})",
+    )
+    parser.add_argument(
+        "--width",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="draw the tables N columns wide (default: the terminal's width; 80 on a pipe "
+        "unless COLUMNS says otherwise)",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="replay the bundled example session (what a bare `acp-toolcalls replay` does on "
+        "a terminal)",
+    )
+    parser.add_argument(
         "file",
         nargs="?",
         default=None,
@@ -370,30 +444,14 @@ def _stdin_is_terminal() -> bool:
 
 
 @contextmanager
-def _opened(name: str | None) -> Iterator[BinaryIO]:
+def _opened(name: str | None, demo: bool) -> Iterator[BinaryIO]:
     """The input as a binary stream; raises ``ReadError`` when it cannot be opened."""
-    if name is None and _stdin_is_terminal():
-        with demo_path().open("rb") as demo:
-            yield demo
-    elif name is None or name == "-":
-        stdin = sys.stdin
-        if stdin is None:
-            raise ReadError(OSError("no standard input"))
-        buffer = getattr(stdin, "buffer", None)
-        yield cast(BinaryIO, buffer if buffer is not None else TextAsBinary(stdin))
-    else:
-        try:
-            stream = open(name, "rb")  # noqa: SIM115 - closed by the `with` below
-        except OSError as exc:
-            raise ReadError(exc) from exc
-        with stream:
+    if demo:
+        with demo_path().open("rb") as stream:
             yield stream
-
-
-def _shown(name: str | None) -> str:
-    if name is None and _stdin_is_terminal():
-        return "the bundled demo session"
-    return "standard input" if name in (None, "-") else repr(name)
+    else:
+        with open_input("-" if name is None else name) as stream:
+            yield stream
 
 
 def _stopped(line: int) -> int:
@@ -414,42 +472,80 @@ def _write_json(document: Any) -> None:
         out.flush()
 
 
+class _Output(Console):
+    """stdout for the tables: a reader that went away (``| head``) ends the command at the
+    first write it misses (the dispatcher's quiet exit 1), not with rich's own exit."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError("stdout was closed")
+
+
+def _write_tables(console: Console, store: ToolCallStore, every_call: bool) -> None:
+    summarize = not every_call and should_summarize(store)
+    for part in render_parts(store, summarize=summarize):
+        console.print(part)
+        console.file.flush()  # one session at a time: a closed stdout stops the rest
+
+
 def _diagnostic(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def _usage(message: str) -> int:
+    print(f"{PROG}: error: {message} (see {PROG} --help)", file=sys.stderr)
+    return 2
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``replay`` for parsed arguments; returns the exit code."""
-    if args.follow and args.json:
-        print(
-            f"{PROG}: error: --follow redraws tables for people and cannot be used with --json",
-            file=sys.stderr,
-        )
-        return 2
     name = cast("str | None", args.file)
+    if args.follow and args.json:
+        return _usage("--follow redraws tables for people and cannot be used with --json")
+    if args.json and (args.all or args.width is not None):
+        return _usage("--all and --width shape the tables; --json prints everything anyway")
+    if args.demo and name is not None:
+        return _usage("--demo replays the bundled example: give it no FILE")
+    args.demo = args.demo or (name is None and _stdin_is_terminal())
     # The document is the complete state ("nothing else is lost"): no caps, memory grows with
     # the log. --follow may run for days and shows the latest calls only: the default caps;
     # --bounded asks for them without --follow.
     limits = Limits() if args.follow or args.bounded else _UNCAPPED
-    store = ToolCallStore(protocol=cast(StoreProtocol, args.protocol), limits=limits)
+
+    def make_store() -> ToolCallStore:
+        return ToolCallStore(protocol=cast(StoreProtocol, args.protocol), limits=limits)
+
     max_line_bytes = MAX_LINE_BYTES if args.max_line_bytes is None else args.max_line_bytes
-    replayer = Replayer(store, _diagnostic, max_line_bytes)
-    console = Console(file=sys.stdout, highlight=False)
+    replayer = Replayer(make_store(), _diagnostic, max_line_bytes)
+    console = _Output(file=sys.stdout, highlight=False, width=args.width)
+    shown_name = "the bundled demo session" if args.demo else shown(name)
+    read = 0
     try:
-        with _opened(name) as stream:
+        with _opened(name, args.demo) as stream:
             if args.follow:
-                grows = name is not None or not _stdin_is_terminal()  # not the demo
-                return _follow(stream, replayer, console, args.strict, grows, args.side)
-            lines = reading(read_lines(stream, max_line_bytes, early=True))
-            for number, data in one_side(lines, args.side):
+                return _follow(stream, replayer, console, args, name, make_store)
+            lines = json_lines(reading(read_lines(stream, max_line_bytes, early=True)))
+            for number, data in one_side(with_progress(lines, stream, "replaying"), args.side):
+                read = number
                 if not replayer.feed(number, data) and args.strict:
                     return _stopped(number)
     except ReadError as exc:  # any other OSError is the output's: the dispatcher says so
         reason = exc.error.strerror or str(exc.error)
-        print(f"{PROG}: cannot read {_shown(name)}: {reason}", file=sys.stderr)
+        print(f"{PROG}: cannot read {shown_name}: {reason}", file=sys.stderr)
         return 2
+    except NotJsonLines as exc:
+        print(f"{PROG}: {exc.describe(name)}", file=sys.stderr)
+        return 2
+    if read == 0 and name is None and not args.demo:
+        # `acp-toolcalls replay < /dev/null`, or a pipe that gave nothing.
+        _diagnostic(
+            f"{PROG}: nothing to read on standard input; `acp-toolcalls replay FILE` replays a "
+            "log, `acp-toolcalls replay --demo` a bundled example session"
+        )
+        if not args.json:
+            return 0
     if args.json:
-        _write_json(store.document())
+        _write_json(replayer.store.document())
     else:
-        console.print(render_store(store))
+        _write_tables(console, replayer.store, args.all)
     return 0
