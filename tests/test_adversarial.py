@@ -529,7 +529,7 @@ def test_unanswered_permission_requests_are_given_up_oldest_first() -> None:
         converted = bridge.convert(permission(2, request_id=i, tool_call_id=f"c{i}"))
         replies += [r.data for r in converted.replies]
         reported += losses(converted)
-    assert len(bridge._permissions) == 10
+    assert len(bridge._forwarded) == 10
     assert [r["id"] for r in replies] == list(range(15))  # each given up: answered cancelled
     assert all(r["result"] == {"outcome": {"outcome": "cancelled"}} for r in replies)
     assert [p for p, _ in reported if p == "$.max_pending_permissions"] == [

@@ -47,6 +47,7 @@ import msgspec
 from msgspec import UNSET
 
 from . import v1, v2
+from ._forwarded import Forwarded
 from .codec import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
@@ -73,13 +74,10 @@ from .events import (
 )
 from .jsonrpc import (
     CANCELLED_OUTCOME,
-    INVALID_REQUEST,
     REQUEST_CANCELLED,
     Batch,
     InvalidMessage,
     JsonRpcMessage,
-    error_response,
-    request_key,
     response,
 )
 from .lenient import DecodeError
@@ -164,17 +162,11 @@ class _Overlay:
 class _Asked:
     """A permission request forwarded to the v1 client, until its answer."""
 
-    __slots__ = ("allow", "request_id", "session_id", "synthetic", "tool_call_id")
+    __slots__ = ("allow", "session_id", "synthetic", "tool_call_id")
 
     def __init__(
-        self,
-        request_id: Any,
-        session_id: str,
-        tool_call_id: str,
-        allow: frozenset[str],
-        synthetic: bool,
+        self, session_id: str, tool_call_id: str, allow: frozenset[str], synthetic: bool
     ) -> None:
-        self.request_id = request_id
         self.session_id = session_id
         self.tool_call_id = tool_call_id  # the `toolCall` the client shows the prompt on
         self.allow = allow  # offered option ids of an approving kind
@@ -226,8 +218,7 @@ class V2ToV1Bridge:
         self.tail_chars = tail_chars
         self.store = ToolCallStore(protocol="v2", limits=limits)
         self._sessions: dict[str, _Session] = {}
-        self._permissions: dict[Any, _Asked] = {}  # request_key of a forwarded request ->
-        self._given_up: dict[Any, None] = {}  # requests answered `cancelled` by the bridge
+        self._forwarded: Forwarded[_Asked] = Forwarded(self.store.limits.max_pending_permissions)
         # (session, terminal id) -> its rendering: a v1 item (text profile) and `_meta` keys
         self._rendered: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
         self._out: list[Any] = []
@@ -278,9 +269,7 @@ class V2ToV1Bridge:
         self._sessions.pop(session_id, None)
         self.store.sessions.pop(session_id, None)
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
-        self._permissions = {
-            k: a for k, a in self._permissions.items() if a.session_id != session_id
-        }
+        self._forwarded.forget(lambda asked: asked.session_id == session_id)
         return self._take()
 
     def withdraw(self, request_id: Any) -> Converted:
@@ -288,9 +277,7 @@ class V2ToV1Bridge:
         cancelled, say): the agent is answered ``cancelled`` (``replies``), the client is sent
         ``$/cancel_request`` and the call's own state (``messages``), and the client's late
         answer will be dropped. Nothing happens for a request that is not pending."""
-        key = request_key(request_id)
-        if key in self._permissions:
-            self._give_up(key)
+        self._give_up(request_id)
         return self._take()
 
     # ----------------------------------------------------------------------------------------
@@ -462,13 +449,10 @@ class V2ToV1Bridge:
         params = message.params
         session_id = params.session_id
         subject = params.subject
-        key = request_key(message.id)
-        if key in self._permissions:  # two answers would go back under one id
-            self._loss("$.id", f"request id {message.id!r} is still pending: refused (-32600)")
-            detail = {"details": f"request id {message.id!r} is still waiting for its answer"}
-            self._replies.append(
-                error_response(message.id, INVALID_REQUEST, "Invalid Request", detail)
-            )
+        refusal = self._forwarded.refusal(message.id)
+        if refusal is not None:  # two answers would go back under one id
+            self._replies.append(refusal[0])
+            self._losses.append(refusal[1])
             return
         session = self._session(session_id)
         named: str | None = None
@@ -516,8 +500,10 @@ class V2ToV1Bridge:
         allow = frozenset(
             option.option_id for option in request.options if option.kind in ALLOW_OPTION_KINDS
         )
-        asked = _Asked(message.id, session_id, tool_call_id, allow, synthetic)
-        self._pending_permission(key, asked)
+        oldest = self._forwarded.add(message.id, _Asked(session_id, tool_call_id, allow, synthetic))
+        if oldest is not None:  # past the cap: the oldest is given up
+            self._losses.append(oldest[1])
+            self._give_up(oldest[0])
         self._out.append(v1.PermissionRequestMessage(id=message.id, params=request))
 
     def _shown(
@@ -531,38 +517,14 @@ class V2ToV1Bridge:
         tc = self.store.tool_call(session_id, tool_call_id) if tool_call_id is not None else None
         return self._project(session_id, call, tc)[0] if tc is not None else []
 
-    def _pending_permission(self, key: Any, asked: _Asked) -> None:
-        """Remember a forwarded request until its answer; past the cap, give the oldest up."""
-        self._permissions[key] = asked
-        self._given_up.pop(key, None)  # a new request under an old id
-        cap = self.store.limits.max_pending_permissions
-        if cap is not None and len(self._permissions) > cap:
-            oldest = next(iter(self._permissions))
-            self._loss(
-                "$.max_pending_permissions",
-                f"request {self._permissions[oldest].request_id!r} still unanswered after {cap} "
-                "later requests: given up, answered the agent `cancelled`, withdrawn from the "
-                "client",
-            )
-            self._give_up(oldest)
-
-    def _give_up(self, key: Any) -> None:
+    def _give_up(self, request_id: Any) -> None:
         """Answer a forwarded request ``cancelled`` on the client's behalf: the agent gets the
-        answer, the client ``$/cancel_request`` and the call's own state; a late answer from
-        the client is dropped."""
-        asked = self._permissions.pop(key)
-        self._replies.append(response(asked.request_id, CANCELLED_OUTCOME))
-        cancel = {
-            "jsonrpc": "2.0",
-            "method": "$/cancel_request",
-            "params": {"requestId": asked.request_id},
-        }
-        self._out.append(JsonRpcMessage(cancel))
-        self._out.extend(self._settled(asked, None))
-        self._given_up[key] = None
-        cap = self.store.limits.max_pending_permissions
-        if cap is not None and len(self._given_up) > cap:
-            del self._given_up[next(iter(self._given_up))]
+        answer, the client ``$/cancel_request`` and the call's own state."""
+        gone = self._forwarded.give_up(request_id)
+        if gone is not None:
+            self._replies.append(gone.reply)
+            self._out.append(gone.cancel)
+            self._out.extend(self._settled(gone.value, None))
 
     def _settled(self, asked: _Asked, selected: str | None) -> list[Any]:
         """What the v1 client is sent once a prompt has its outcome (``selected``: the option
@@ -618,25 +580,18 @@ class V2ToV1Bridge:
         if method == "$/cancel_request":  # the agent withdraws a request it sent the client
             params = data.get("params")
             request_id = params.get("requestId") if isinstance(params, dict) else None
-            key = request_key(request_id)
-            if key in self._permissions:  # answered `cancelled` at once (9.7)
-                self._give_up(key)
+            if request_id is not None and request_id in self._forwarded:
+                self._give_up(request_id)  # answered `cancelled` at once (9.7)
                 return
         elif method is None and "id" in data:  # the client's answer
-            key = request_key(data.get("id"))
-            asked = self._permissions.pop(key, None)
+            known, asked, late = self._forwarded.answered(data.get("id"))
+            if late is not None:
+                self._losses.append(late)
             if asked is not None:
                 answer, selected = self._answer(data)
                 self._out.append(answer)
                 self._replies.extend(self._settled(asked, selected))
-                return
-            if key in self._given_up:
-                del self._given_up[key]
-                self._loss(
-                    "$.id",
-                    f"an answer to request {data.get('id')!r}, which was answered `cancelled` "
-                    "already: dropped",
-                )
+            if known:
                 return
         self._out.append(message)  # not a tool-call message: passed through unchanged
 

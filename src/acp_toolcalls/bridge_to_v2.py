@@ -33,16 +33,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import v1, v2
+from ._forwarded import Forwarded
 from .codec import decode, decode_message, to_builtins
 from .jsonrpc import (
     CANCELLED_OUTCOME,
-    INVALID_REQUEST,
     REQUEST_CANCELLED,
     Batch,
     InvalidMessage,
     JsonRpcMessage,
-    error_response,
-    request_key,
     response,
 )
 from .lenient import DecodeError
@@ -75,8 +73,7 @@ class V1ToV2Bridge:
         self._current: _Session | None = None
         self._switches = 0
         self._messages = 0  # message ids made up for chunks without one
-        self._permissions: dict[Any, tuple[Any, str]] = {}  # key -> (request id, session)
-        self._given_up: dict[Any, None] = {}  # requests answered `cancelled` by the bridge
+        self._forwarded: Forwarded[str] = Forwarded(self.limits.max_pending_permissions)
         self._out: list[Any] = []
         self._replies: list[Any] = []
         self._losses: list[Loss] = []
@@ -115,7 +112,7 @@ class V1ToV2Bridge:
     def close_session(self, session_id: str) -> Converted:
         """Forget what the bridge remembers about the session."""
         self._sessions.pop(session_id, None)
-        self._permissions = {k: p for k, p in self._permissions.items() if p[1] != session_id}
+        self._forwarded.forget(lambda session: session == session_id)
         return Converted()
 
     def withdraw(self, request_id: Any) -> Converted:
@@ -123,26 +120,16 @@ class V1ToV2Bridge:
         cancelled, say): the agent is answered ``cancelled`` (``replies``), the client is sent
         ``$/cancel_request`` (``messages``), and the client's late answer will be dropped.
         Nothing happens for a request that is not pending."""
-        key = request_key(request_id)
-        if key in self._permissions:
-            self._give_up(key)
+        self._give_up(request_id)
         converted = Converted(tuple(self._out), tuple(self._replies), LossReport(self._losses))
         self._out, self._replies, self._losses = [], [], []
         return converted
 
-    def _give_up(self, key: Any) -> None:
-        request_id, _session = self._permissions.pop(key)
-        self._replies.append(response(request_id, CANCELLED_OUTCOME))
-        cancel = {
-            "jsonrpc": "2.0",
-            "method": "$/cancel_request",
-            "params": {"requestId": request_id},
-        }
-        self._out.append(JsonRpcMessage(cancel))
-        self._given_up[key] = None
-        cap = self.limits.max_pending_permissions
-        if cap is not None and len(self._given_up) > cap:
-            del self._given_up[next(iter(self._given_up))]
+    def _give_up(self, request_id: Any) -> None:
+        gone = self._forwarded.give_up(request_id)
+        if gone is not None:
+            self._replies.append(gone.reply)
+            self._out.append(gone.cancel)
 
     def _extend(self, losses: LossReport, root: str) -> None:
         """Losses of a mapping (rooted at what it mapped) as paths into the message."""
@@ -259,13 +246,11 @@ class V1ToV2Bridge:
 
     def _on_permission(self, message: v1.PermissionRequestMessage) -> None:
         params = message.params
-        if message.id is None or request_key(message.id) in self._permissions:
-            # v2 ids are never null; a reused pending id would get two answers under it.
-            why = "null" if message.id is None else "still waiting for its answer"
-            self._losses.append(Loss("$.id", f"request id {message.id!r} is {why}: refused"))
-            detail = {"details": f"request id {message.id!r} is {why}"}
-            reply = error_response(message.id, INVALID_REQUEST, "Invalid Request", detail)
-            self._replies.append(reply)
+        refusal = self._forwarded.refusal(message.id)
+        if refusal is not None or message.id is None:  # v2 ids are never null; a reused one
+            assert refusal is not None  # would get two answers
+            self._replies.append(refusal[0])
+            self._losses.append(refusal[1])
             return
         session = self._session(params.session_id)
         if not params.options:  # v2 needs at least one option (D5)
@@ -294,42 +279,24 @@ class V1ToV2Bridge:
         subject = request.subject
         if isinstance(subject, v2.ToolCallPermissionSubject):
             self._remember(params.session_id, session, subject.tool_call)
-        self._permissions[request_key(message.id)] = (message.id, params.session_id)
-        self._given_up.pop(request_key(message.id), None)  # a new request under an old id
-        pending = self.limits.max_pending_permissions
-        if pending is not None and len(self._permissions) > pending:
-            oldest = next(iter(self._permissions))
-            self._losses.append(
-                Loss(
-                    "$.max_pending_permissions",
-                    f"request {self._permissions[oldest][0]!r} still unanswered after {pending} "
-                    "later requests: given up, answered the agent `cancelled`, withdrawn from "
-                    "the client",
-                )
-            )
-            self._give_up(oldest)
+        oldest = self._forwarded.add(message.id, params.session_id)
+        if oldest is not None:  # past the cap: the oldest is given up
+            self._losses.append(oldest[1])
+            self._give_up(oldest[0])
         self._out.append(v2.PermissionRequestMessage(id=message.id, params=request))
 
     def _on_other(self, message: JsonRpcMessage) -> None:
         data = message.data
-        key = request_key(data.get("id"))
         if "method" in data or "id" not in data:
             self._out.append(message)
             return
-        if key in self._given_up:
-            del self._given_up[key]
-            self._losses.append(
-                Loss(
-                    "$.id",
-                    f"an answer to request {data.get('id')!r}, which was answered `cancelled` "
-                    "already: dropped",
-                )
-            )
+        known, session_id, late = self._forwarded.answered(data.get("id"))
+        if late is not None:
+            self._losses.append(late)
+        if session_id is None:
+            if not known:
+                self._out.append(message)  # not an answer to a permission request
             return
-        if key not in self._permissions:
-            self._out.append(message)
-            return
-        self._permissions.pop(key)
         error = data.get("error")
         if isinstance(error, dict):
             if error.get("code") == REQUEST_CANCELLED:

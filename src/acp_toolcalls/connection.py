@@ -955,13 +955,13 @@ class ConnectionBridge:
             params = message.data.get("params")
             origin = params.get("requestId", UNSET) if isinstance(params, dict) else UNSET
             forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
-            pending = self._to_client.pending.get(request_key(forwarded))
-            if pending is None or pending.discard or pending.withdrawn:
+            asked = self._to_client.pending.get(request_key(forwarded))
+            if asked is None or asked.discard or asked.withdrawn:
                 self._note(
                     "agent", f"$/cancel_request for no pending request ({origin!r}): dropped"
                 )
                 return
-            pending.withdrawn = True
+            asked.withdrawn = True
             assert isinstance(params, dict)
             self._client(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
             return

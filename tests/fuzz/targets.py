@@ -319,19 +319,12 @@ def _same(a: Converted, b: Converted) -> bool:
 
 
 def _receive(peer: Receiver, out: Converted, sessions: set[str] | None, raw: Any = None) -> None:
-    if _is_answer(raw):  # the client's answer: messages go to the agent, replies to the client
-        peer.receive(out.messages, sessions=sessions, raw=raw, losses=out.losses)
-        peer.receive(out.replies, sessions=None)
-        return
-    peer.receive(out.messages, sessions=sessions, raw=raw, replies=out.replies, losses=out.losses)
-
-
-def _is_answer(raw: Any) -> bool:
-    try:
-        value = json.loads(raw) if isinstance(raw, bytes | str) else None
-    except ValueError:
-        return False
-    return isinstance(value, dict) and "method" not in value and "id" in value
+    """Check a step's output: ``messages`` go on in the direction of the input; ``replies``
+    go back, as answers to the agent or, for a client's answer, as the call it restored."""
+    answers = [r for r in out.replies if isinstance(r, JsonRpcMessage) and r.is_response]
+    restored = [r for r in out.replies if not (isinstance(r, JsonRpcMessage) and r.is_response)]
+    peer.receive(out.messages, sessions=sessions, raw=raw, replies=answers, losses=out.losses)
+    peer.receive(restored, sessions=None)
 
 
 def _withdraw_all(bridge: V2ToV1Bridge, peer: Receiver) -> None:
