@@ -2,38 +2,63 @@
 
 Rules this module owns (every decision about messages is connection.py's):
 
-- asyncio, no threads. One task reads the client (our stdin), one the agent (its stdout), one
-  sends coalesced tool-call changes when they are due. Each line read is handed to the core and
-  what it returns is written (and drained) before the next line is read: no queue grows, a
-  slow reader holds its writer back through the pipes.
+- asyncio, one thread for the messages. One task reads the client (our stdin), one the agent
+  (its stdout), one sends coalesced tool-call changes when they are due; the agent process is
+  watched for its exit. What the core returns for a line goes to each side's writer at once,
+  in the core's order (nothing is awaited in between).
+- Each side has its own writer: a buffer bounded in bytes (``QUEUE_BYTES``) that the event
+  loop writes out as that side reads. After a line, its reader waits while a side it wrote to
+  has more than that waiting, and never waits on a side it did not write to: each direction
+  makes progress on its own (an agent that writes a burst before it reads is still read while
+  the client's prompt waits for it), and a side that does not read holds back, through the
+  pipes, only the peer that writes to it.
 - Lines are read with a limit: a longer line is reported and skipped, never held in memory
-  whole; it is not fatal.
-- The agent's stderr is ours. Our stderr gets one line per note (``--verbose`` adds losses).
-- The client's EOF closes the agent's stdin; the agent gets ``grace`` seconds to exit, then
-  SIGTERM, then SIGKILL. The agent's exit, crash or broken output ends the session: the client
-  is answered everything it waits for (``agent_gone``), its stdout is closed, exit status 1.
-- ``log``: every line read and written, with direction and time (traffic.py).
+  whole; it is not fatal. A stdin that cannot be polled (a file, ``/dev/null``) is read in
+  chunks; a closed stdin is read as an empty one.
+- Our stderr gets one line per note (``--verbose`` adds losses), written by a helper thread
+  from a buffer bounded in bytes: a stderr nobody reads never blocks the message path; notes
+  past the bound are dropped and counted, and the count is said when stderr takes lines again.
+- The agent runs in a session (so a process group) of its own, with our stderr. The session
+  ends when the client's input ends (the agent's stdin is closed and it gets ``grace``
+  seconds to exit; exit status 0), or when the agent's process exits or its stdout ends or
+  breaks the protocol, whichever comes first: the client is answered everything it waits for
+  (``agent_gone``), the exit is reported once, exit status 1. Either way whatever is left of
+  the agent's group gets SIGTERM, ``term_grace`` seconds, then SIGKILL; no task, transport or
+  process outlives the event loop.
+- ``log``: every line read and written, with direction and time (traffic.py's records,
+  credentials redacted unless ``log_secrets``), in a file created 0600 and never opened
+  through a symbolic link; past ``log_max_bytes`` or on a write error, logging stops with one
+  line on stderr and the session goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
+import select
 import signal
+import stat
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import IO, Any, BinaryIO
+from typing import IO, Any
 
 from .codec import DEFAULT_MAX_BYTES
 from .connection import ConnectionBridge, Outbox, VersionOption
-from .traffic import Direction, log_line, skipped_line
+from .traffic import Direction, Redactor, log_line, skipped_line
 
-__all__ = ["ProxyConfig", "run_proxy"]
+__all__ = ["QUEUE_BYTES", "ProxyConfig", "run_proxy"]
 
+QUEUE_BYTES = 1 << 20
+"""Bytes waiting for one side past which the readers that write to it pause."""
+_NOTES_BYTES = 1 << 18  # notes waiting for stderr past which they are dropped and counted
 _READ_CHUNK = 1 << 16
+_POLL = 0.02  # seconds between looks at the agent's process group while it ends
+PREFIX = "acp-toolcalls bridge: "
 
 
 @dataclass(frozen=True)
@@ -47,46 +72,256 @@ class ProxyConfig:
     log_path: str | None = None
     max_line_bytes: int = DEFAULT_MAX_BYTES
     verbose: bool = False
+    log_max_bytes: int | None = None
+    log_secrets: bool = False
     grace: float = 5.0
+    """Seconds the agent gets to exit once its stdin is closed."""
+    term_grace: float = 2.0
+    """Seconds between SIGTERM and SIGKILL to what is left of the agent's process group."""
 
 
-class _Sink:
-    """Where lines to one side go: an asyncio writer, or (for a regular file) plain writes."""
+# --------------------------------------------------------------------------------------------
+# Output: notes, writers, the log
 
-    def __init__(self, writer: asyncio.StreamWriter | None, fd: int | None = None) -> None:
-        self.writer = writer
-        self.fd = fd
+
+class _Notes:
+    """Lines for our stderr, written by a helper thread (a stderr nobody reads blocks it, never
+    the event loop); past ``limit`` bytes waiting, notes are dropped and counted."""
+
+    def __init__(self, stream: IO[str] | None, limit: int = _NOTES_BYTES) -> None:
+        self._stream = stream
+        self._fd = _fileno(stream)
+        self._limit = limit
+        self._waiting: list[str] = []
+        self._size = 0
+        self._dropped = 0
+        self._done = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="bridge-notes", daemon=True)
+        self._thread.start()
+
+    def say(self, text: str) -> None:
+        line = f"{PREFIX}{text}\n"
+        with self._cond:
+            if self._size + len(line) > self._limit:
+                self._dropped += 1
+                return
+            self._waiting.append(line)
+            self._size += len(line)
+            self._cond.notify()
+
+    def close(self, timeout: float) -> None:
+        """Write what waits, giving up after ``timeout`` seconds (stderr may never be read)."""
+        with self._cond:
+            self._done = True
+            self._cond.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._waiting or self._dropped or self._done):
+                    self._cond.wait()
+                if not (self._waiting or self._dropped):
+                    return
+                lines, self._waiting, self._size = self._waiting, [], 0
+                dropped, self._dropped = self._dropped, 0
+            if dropped:
+                lines.append(f"{PREFIX}{dropped} note(s) dropped: stderr was not being read\n")
+            if not self._write("".join(lines)):
+                return
+
+    def _write(self, text: str) -> bool:
+        if self._fd is None:
+            try:
+                assert self._stream is not None
+                self._stream.write(text)
+                self._stream.flush()
+            except (OSError, ValueError):
+                return False
+            return True
+        data = text.encode("utf-8", "replace")
+        while data:
+            try:
+                data = data[os.write(self._fd, data) :]
+            except BlockingIOError:  # a terminal shared with a non-blocking stdin
+                select.select([], [self._fd], [], 1.0)
+            except OSError:
+                return False
+        return True
+
+
+def _fileno(stream: IO[str] | None) -> int | None:
+    """The descriptor to write ``stream`` through without its buffer (``None``: use ``write``)."""
+    if stream is None:
+        return 2
+    try:
+        stream.flush()
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+class _Writer:
+    """Lines to one side. They go into the transport's buffer at once, in order, and the event
+    loop writes them as the side reads; ``room`` is clear while more than ``QUEUE_BYTES`` wait.
+    A regular file is written with plain writes (it never makes anyone wait)."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.WriteTransport | None = None
+        self.fd: int | None = None
+        self.room = asyncio.Event()
+        self.room.set()
+        self.ended = asyncio.Event()
         self.closed = False
 
-    async def write(self, lines: list[bytes]) -> None:
+    def attach(self, transport: Any) -> None:
+        self.transport = transport
+        transport.set_write_buffer_limits(high=QUEUE_BYTES)
+
+    # flow control, from the transport's protocol
+    def pause(self) -> None:
+        self.room.clear()
+
+    def resume(self) -> None:
+        self.room.set()
+
+    def lost(self) -> None:
+        self.closed = True
+        self.room.set()
+        self.ended.set()
+
+    def put(self, lines: list[bytes]) -> None:
         if self.closed or not lines:
             return
         data = b"".join(line + b"\n" for line in lines)
-        try:
-            if self.writer is not None:
-                self.writer.write(data)
-                await self.writer.drain()
-            elif self.fd is not None:
-                os.write(self.fd, data)
-        except (BrokenPipeError, ConnectionResetError, OSError):
-            self.closed = True
-            raise
+        if self.fd is not None:
+            try:
+                while data:
+                    data = data[os.write(self.fd, data) :]
+            except OSError:
+                self.closed = True
+        elif self.transport is not None:
+            if self.transport.is_closing():  # the side stopped reading for good
+                self.closed = True
+            else:
+                self.transport.write(data)
 
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        if self.writer is not None:
-            with contextlib.suppress(Exception):
-                self.writer.close()
-        elif self.fd is not None:
+    async def close(self, timeout: float) -> None:
+        """Let what waits be written (at most ``timeout`` seconds), then close."""
+        if self.fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
+            self.fd = None
+        elif self.transport is not None and not self.ended.is_set():
+            self.transport.close()  # after its buffer is written
+            try:
+                await asyncio.wait_for(self.ended.wait(), timeout)
+            except asyncio.TimeoutError:
+                self.transport.abort()
+        self.closed = True
+
+
+class _Pipe(asyncio.Protocol):
+    """The protocol of our stdout's transport: flow control goes to its writer."""
+
+    def __init__(self, writer: _Writer) -> None:
+        self.writer = writer
+
+    def connection_made(self, transport: Any) -> None:
+        self.writer.attach(transport)
+
+    def pause_writing(self) -> None:
+        self.writer.pause()
+
+    def resume_writing(self) -> None:
+        self.writer.resume()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.writer.lost()
+
+
+class _Log:
+    """The ``--log`` file: whole records; past ``max_bytes`` written or on a write error,
+    logging stops with one line and the session goes on."""
+
+    def __init__(self, config: ProxyConfig, fd: int, say: Callable[[str], None]) -> None:
+        self.path = config.log_path
+        self.fd: int | None = fd
+        self.max_bytes = config.log_max_bytes
+        self.redactor = None if config.log_secrets else Redactor()
+        self.say = say
+        self.written = 0
+
+    def lines(self, direction: Direction, protocol: int | None, lines: list[bytes]) -> None:
+        if self.fd is None or not lines:
+            return
+        now = time.time()
+        record = log_line if self.redactor is None else self.redactor.record
+        self._write([record(direction, protocol, line, now) for line in lines])
+
+    def skipped(self, direction: Direction, protocol: int | None, size: int) -> None:
+        if self.fd is not None:
+            self._write([skipped_line(direction, protocol, size, time.time())])
+
+    def _write(self, records: list[bytes]) -> None:
+        assert self.fd is not None
+        data = b"".join(records)
+        full = self.max_bytes is not None and self.written + len(data) > self.max_bytes
+        if full:  # whole records up to the limit
+            room, fits = (self.max_bytes or 0) - self.written, 0
+            for record in records:
+                if fits + len(record) > room:
+                    break
+                fits += len(record)
+            data = data[:fits]
+        try:
+            while data:
+                written = os.write(self.fd, data)
+                self.written += written
+                data = data[written:]
+        except OSError as exc:
+            self.stop(f"cannot write to it ({exc.strerror or exc})")
+            return
+        if full:
+            self.stop(f"{self.max_bytes} bytes written, the limit of --log-max-bytes")
+
+    def stop(self, why: str) -> None:
+        self.close()
+        self.say(f"--log {self.path}: {why}; logging stopped, the session goes on")
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+def open_log(path: str) -> int:
+    """``path`` opened to append: created 0600, never through a symbolic link at its last
+    component (``OSError``, ``ELOOP``, for one)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK  # a FIFO with no reader: fail
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):
+        raise OSError(40, "Too many levels of symbolic links")
+    fd = os.open(path, flags, 0o600)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _log_error(path: str, exc: OSError) -> str:
+    if os.path.islink(path):
+        return f"error: --log {path} is a symbolic link: refused (name the file itself)"
+    return f"error: cannot open --log {path}: {exc.strerror or exc}"
+
+
+# --------------------------------------------------------------------------------------------
+# Input
 
 
 async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | int]:
     """Lines without their newline; an ``int`` is the size of a line over the reader's limit,
-    skipped (its bytes are discarded as they arrive)."""
+    skipped (its bytes are discarded as they arrive). A read error ends the stream."""
     skipping = 0
     while True:
         try:
@@ -101,6 +336,8 @@ async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | int]:
             await reader.readexactly(exc.consumed)
             skipping += exc.consumed
             continue
+        except OSError:
+            return
         if skipping:
             yield skipping + len(line)
             skipping = 0
@@ -108,37 +345,101 @@ async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | int]:
             yield line[:-1].rstrip(b"\r")
 
 
+class _FileFeed:
+    """Reads a descriptor that cannot be polled (a regular file, ``/dev/null``) into a
+    ``StreamReader`` in chunks, pausing when the reader asks (its transport)."""
+
+    def __init__(self, reader: asyncio.StreamReader, fd: int) -> None:
+        self.reader = reader
+        self.fd = fd
+        self.go = asyncio.Event()
+        self.go.set()
+        reader.set_transport(self)  # type: ignore[arg-type]
+
+    def pause_reading(self) -> None:
+        self.go.clear()
+
+    def resume_reading(self) -> None:
+        self.go.set()
+
+    async def run(self) -> None:
+        try:
+            while True:
+                await self.go.wait()
+                data = os.read(self.fd, _READ_CHUNK)
+                if not data:
+                    break
+                self.reader.feed_data(data)
+                await asyncio.sleep(0)
+        except OSError:
+            pass
+        self.reader.feed_eof()
+
+
+def _pollable(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
+class _Agent(asyncio.subprocess.SubprocessStreamProtocol):
+    """The agent's protocol: its stdout as a ``StreamReader`` (the base class), its stdin's flow
+    control to its writer, and ``exited`` as soon as the process exits, whatever holds its
+    pipes."""
+
+    def __init__(self, writer: _Writer, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.writer = writer
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self.writer.attach(transport.get_pipe_transport(0))
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self.writer.pause()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self.writer.resume()
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        super().pipe_connection_lost(fd, exc)
+        if fd == 0:
+            self.writer.lost()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+# --------------------------------------------------------------------------------------------
+# The session
+
+
 class _Proxy:
-    def __init__(self, config: ProxyConfig, stderr: IO[str]) -> None:
+    def __init__(self, config: ProxyConfig, notes: _Notes, stdin_closed: bool) -> None:
         self.config = config
-        self.stderr = stderr
+        self.notes = notes
+        self.stdin_closed = stdin_closed
         self.core = ConnectionBridge(
             client_version=config.client_version,
             agent_version=config.agent_version,
             coalesce_interval=config.coalesce_ms / 1000.0,
         )
         self.loop = asyncio.get_running_loop()
-        self.lock = asyncio.Lock()
         self.wake = asyncio.Event()
-        self.log: BinaryIO | None = None
-        self.client_out: _Sink
-        self.agent_in: _Sink
-        self.agent: asyncio.subprocess.Process
-        self.client_ended = False
+        self.log: _Log | None = None
+        self.to_client = _Writer()
+        self.to_agent = _Writer()
+        self.agent: _Agent | None = None
+        self.process: asyncio.SubprocessTransport | None = None
         self.lines = {"client": 0, "agent": 0}
-
-    # -- reporting
+        self._closers: list[Callable[[], object]] = []
 
     def say(self, text: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            print(f"acp-toolcalls bridge: {text}", file=self.stderr, flush=True)
-
-    def _log(self, direction: Direction, protocol: int | None, lines: list[bytes]) -> None:
-        if self.log is None or not lines:
-            return
-        now = time.time()
-        self.log.write(b"".join(log_line(direction, protocol, line, now) for line in lines))
-        self.log.flush()
+        self.notes.say(text)
 
     def _client_protocol(self) -> int | None:
         return self.core.client_version
@@ -146,25 +447,35 @@ class _Proxy:
     def _agent_protocol(self) -> int | None:
         return self.core.agent_side_version
 
+    def _log(self, direction: Direction, protocol: int | None, lines: list[bytes]) -> None:
+        if self.log is not None:
+            self.log.lines(direction, protocol, lines)
+
     # -- output
 
-    async def emit(self, out: Outbox) -> None:
+    def deliver(self, out: Outbox) -> None:
+        """Notes, log, and each side's lines into its writer, now."""
         for note in out.notes:
             if note.kind == "error" or self.config.verbose:
                 self.say(f"{note.side}: {note.text}")
-        async with self.lock:
-            if out.to_client:
-                self._log("proxy->client", self._client_protocol(), out.to_client)
-                with contextlib.suppress(OSError):
-                    await self.client_out.write(out.to_client)
-            if out.to_agent:
-                self._log("proxy->agent", self._agent_protocol(), out.to_agent)
-                with contextlib.suppress(OSError):
-                    await self.agent_in.write(out.to_agent)
+        if out.to_client:
+            self._log("proxy->client", self._client_protocol(), out.to_client)
+            self.to_client.put(out.to_client)
+        if out.to_agent:
+            self._log("proxy->agent", self._agent_protocol(), out.to_agent)
+            self.to_agent.put(out.to_agent)
         if self.core.next_deadline() is not None:
             self.wake.set()
 
-    # -- the three tasks
+    async def send(self, out: Outbox) -> None:
+        """``deliver``, then wait while a side written to has more than its bound waiting."""
+        self.deliver(out)
+        if out.to_client:
+            await self.to_client.room.wait()
+        if out.to_agent:
+            await self.to_agent.room.wait()
+
+    # -- the tasks
 
     async def pump_client(self, reader: asyncio.StreamReader) -> None:
         async for line in _lines(reader):
@@ -175,8 +486,7 @@ class _Proxy:
                 continue
             out = self._handle(self.core.from_client, line, "client", number)
             self._log("client->proxy", self._client_protocol(), [line])  # its version is known now
-            await self.emit(out)
-        self.client_ended = True
+            await self.send(out)
 
     async def pump_agent(self, reader: asyncio.StreamReader) -> None:
         async for line in _lines(reader):
@@ -187,7 +497,7 @@ class _Proxy:
                 continue
             out = self._handle(self.core.from_agent, line, "agent", number)
             self._log("agent->proxy", self._agent_protocol(), [line])
-            await self.emit(out)
+            await self.send(out)
             if self.core.gone:
                 self.say(f"agent line {number}: the session ends")
                 return
@@ -205,8 +515,7 @@ class _Proxy:
         self, direction: Direction, protocol: int | None, size: int, side: str, number: int
     ) -> None:
         if self.log is not None:
-            self.log.write(skipped_line(direction, protocol, size, time.time()))
-            self.log.flush()
+            self.log.skipped(direction, protocol, size)
         self.say(
             f"{side} line {number}: {size} bytes is over the limit of "
             f"{self.config.max_line_bytes} bytes; skipped"
@@ -222,79 +531,178 @@ class _Proxy:
             delay = deadline - self.loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
-            await self.emit(self.core.poll(self.loop.time()))
+            self.deliver(self.core.poll(self.loop.time()))
 
-    # -- the session
+    # -- start and end
 
     async def run(self) -> int:
         config = self.config
-        limit = config.max_line_bytes + 1
-        try:
-            self.agent = await asyncio.create_subprocess_exec(
-                *config.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                limit=limit,
-            )
-        except OSError as exc:
-            self.say(f"cannot start the agent {config.command[0]!r}: {exc.strerror or exc}")
-            return 2
-        assert self.agent.stdin is not None and self.agent.stdout is not None
-        self.agent_in = _Sink(self.agent.stdin)
         if config.log_path is not None:
-            self.log = open(config.log_path, "ab")  # noqa: SIM115 - closed in `finally`
+            try:
+                fd = open_log(config.log_path)
+            except OSError as exc:
+                self.say(_log_error(config.log_path, exc))
+                return 2
+            self.log = _Log(config, fd, self.say)
         try:
-            client_in = await _open_reader(sys.stdin, limit)
-            self.client_out = await _open_sink(sys.stdout)
-            return await self._session(client_in)
+            try:
+                self.process, self.agent = await self.loop.subprocess_exec(
+                    lambda: _Agent(self.to_agent, config.max_line_bytes + 1, self.loop),
+                    *config.command,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=None,
+                    start_new_session=True,
+                )
+            except (OSError, ValueError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                self.say(f"cannot start the agent {config.command[0]!r}: {reason}")
+                return 2
+            try:
+                client_in = await self._open_client()
+                return await self._session(client_in)
+            finally:
+                await self._end_group()
+                await self.to_client.close(config.grace)
+                await self.to_agent.close(0.0)
+                self.process.close()
         finally:
+            for close in reversed(self._closers):
+                close()
             if self.log is not None:
                 self.log.close()
+            await asyncio.sleep(0)  # the transports' last callbacks run before the loop closes
+
+    async def _open_client(self) -> asyncio.StreamReader:
+        """Our stdin as a reader, our stdout as ``to_client``."""
+        limit = self.config.max_line_bytes + 1
+        reader = asyncio.StreamReader(limit=limit)
+        for fd in (0, 1):
+            if os.get_blocking(fd):  # the event loop makes pipes non-blocking; undo it at exit
+                self._closers.append(functools.partial(_set_blocking, fd))
+        if _pollable(0):
+            stdin = open(0, "rb", buffering=0, closefd=False)  # noqa: SIM115 - the transport's
+            transport, _ = await self.loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), stdin
+            )
+            self._closers.append(transport.close)
+        else:
+            feed = asyncio.ensure_future(_FileFeed(reader, 0).run())
+            self._closers.append(feed.cancel)
+        stdout = open(1, "wb", buffering=0, closefd=False)  # noqa: SIM115 - the transport's
+        try:
+            await self.loop.connect_write_pipe(lambda: _Pipe(self.to_client), stdout)
+        except ValueError:  # a regular file
+            self.to_client.fd = os.dup(1)
+        return reader
 
     async def _session(self, client_in: asyncio.StreamReader) -> int:
-        assert self.agent.stdout is not None
+        assert self.agent is not None and self.agent.stdout is not None
         client = asyncio.ensure_future(self.pump_client(client_in))
         agent = asyncio.ensure_future(self.pump_agent(self.agent.stdout))
-        flusher = asyncio.ensure_future(self.flusher())
-        status = 0
+        tasks = [client, agent, asyncio.ensure_future(self.flusher())]
+        exited = self.agent.exited
         try:
-            done, _ = await asyncio.wait({client, agent}, return_when=asyncio.FIRST_COMPLETED)
-            if client in done:  # the client is done: let the agent finish, then stop it
+            await asyncio.wait({client, agent, exited}, return_when=asyncio.FIRST_COMPLETED)
+            if client.done() and not agent.done() and not exited.done():
                 _raise_from(client)
-                self.agent_in.close()
-                await self._stop_agent(wait_first=True)
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await asyncio.wait_for(agent, timeout=1.0)
-            else:
-                _raise_from(agent)
-                code = await self._stop_agent(wait_first=not self.core.gone)
-                if not self.core.gone:
-                    reason = _exit_reason(code)
-                    self.say(reason)
-                    await self.emit(self.core.agent_gone(reason))
-                status = 1
+                return await self._client_ended(agent)
+            _raise_from(agent)
+            return await self._agent_ended(agent)
         finally:
-            for task in (client, agent, flusher):
+            for task in tasks:
                 task.cancel()
-            self.client_out.close()
-            self.agent_in.close()
-        return status
+            await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _stop_agent(self, *, wait_first: bool) -> int | None:
-        process = self.agent
-        if wait_first:
+    async def _client_ended(self, agent: asyncio.Future[None]) -> int:
+        """The client's input ended: the agent's ends too, and it gets ``grace`` s to exit."""
+        assert self.agent is not None
+        if self.stdin_closed:
+            self.say("stdin is closed: there is no client to serve; the agent is stopped")
+        elif not self.lines["client"]:
+            self.say("stdin ended before the client sent anything; the agent is stopped")
+        if self.to_agent.transport is not None:
+            self.to_agent.transport.close()  # after what waits for it is written
+        try:
+            await asyncio.wait_for(asyncio.shield(self.agent.exited), self.config.grace)
+        except asyncio.TimeoutError:
+            self.say(
+                f"the agent did not exit within {self.config.grace:g} s of the end of its "
+                "input; it is stopped"
+            )
+        await self._end_group()
+        with contextlib.suppress(asyncio.TimeoutError):  # its last lines still reach the client
+            await asyncio.wait_for(asyncio.shield(agent), 1.0)
+        return 0
+
+    async def _agent_ended(self, agent: asyncio.Future[None]) -> int:
+        """The agent exited, closed its output or broke the protocol: the client is answered
+        everything it waits for."""
+        assert self.agent is not None and self.process is not None
+        if not self.core.gone and not self.agent.exited.done():  # its output ended first
             with contextlib.suppress(asyncio.TimeoutError):
-                return await asyncio.wait_for(process.wait(), self.config.grace)
-        for send in (process.terminate, process.kill):
-            with contextlib.suppress(ProcessLookupError):
-                send()
-            with contextlib.suppress(asyncio.TimeoutError):
-                return await asyncio.wait_for(process.wait(), 2.0)
-        return process.returncode
+                await asyncio.wait_for(asyncio.shield(self.agent.exited), self.config.grace)
+        code = self.process.get_returncode()
+        await self._end_group()  # whatever still holds its stdout goes too
+        with contextlib.suppress(asyncio.TimeoutError):  # the lines it wrote before it exited
+            await asyncio.wait_for(asyncio.shield(agent), 1.0)
+        if not self.core.gone:
+            self.deliver(self.core.agent_gone(_exit_reason(code)))
+        return 1
+
+    async def _end_group(self) -> None:
+        """SIGTERM to what is left of the agent's process group, ``term_grace`` seconds, then
+        SIGKILL; returns once none of it is left (or a second after SIGKILL)."""
+        if self.process is None or self.agent is None:
+            return
+        group = self.process.get_pid()
+        for sig, wait in ((signal.SIGTERM, self.config.term_grace), (signal.SIGKILL, 1.0)):
+            if not self._group_alive(group):
+                return
+            with contextlib.suppress(OSError):
+                os.killpg(group, sig)
+            deadline = self.loop.time() + wait
+            while self._group_alive(group) and self.loop.time() < deadline:
+                await asyncio.sleep(_POLL)
+
+    def _group_alive(self, group: int) -> bool:
+        assert self.agent is not None
+        return not self.agent.exited.done() or _group_has_members(group)
+
+
+def _group_has_members(group: int) -> bool:
+    """Whether a process of ``group`` is still running (zombies are not: nothing reaps the
+    agent's orphans where PID 1 does not)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                fields = file.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == b"%d" % group and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _set_blocking(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.set_blocking(fd, True)
 
 
 def _raise_from(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
+    if task.done() and not task.cancelled() and task.exception() is not None:
         raise task.exception()  # type: ignore[misc]
 
 
@@ -307,53 +715,48 @@ def _exit_reason(code: int | None) -> str:
     return f"the agent exited with code {code}"
 
 
-async def _open_reader(stream: IO[Any], limit: int) -> asyncio.StreamReader:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=limit)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
-    except ValueError:  # a regular file: it never blocks, read it in chunks
-        _FEEDERS.add(loop.create_task(_feed(reader, stream.fileno())))
-    return reader
-
-
-_FEEDERS: set[asyncio.Task[None]] = set()
-
-
-async def _feed(reader: asyncio.StreamReader, fd: int) -> None:
-    while data := os.read(fd, _READ_CHUNK):
-        reader.feed_data(data)
-        await asyncio.sleep(0)
-    reader.feed_eof()
-
-
-async def _open_sink(stream: IO[Any]) -> _Sink:
-    loop = asyncio.get_running_loop()
-    try:
-        transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, stream
-        )
-    except ValueError:  # a regular file
-        return _Sink(None, os.dup(stream.fileno()))
-    return _Sink(asyncio.StreamWriter(transport, protocol, None, loop))
+def _occupy_closed_fds() -> bool:
+    """Put ``/dev/null`` on whichever of fds 0-2 is closed, so that no pipe of ours lands on
+    one; whether stdin was closed."""
+    stdin_closed = False
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            stdin_closed = stdin_closed or fd == 0
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    return stdin_closed
 
 
 def run_proxy(config: ProxyConfig, stderr: IO[str] | None = None) -> int:
     """Run one proxied session on this process's stdin/stdout; returns the exit status."""
+    stdin_closed = _occupy_closed_fds()
+    notes = _Notes(stderr or sys.stderr)
 
     async def main() -> int:
-        proxy = _Proxy(config, stderr or sys.stderr)
+        proxy = _Proxy(config, notes, stdin_closed)
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
+        stopping: list[int] = []
+
+        def interrupt() -> None:  # once: a second signal must not cut the agent's ending short
+            if not stopping:
+                stopping.append(1)
+                task.cancel()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, task.cancel)
+                loop.add_signal_handler(sig, interrupt)
         try:
             return await proxy.run()
         except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await proxy._stop_agent(wait_first=False)
             return 130
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    finally:
+        notes.close(1.0)

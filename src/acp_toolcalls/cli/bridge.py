@@ -3,11 +3,12 @@
 Rules this module owns (issue 7; the command line is fixed):
 
 - ``acp-toolcalls bridge [--client-version 1|2|auto] [--agent-version 1|2|auto]
-  [--coalesce-ms N] [--log FILE] -- AGENT_COMMAND [ARGS...]``, plus ``--max-line-bytes`` and
-  ``--verbose``. The editor starts it in place of the agent command.
+  [--coalesce-ms N] [--log FILE] -- AGENT_COMMAND [ARGS...]``, plus ``--log-max-bytes``,
+  ``--log-secrets``, ``--max-line-bytes`` and ``--verbose``. The editor starts it in place of
+  the agent command.
 - Exit 0 when the client ended the session; 1 when the agent exited, crashed or broke the
   protocol first; 2 for a usage error, an agent that cannot be started or a log that cannot be
-  opened; 130 when interrupted.
+  opened (a symbolic link is refused); 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ exit status:
   0    the client ended the session (EOF on stdin); the agent was stopped
   1    the agent exited, crashed or wrote something that is not JSON-RPC first: the
        client was answered every request it was waiting for
-  2    usage error, the agent cannot be started, or FILE cannot be opened
+  2    usage error, the agent cannot be started, or FILE cannot be opened (or is a
+       symbolic link)
   130  interrupted (Ctrl-C, SIGTERM)
 
 stderr: one line per problem ("acp-toolcalls bridge: agent line 7: ..."); with --verbose
 also every field one version could not carry over to the other. The agent's own stderr
-passes through.
+passes through. Notes stderr cannot take (nobody reads it) are dropped and counted.
 """
 
 
@@ -111,7 +113,22 @@ def register(subparsers: Any) -> None:
         "--log",
         metavar="FILE",
         help="append both sides' traffic as JSON Lines (direction, time, version) that "
-        "`replay --side` and `validate` read",
+        "`replay --side` and `validate` read; created 0600, never through a symbolic link; "
+        "credentials redacted (env and header values, auth methods' _meta, authenticate and "
+        "auth/login params and results)",
+    )
+    parser.add_argument(
+        "--log-max-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="stop logging (one line on stderr; the session goes on) before FILE gets more "
+        "than N bytes from this session (default: no limit)",
+    )
+    parser.add_argument(
+        "--log-secrets",
+        action="store_true",
+        help="log credentials as they were sent instead of redacting them",
     )
     parser.add_argument(
         "--max-line-bytes",
@@ -135,19 +152,17 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         print(f"{PROG}: error: the agent command is missing (after --)", file=sys.stderr)
         return 2
-    if args.log is not None:
-        try:
-            with open(args.log, "ab"):
-                pass
-        except OSError as exc:
-            print(f"{PROG}: error: cannot open --log {args.log}: {exc.strerror}", file=sys.stderr)
-            return 2
+    if args.log is None and (args.log_max_bytes is not None or args.log_secrets):
+        print(f"{PROG}: error: --log-max-bytes and --log-secrets need --log FILE", file=sys.stderr)
+        return 2
     config = ProxyConfig(
         command=command,
         client_version=args.client_version,
         agent_version=args.agent_version,
         coalesce_ms=args.coalesce_ms,
         log_path=args.log,
+        log_max_bytes=args.log_max_bytes,
+        log_secrets=args.log_secrets,
         max_line_bytes=args.max_line_bytes,
         verbose=args.verbose,
     )
