@@ -364,3 +364,20 @@ def test_start_up_imports_only_what_the_command_uses(tmp_path: Path) -> None:
     assert "asyncio" not in _imported(["validate", str(DEMO)], tmp_path)
     converting = _imported(["convert", "--to", "v1", str(DEMO)], tmp_path)
     assert not {"jsonschema", "rich", "asyncio"} & converting
+
+
+def test_the_cibuildwheel_configuration_builds_and_checks_the_compiled_wheel(
+    compiled_site: Path, tmp_path: Path
+) -> None:
+    # Release wheels come from cibuildwheel (not runnable here: it needs its build containers);
+    # it must enable the same hook as CI's compiled run, and its test must pass on such a wheel.
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    cibuildwheel = config["tool"]["cibuildwheel"]
+    assert cibuildwheel["environment"] == {"HATCH_BUILD_HOOKS_ENABLE": "1"}
+    command = cibuildwheel["test-command"].replace("{project}", str(ROOT))
+    env = _clean_env(PYTHONPATH=str(compiled_site))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = _run(["sh", "-c", command], env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert '"toolCalls"' in done.stdout

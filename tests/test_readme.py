@@ -34,3 +34,32 @@ def test_readme_python_examples_run() -> None:
     assert len(blocks) >= 2
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
+
+
+def test_the_readme_quotes_convert_as_it_speaks(tmp_path: Path) -> None:
+    # The README quotes a line of `convert`'s stderr: it must be what convert prints.
+    import json
+    import re
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Convert a log") : text.index("## Exit codes")]
+    (quoted,) = re.findall(r"`(line 3: [^`]*)`", section)
+
+    def tcu(**fields: object) -> dict[str, object]:
+        update = {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **fields}
+        return {"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": "s1", "update": update}}  # fmt: skip
+
+    log = tmp_path / "log.jsonl"
+    lines = [tcu(title="Run", status="in_progress"), tcu(title="Run"), tcu(status="cancelled")]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_toolcalls", "convert", "--to", "v1", str(log)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert quoted in done.stderr.splitlines()

@@ -65,8 +65,8 @@ _EXIT_CODES = """\
 exit status:
   0    converted; losses and unreadable lines are reported on stderr
   1    stdout was closed before the end
-  2    usage error, FILE cannot be read, stdout cannot be written, or (--strict) the
-       first line that loses anything or cannot be read
+  2    usage error, FILE cannot be read or is not JSON Lines, stdout cannot be written, or
+       (--strict) the first line that loses anything or cannot be read
   70   internal error (a bug in acp-toolcalls: one line on stderr says so)
   130  interrupted (Ctrl-C)
 

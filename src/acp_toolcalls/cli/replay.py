@@ -2,20 +2,24 @@
 
 Rules this module owns (issue 3, item 4; the contract there is fixed word for word):
 
-- Input is JSON Lines, read with ``validate.read_lines`` (bounded, numbered from 1); blank
+- Input is JSON Lines, read with ``lines.read_lines`` (bounded, numbered from 1); blank
   lines are skipped; every other line is decoded with the protocol the store reads raw input
   with now (``--protocol``, default ``auto``: the ``initialize`` exchange decides, v2 without
-  one) and applied to one ``ToolCallStore``.
+  one) and applied to one ``ToolCallStore``. Input that is not JSON Lines at all
+  (``lines.json_lines``) is one line on stderr and exit 2.
 - Diagnostics go to stderr, one line each, ``line N: PATH: reason``: unreadable lines (not
   JSON, invalid UTF-8, not a message, over ``MAX_LINE_BYTES``) are skipped; everything the
-  store salvaged, ignored or dropped by a cap is reported too.
+  store salvaged, ignored or dropped by a cap is reported too; what the v2 view cannot hold of
+  valid v1 input as "not shown, valid v1".
 - ``--strict``: the first *invalid* line stops the replay with exit 2 and nothing on stdout.
   Invalid means unreadable, salvaged by the decoder (wrong-typed or invalid values, items
   dropped, unreadable batch elements) or an invalid value the store had to drop (bad base64).
-  Not invalid: a v1-only ``tool_call`` on a v2 stream (ignored by the contract, D17), what the
+  Not invalid: a v1-only ``tool_call`` on a v2 stream (ignored by the contract), what the
   v1 -> v2 mapping cannot carry over, cap events and reused ids (notes, still reported).
 - ``--json`` prints ``store.document()`` as ONE JSON document; otherwise the rich tables of
-  ``render.render_store``. Exit 0; 2 for an unreadable input or a usage error.
+  ``render.render_parts``, summarized past ``render.SUMMARY_AFTER`` calls unless ``--all``,
+  written one session at a time: a closed stdout stops them at the first failed write (exit
+  1). Exit 0; 2 for an unreadable input or a usage error.
 - The store has no caps: the contract's document is the complete state. ``--follow`` (which
   may run for days and only shows the latest calls) keeps the store's default caps, and
   reports each cap it hits like a diagnostic; so does ``--bounded`` without ``--follow``.
@@ -25,9 +29,11 @@ Rules this module owns (issue 3, item 4; the contract there is fixed word for wo
   (the store took the last value) and makes the line invalid for ``--strict``.
 - Exit codes: ``EXIT_CODES`` (the ``--help`` epilog).
 - ``--follow`` redraws the tables live while reading; a regular file is polled every
-  ``POLL_SECONDS`` for new complete lines until Ctrl-C (exit 0); a pipe or the demo ends at
-  its end. It cannot be combined with ``--json`` (one document needs an end).
-- No FILE and stdin a terminal: the bundled demo session (``data/demo-session.jsonl``).
+  ``POLL_SECONDS`` for new complete lines until Ctrl-C (exit 0); a file truncated or replaced
+  meanwhile is replayed from its start into a new store, and stderr says so; a pipe or the
+  demo ends at its end. It cannot be combined with ``--json`` (one document needs an end).
+- ``--demo``, or no FILE and stdin a terminal: the bundled demo session
+  (``data/demo-session.jsonl``). No FILE and an empty stdin: stderr says how to see it.
 """
 
 from __future__ import annotations
@@ -93,8 +99,8 @@ EXIT_CODES = """\
 exit status:
   0    replayed; every line the store could not take whole is reported on stderr as
        "line N: PATH: reason" and skipped or salvaged
-  2    usage error, FILE cannot be read, stdout cannot be written, or (--strict) the first
-       invalid line
+  2    usage error, FILE cannot be read or is not JSON Lines, stdout cannot be written,
+       or (--strict) the first invalid line
   70   internal error (a bug in acp-toolcalls: one line on stderr says so)
   130  interrupted (Ctrl-C; with --follow, Ctrl-C is the normal end: exit 0)
 A closed stdout (`| head`) ends quietly with status 1.

@@ -5,7 +5,8 @@ Rules this module owns (issue 2, item 5):
 - Input is JSON Lines: one JSON-RPC message or batch array per line; blank lines are skipped;
   ``-`` or no FILE reads stdin. Lines are numbered from 1 and read one at a time in bounded
   pieces: a line over ``--max-line-bytes`` (default ``DEFAULT_MAX_BYTES``, counted without its
-  ``\\n``) is reported as ``line-too-long`` and skipped without ever being held whole.
+  ``\\n``) is reported as ``line-too-long`` and skipped without ever being held whole. Input
+  that is not JSON Lines at all (``lines.json_lines``) is one line on stderr and exit 2.
 - Per line: unreadable input (``invalid-utf8``, ``invalid-json``, ``not-a-message``), a key
   repeated in one object (``duplicate-key``: readers keep the last value), schema
   violations of every message (``schema-violation``; batch elements get ``$[i]`` path
@@ -106,7 +107,8 @@ EXIT_CODES = """\
 exit status:
   0    no findings
   1    findings (on stdout, one per line: "line N: PATH: message [code]"; or --json)
-  2    usage error, or FILE cannot be read (one line on stderr), or stdout cannot be written
+  2    usage error, or FILE cannot be read or is not JSON Lines (one line on stderr), or
+       stdout cannot be written
   70   internal error (a bug in acp-toolcalls: one line on stderr says so)
   130  interrupted (Ctrl-C)
 A closed stdout (`| head`) ends quietly with status 1.
