@@ -324,9 +324,24 @@ def test_bridge_forgets_what_the_store_evicts() -> None:
         reported += losses(bridge.convert(line))
     assert v1_ids(bridge.convert(AFTER)) == ["after"]
     assert len(bridge.store.sessions[SID].tool_calls) <= 1_000
-    assert len(bridge._sessions[SID].calls) <= 1_000  # the bridge's own view follows the store
+    # The bridge follows the store, keeping at most twice the cap of calls it showed (ghosts).
+    assert len(bridge._sessions[SID].calls) <= 3_000
     assert reported and all(path == "$.max_tool_calls" for path, _ in reported)
     assert reported[0][1].startswith(f"{SID}: evicted 125 tool call(s) (cap 1000")
+    assert any("forgot" in reason for _, reason in reported)
+
+
+def test_an_evicted_call_that_comes_back_is_no_first_sight() -> None:
+    """Issue 15: a call the store evicted came back as a fresh `tool_call` titled "Tool
+    call", replacing the title the v1 client showed."""
+    bridge = V2ToV1Bridge(limits=Limits(max_tool_calls=100))
+    bridge.convert(update("early", title="Run the tests", status="completed"))
+    for i in range(200):
+        bridge.convert(update(f"c{i}", title=f"call {i}", status="completed"))
+    assert bridge.store.tool_call(SID, "early") is None  # evicted
+    (message,) = bridge.convert(update("early", rawOutput={"ok": True})).messages
+    sent = json.loads(encode(message))["params"]["update"]
+    assert sent["sessionUpdate"] == "tool_call_update" and "title" not in sent
 
 
 def test_v1_to_v2_bridge_remembers_at_most_max_tool_calls_titles() -> None:
@@ -396,7 +411,7 @@ def test_bridge_sends_a_capped_call_after_a_flood_of_chunks(coalesce: bool) -> N
             content = getattr(message.params.update, "content", None)
             biggest = max(biggest, len(content) if isinstance(content, list) else 0)
     assert reported > 0
-    assert biggest <= (cap or 0)  # no message ever carries more than the cap
+    assert biggest <= (cap or 0) + 1  # never more than the cap, and a marker where they went
     assert v1_ids(bridge.convert(AFTER)) == ["after"]
     assert bridge.store.view(SID, "stream").status == "completed"
 
@@ -488,7 +503,9 @@ def test_a_flood_of_sessions_evicts_the_least_recently_updated() -> None:
     assert evicted[0].session_id == "flood_0" and SID not in {e.session_id for e in evicted}
     reached = [e for e in events if isinstance(e, LimitReached)]
     assert reached[0].limit == "max_sessions"
-    assert "evicted 12 least recently updated session(s) ('flood_0'" in reached[0].detail
+    assert "evicted 12 session(s), idle and least recently updated first ('flood_0'" in (
+        reached[0].detail
+    )
 
 
 def test_bridge_sessions_follow_the_store() -> None:
@@ -497,8 +514,44 @@ def test_bridge_sessions_follow_the_store() -> None:
         bridge.convert(update("c", session_id=f"s_{i}", title="c"))
         bridge.convert(output_chunk("b2sK", session_id=f"s_{i}"))
     assert len(bridge.store.sessions) <= 10
-    assert set(bridge._sessions) <= set(bridge.store.sessions)
+    for session_id, session in bridge._sessions.items():  # others keep only ghost calls
+        if session_id not in bridge.store.sessions:
+            assert not session.order and not session.readers
+            assert all(call.ghost and not call.flat for call in session.calls.values())
     assert {k[0] for k in bridge._rendered} <= set(bridge.store.sessions)
+
+
+def test_evicting_sessions_never_loses_what_the_bridge_held_back() -> None:
+    """Issue 15: past `max_sessions`, coalesced changes of the sessions the store evicted
+    never reached the v1 client (124 of them past 1,000 sessions)."""
+    bridge = V2ToV1Bridge(coalesce=True, limits=Limits(max_sessions=100))
+    shown: dict[str, list[Any]] = {}
+
+    def receive(converted: Converted) -> None:
+        for m in v1_messages(converted):
+            shown.setdefault(m["params"]["sessionId"], []).append(m["params"]["update"])
+
+    for i in range(1_000):
+        sid = f"s_{i}"
+        receive(bridge.convert(update("c", session_id=sid, title=f"call {i}")))
+        item = {"type": "content", "content": {"type": "text", "text": f"out {i}"}}
+        body = {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c", "content": item}
+        receive(bridge.convert(json.dumps(message_of(body, sid)).encode()))  # held back
+    receive(bridge.flush())
+    assert len(shown) == 1_000
+    for i in range(1_000):
+        first, *later = shown[f"s_{i}"]
+        assert first["sessionUpdate"] == "tool_call" and first["title"] == f"call {i}"
+        assert any(
+            u.get("content")
+            == [{"type": "content", "content": {"type": "text", "text": f"out {i}"}}]
+            for u in later
+        ), i
+
+
+def message_of(body: dict[str, Any], session_id: str) -> dict[str, Any]:
+    params = {"sessionId": session_id, "update": body}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": params}
 
 
 def test_a_flood_of_terminals_evicts_exited_ones_first() -> None:

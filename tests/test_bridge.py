@@ -143,25 +143,52 @@ def test_chunks_go_out_as_replacement_arrays_without_coalescing() -> None:
 # Coalescing
 
 
-def test_coalescing_holds_a_calls_changes_until_a_flush_point() -> None:
+def test_coalescing_sends_a_first_sight_at_once_and_holds_later_changes() -> None:
     bridge = V2ToV1Bridge(coalesce=True)
-    assert updates(bridge.convert(tcu(title="T", status="in_progress"))) == []
+    (create,) = updates(bridge.convert(tcu(title="T", status="in_progress")))
+    assert create["sessionUpdate"] == "tool_call"  # at once, so first-seen order is kept
+    assert create["status"] == "in_progress"
     for i in range(5):
         assert updates(bridge.convert(chunk(text(str(i))))) == []
-    (create,) = updates(bridge.flush())
-    assert create["sessionUpdate"] == "tool_call"
-    assert create["status"] == "in_progress"
-    assert len(create["content"]) == 5
+    (update,) = updates(bridge.flush())
+    assert update["sessionUpdate"] == "tool_call_update"
+    assert len(update["content"]) == 5
     assert updates(bridge.flush()) == []
 
 
-def test_a_message_about_another_call_flushes_the_pending_one_first() -> None:
+def test_switching_calls_is_no_flush_point_and_each_call_keeps_its_order() -> None:
+    """Issue 15: chunks alternating between two calls used to flush on every switch, each
+    flush resending a whole content array (900x the input toward v1)."""
+    bridge = V2ToV1Bridge(coalesce=True)
+    bridge.convert(tcu("a", title="A"))
+    bridge.convert(tcu("b", title="B"))
+    for i in range(50):
+        assert updates(bridge.convert(chunk(text(f"a{i}"), "a"))) == []
+        assert updates(bridge.convert(chunk(text(f"b{i}"), "b"))) == []
+    out = updates(bridge.flush())
+    assert [(u["toolCallId"], u["sessionUpdate"]) for u in out] == [
+        ("a", "tool_call_update"),
+        ("b", "tool_call_update"),
+    ]
+    assert out[0]["content"] == [text(f"a{i}") for i in range(50)]
+    assert out[1]["content"] == [text(f"b{i}") for i in range(50)]
+
+
+def test_message_chunks_are_no_flush_point_and_a_plan_is() -> None:
     bridge = V2ToV1Bridge(coalesce=True)
     bridge.convert(tcu("a", title="A"))
     bridge.convert(chunk(text("x"), "a"))
-    out = updates(bridge.convert(tcu("b", title="B")))
-    assert [(u["toolCallId"], u["sessionUpdate"]) for u in out] == [("a", "tool_call")]
-    assert out[0]["content"] == [text("x")]
+    said = {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": "m",
+        "content": {"type": "text", "text": "hi"},
+    }
+    assert [u["sessionUpdate"] for u in updates(bridge.convert(note(said)))] == [
+        "agent_message_chunk"
+    ]
+    plan = {"sessionUpdate": "plan_update", "planId": "p", "entries": []}
+    flushed = updates(bridge.convert(note(plan)))
+    assert flushed[0]["sessionUpdate"] == "tool_call_update"  # the held-back chunk first
 
 
 def test_a_final_status_flushes_at_once() -> None:
@@ -176,8 +203,9 @@ def test_a_final_status_flushes_at_once() -> None:
 def test_state_update_flushes_and_is_not_forwarded() -> None:
     bridge = V2ToV1Bridge(coalesce=True)
     bridge.convert(tcu(title="T"))
+    bridge.convert(chunk(text("x")))
     converted = bridge.convert(note({"sessionUpdate": "state_update", "state": "idle"}))
-    assert [u["sessionUpdate"] for u in updates(converted)] == ["tool_call"]
+    assert [u["sessionUpdate"] for u in updates(converted)] == ["tool_call_update"]
     assert converted.losses
 
 
@@ -484,6 +512,7 @@ def test_messages_that_are_not_tool_call_traffic_pass_through() -> None:
 def test_close_session_frees_the_state() -> None:
     bridge = V2ToV1Bridge(coalesce=True)
     bridge.convert(tcu(title="T"))
+    bridge.convert(chunk(text("x")))
     assert updates(bridge.close_session(SID))  # flushed first
     assert SID not in bridge.store.sessions
 

@@ -372,7 +372,9 @@ def test_a_call_with_a_flood_of_chunks_hits_the_content_cap(
     got = converted_ids(converted)
     assert got[0] == "before" and got[-1] == "after"
     sent = [m["params"]["update"] for m in converted.messages()[1:-1]]
-    assert all(len(update.get("content", [])) <= cap for update in sent)
+    assert all(len(update.get("content", [])) <= cap + 1 for update in sent)  # + the marker
+    marker = sent[-1]["content"][cap // 4]["content"]["text"]
+    assert "content item(s) omitted" in marker
     assert sent[-1]["status"] == "completed"
     assert converted.err_lines[0].startswith(f"line {cap + 3}: $.max_content_items: stream: ")
 

@@ -449,17 +449,22 @@ def test_the_v1_prompt_response_waits_for_the_v2_agents_idle_state() -> None:
                 {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c", "content": chunk}
             )
         )
-    assert [u["sessionUpdate"] for u in wire.client_updates()] == ["agent_message_chunk"]
+    assert [u["sessionUpdate"] for u in wire.client_updates()] == [
+        "agent_message_chunk",
+        "tool_call",  # a first sight goes out at once
+    ]
     assert wire.core.next_deadline() == pytest.approx(0.05)
-    wire.tick(0.06)  # the time bound: the call's changes go out as one v1 tool_call
+    wire.tick(0.06)  # the time bound: the call's chunks go out as one v1 update
     [created] = wire.client_updates("tool_call")
-    assert created["title"] == "Read" and len(created["content"]) == 3
+    assert created["title"] == "Read"
+    [grown] = wire.client_updates("tool_call_update")
+    assert len(grown["content"]) == 3
     wire.agent(
         update({"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"})
     )
     wire.agent(update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))
     assert wire.last_client() == result(7, {"stopReason": "end_turn"})
-    [done] = wire.client_updates("tool_call_update")
+    [_, done] = wire.client_updates("tool_call_update")
     assert done["status"] == "completed"
     assert wire.to_client.index(wire.last_client()) > wire.to_client.index(
         next(m for m in wire.to_client if m.get("params", {}).get("update") == done)

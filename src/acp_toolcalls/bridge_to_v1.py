@@ -9,10 +9,12 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D3
   changes it carries the whole projected v1 content. Each v2 item is projected once and
   cached; terminal references are rendered from terminal state (text profile: a fenced
   transcript; ``meta`` profile: the ``_meta.terminal_*`` keys some v1 clients read).
-- Coalescing (opt-in) is pure and timer-free: a call's changes wait and merge (latest value
-  per field, content re-projected once) until a message about another call, a permission
-  request, a final status, a ``state_update`` or any other forwarded update, the session's
-  close or ``flush()``. Per call, order is always kept; a time bound belongs to the I/O layer.
+- Coalescing (opt-in) is pure and timer-free: a call's first sight goes out at once, then
+  its changes wait and merge (latest value per field, content re-projected once) until a
+  permission request, a final status, a ``state_update`` or any other forwarded update but
+  message text, the session's close, an eviction, or ``flush()``; a message about another
+  call is no flush point. Per call, order is always kept; a time bound belongs to the I/O
+  layer (``flush()``).
 - Permission requests: the subject is applied first, the session's pending changes are
   flushed, a first-seen call gets its v1 ``tool_call``, then the v1 request goes out (9.7). A
   v1 client renders the prompt from the request's ``toolCall``, so the user sees what they
@@ -29,13 +31,15 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D3
   pending one is refused (``-32600``).
 - v2-only session updates never reach the v1 side raw: mapped when a v1 variant exists,
   otherwise dropped and reported (9.8, D30).
-- Every loss is reported; caps come from the store's ``Limits``; ``close_session`` frees all.
-  What the bridge keeps besides the store follows it: a session or terminal the store evicts
-  is forgotten here too. A request with more than ``max_permission_options`` options is not
-  forwarded (the agent is answered ``cancelled``); past ``max_pending_permissions`` unanswered
-  requests the oldest is given up (as above); the ids of as many given-up requests are kept to
-  drop late answers; synthetic calls past twice ``max_tool_calls`` in a session are
-  forgotten, oldest first.
+- Every loss is reported; caps come from the store's ``Limits`` (its terminals keep about
+  the tail a v1 client is shown, ``4 * tail_chars`` bytes); ``close_session`` frees all. What
+  the store drops, the bridge sends first what it held back about (``on_evict``); a dropped
+  call it showed stays known as a ghost (twice ``max_tool_calls`` ghosts at most), so a later
+  update of it is not a first sight with another title. Where a cap dropped content items, a
+  text item says how many; no message is longer than ``max_message_bytes``. A request with
+  more than ``max_permission_options`` options is not forwarded (the agent is answered
+  ``cancelled``); past ``max_pending_permissions`` unanswered requests the oldest is given
+  up (as above); the ids of as many given-up requests are kept to drop late answers.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from .codec import (
     FAST_PATH_MISSES,
     decode,
     decode_message,
+    encode,
     fast_message_decoder,
     to_builtins,
 )
@@ -60,15 +65,12 @@ from .events import (
     ContentAppended,
     DiagnosticReported,
     LimitReached,
-    SessionEvicted,
     TerminalCleared,
     TerminalCreated,
-    TerminalEvicted,
     TerminalOutputAppended,
     TerminalPatched,
     ToolCallCleared,
     ToolCallCreated,
-    ToolCallEvicted,
     ToolCallPatched,
     ToolCallReopened,
 )
@@ -82,7 +84,7 @@ from .jsonrpc import (
 )
 from .lenient import DecodeError
 from .loss import Converted, Loss, LossReport
-from .state import Limits, ToolCallState, trim_block
+from .state import Limits, TerminalState, ToolCallState, trim_block
 from .store import ToolCallStore
 from .terminal_text import DEFAULT_TAIL_CHARS, fenced, sanitize, tail
 from .v2 import ALLOW_OPTION_KINDS
@@ -105,6 +107,10 @@ _FLUSHING_TAGS = frozenset({"state_update"})
 """Opaque v2 updates before which everything pending is flushed and which are not forwarded."""
 
 _NO_LOSS = LossReport()
+_GHOST_TITLE = 256
+"""Characters of its title a ghost call keeps (the title a restore after a prompt sends)."""
+_UNFLUSHING_TAGS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
+"""Opaque v2 updates that are no flush point: message text streams beside tool calls."""
 _FAST_DECODE = fast_message_decoder("v2")
 _QUIET_EVENTS = frozenset(
     {ToolCallCreated, ToolCallPatched, ToolCallCleared, ContentAppended, ToolCallReopened}
@@ -119,9 +125,12 @@ class _Call:
     __slots__ = (
         "content_dirty",
         "count",
+        "cut_at",
         "flat",
+        "ghost",
         "known",
         "meta_dirty",
+        "meta_sent",
         "pending",
         "prompt",
         "slots",
@@ -146,6 +155,9 @@ class _Call:
         self.slots: list[tuple[int, str]] = []  # (index in `flat`, terminal id)
         self.terminals: set[str] = set()
         self.prompt: _Overlay | None = None  # a permission prompt shown on the call
+        self.cut_at = 0  # where in `flat` the items a cap dropped were
+        self.meta_sent: Any = None  # the `_meta` the v1 client was last sent
+        self.ghost = False  # the store holds no state for it (evicted, or a synthetic call)
 
 
 class _Overlay:
@@ -207,6 +219,7 @@ class V2ToV1Bridge:
         limits: Limits | None = None,
         notices: bool = False,
         compaction: bool = False,
+        max_message_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         if terminal_profile not in ("text", "meta"):
             raise ValueError(f"unknown terminal profile {terminal_profile!r}")
@@ -216,7 +229,16 @@ class V2ToV1Bridge:
         self.compaction = compaction
         self.terminal_profile: TerminalProfile = terminal_profile
         self.tail_chars = tail_chars
-        self.store = ToolCallStore(protocol="v2", limits=limits)
+        self.max_message_bytes = max_message_bytes
+        self.store = ToolCallStore(protocol="v2", limits=limits, on_evict=self._evicted)
+        terminal_cap = self.store.limits.max_terminal_bytes
+        if terminal_cap is None or terminal_cap > 4 * tail_chars:
+            # A v1 client is shown a terminal's tail only: the store keeps about that much.
+            terminal_cap = max(4 * tail_chars, 1)
+            self.store.limits = msgspec.structs.replace(
+                self.store.limits, max_terminal_bytes=terminal_cap
+            )
+        self._ghosts: dict[tuple[str, str], None] = {}  # calls shown, not held by the store
         self._sessions: dict[str, _Session] = {}
         self._forwarded: Forwarded[_Asked] = Forwarded(self.store.limits.max_pending_permissions)
         # (session, terminal id) -> its rendering: a v1 item (text profile) and `_meta` keys
@@ -267,7 +289,8 @@ class V2ToV1Bridge:
         """Flush the session, then forget everything about it (store state included)."""
         self._flush_session(session_id)
         self._sessions.pop(session_id, None)
-        self.store.sessions.pop(session_id, None)
+        self.store.drop_session(session_id)
+        self._ghosts = {key: None for key in self._ghosts if key[0] != session_id}
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
         self._forwarded.forget(lambda asked: asked.session_id == session_id)
         return self._take()
@@ -344,17 +367,71 @@ class V2ToV1Bridge:
                     self._loss(event.path, event.reason)
             elif isinstance(event, LimitReached):
                 self._loss(f"$.{event.limit}", f"{event.subject}: {event.detail}")
-            elif isinstance(event, ToolCallEvicted):
-                session = self._sessions.get(event.session_id)
-                if session is not None:
-                    session.calls.pop(event.tool_call_id, None)
-                    session.order.pop(event.tool_call_id, None)
-            elif isinstance(event, TerminalEvicted):
-                self._rendered.pop((event.session_id, event.terminal_id), None)
-            elif isinstance(event, SessionEvicted):
-                gone = event.session_id
-                self._sessions.pop(gone, None)
-                self._rendered = {k: v for k, v in self._rendered.items() if k[0] != gone}
+
+    def _evicted(self, session_id: str, state: Any) -> None:
+        """The store is about to drop ``state`` (a call, terminal or session): what is held back
+        about it goes out now; a call the client was shown stays known (a ghost), so a later
+        update of it is no first sight."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        if isinstance(state, ToolCallState):
+            call = session.calls.get(state.tool_call_id)
+            if call is not None:
+                self._flush_call(session_id, session, state.tool_call_id, state)
+                self._ghost(session_id, session, state.tool_call_id, call)
+        elif isinstance(state, TerminalState):  # its readers go out while it can render
+            for tool_call_id in list(session.readers.pop(state.terminal_id, ())):
+                if tool_call_id in session.order:
+                    self._flush_call(session_id, session, tool_call_id)
+            self._rendered.pop((session_id, state.terminal_id), None)
+        else:
+            for tool_call_id in list(session.order):
+                held = state.tool_calls.get(tool_call_id)
+                self._flush_call(session_id, session, tool_call_id, held)
+            for tool_call_id, call in list(session.calls.items()):
+                self._ghost(session_id, session, tool_call_id, call)
+            session.readers.clear()
+            self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
+
+    def _ghost(self, session_id: str, session: _Session, tool_call_id: str, call: _Call) -> None:
+        """Keep only what the client was shown of a call the store no longer holds (bounded:
+        twice ``max_tool_calls`` ghosts in all, the oldest forgotten first)."""
+        session.order.pop(tool_call_id, None)
+        if not call.known:
+            del session.calls[tool_call_id]
+            return
+        for terminal_id in call.terminals:
+            session.readers.get(terminal_id, set()).discard(tool_call_id)
+        call.terminals = set()
+        call.source, call.flat, call.slots, call.count = None, [], [], 0
+        call.pending.clear()
+        call.content_dirty = call.meta_dirty = False
+        call.meta_sent = None
+        if call.title is not None and len(call.title) > _GHOST_TITLE:
+            call.title = call.title[:_GHOST_TITLE]
+        call.ghost = True
+        self._ghosts[(session_id, tool_call_id)] = None
+        cap = self.store.limits.max_tool_calls
+        if cap is not None and len(self._ghosts) > 2 * cap:
+            forgotten = list(self._ghosts)[: trim_block(2 * cap)]
+            for key in forgotten:
+                del self._ghosts[key]
+                held = self._sessions.get(key[0])
+                if held is not None:
+                    held.calls.pop(key[1], None)
+                    if not held.calls and key[0] not in self.store.sessions:
+                        del self._sessions[key[0]]
+            self._loss(
+                "$.max_tool_calls",
+                f"forgot {len(forgotten)} tool call(s) the store no longer holds (cap "
+                f"{2 * cap} in the bridge): a later update of one is sent as a first sight",
+            )
+
+    def _revive(self, session_id: str, tool_call_id: str, call: _Call) -> None:
+        """A ghost gets an update: the store holds it again."""
+        call.ghost = False
+        self._ghosts.pop((session_id, tool_call_id), None)
 
     def _session(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
@@ -371,12 +448,12 @@ class V2ToV1Bridge:
         return call
 
     def _touch(self, session_id: str, tool_call_id: str) -> tuple[_Session, _Call]:
-        """A message about ``tool_call_id`` arrives: pending changes of other calls go first."""
+        """A message about ``tool_call_id`` arrives: its changes wait (coalescing) with those
+        of other calls; switching calls is no flush point (time is, ``flush``)."""
         session = self._session(session_id)
-        if session.order and (len(session.order) > 1 or tool_call_id not in session.order):
-            for other in [o for o in session.order if o != tool_call_id]:
-                self._flush_call(session_id, session, other)
         call = self._call(session, tool_call_id)
+        if call.ghost:
+            self._revive(session_id, tool_call_id, call)
         session.order[tool_call_id] = None
         return session, call
 
@@ -400,18 +477,18 @@ class V2ToV1Bridge:
         if update.meta is not UNSET:
             call.meta_dirty = True
         final = isinstance(update.status, str) and update.status in v2.FINAL_STATUSES
-        self._settle(session_id, session, update.tool_call_id, final)
+        self._settle(session_id, session, update.tool_call_id, final or not call.known)
 
     def _on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
         tool_call_id = chunk.tool_call_id
         session = self._sessions.get(session_id)
-        if session is not None and len(session.order) == 1 and tool_call_id in session.order:
+        if session is not None and tool_call_id in session.order:
             call = session.calls[tool_call_id]  # the coalescing case: this call is pending
         else:
             session, call = self._touch(session_id, tool_call_id)
         self._absorb(self.store.apply_update(session_id, chunk))
         call.content_dirty = True
-        if not self.coalesce:
+        if not self.coalesce or not call.known:  # a first sight goes out at once (9.9)
             self._flush_call(session_id, session, tool_call_id)
 
     def _on_terminal(self, session_id: str, update: Any) -> None:
@@ -422,16 +499,15 @@ class V2ToV1Bridge:
         readers = [tid for tid in session.readers.get(terminal_id, ()) if tid in session.calls]
         if not readers:
             return  # bytes wait in the store until a reference appears (D22)
-        for other in [o for o in session.order if o not in readers]:
-            self._flush_call(session_id, session, other)
         for tool_call_id in readers:
             session.calls[tool_call_id].content_dirty = True
             session.order[tool_call_id] = None
             self._settle(session_id, session, tool_call_id, False)
 
     def _on_other_update(self, session_id: str, update: Any) -> None:
-        self._flush_session(session_id)  # keeps the v1 client's view in stream order
         tag = update.tag if isinstance(update, v2.OpaqueSessionUpdate) else type(update).__name__
+        if tag not in _UNFLUSHING_TAGS:
+            self._flush_session(session_id)  # keeps the v1 client's view in stream order
         if tag in _FLUSHING_TAGS:
             self._loss("$.params.update", f"`{tag}` has no v1 form: not forwarded")
             return
@@ -490,7 +566,7 @@ class V2ToV1Bridge:
             create = _synthetic_tool_call(request.tool_call, params.title)
             self._emit_update(session_id, create)
             call.known, call.title = True, create.title
-            self._forget_synthetic(session_id, session)
+            self._ghost(session_id, session, tool_call_id, call)  # the store holds none of it
         elif shown is not None and (request.tool_call.title != call.title or prompt_items(params)):
             if call.prompt is None:
                 call.prompt = _Overlay(params.title, prompt_items(params))
@@ -558,22 +634,6 @@ class V2ToV1Bridge:
         update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **changes)
         return [_notification(session_id, update)]
 
-    def _forget_synthetic(self, session_id: str, session: _Session) -> None:
-        """Synthetic calls (D28) have no store state to be evicted with: bounded here."""
-        cap = self.store.limits.max_tool_calls
-        if cap is None or len(session.calls) <= 2 * cap:
-            return
-        held = self.store.sessions.get(session_id)
-        stored = held.tool_calls if held is not None else {}
-        victims = [t for t in session.calls if t not in stored and t not in session.order]
-        for tool_call_id in victims[: trim_block(cap)]:
-            del session.calls[tool_call_id]
-        self._loss(
-            "$.max_tool_calls",
-            f"{session_id}: forgot {min(len(victims), trim_block(cap))} synthetic permission "
-            f"call(s) (cap {2 * cap} calls per session in the bridge)",
-        )
-
     def _on_other_message(self, message: JsonRpcMessage) -> None:
         data = message.data
         method = data.get("method")
@@ -621,10 +681,19 @@ class V2ToV1Bridge:
             for tool_call_id in list(session.order):
                 self._flush_call(session_id, session, tool_call_id)
 
-    def _flush_call(self, session_id: str, session: _Session, tool_call_id: str) -> None:
+    def _flush_call(
+        self,
+        session_id: str,
+        session: _Session,
+        tool_call_id: str,
+        tc: ToolCallState | None = None,
+    ) -> None:
+        """Send the call's held-back changes (``tc``: its state, when the store is about to
+        drop it)."""
         session.order.pop(tool_call_id, None)
         call = session.calls.get(tool_call_id)
-        tc = self.store.tool_call(session_id, tool_call_id)
+        if tc is None:
+            tc = self.store.tool_call(session_id, tool_call_id)
         if call is None or tc is None:
             return
         if not call.known:  # first sight: a `tool_call`, even for a bare id
@@ -641,7 +710,9 @@ class V2ToV1Bridge:
             changes["content"], meta = self._project(session_id, call, tc)
         if call.meta_dirty or meta:
             stored = tc.meta if isinstance(tc.meta, dict) else {}
-            changes["meta"] = {**stored, **meta}  # the full merged `_meta` (D39)
+            merged = {**stored, **meta}  # the full merged `_meta` (D39)
+            if merged != call.meta_sent:  # only when it changed
+                changes["meta"] = call.meta_sent = merged
         if isinstance(update.title, str):
             call.title = update.title
         if call.prompt is not None:  # a prompt shown on the call stays until its answer
@@ -656,7 +727,9 @@ class V2ToV1Bridge:
         body = msgspec.structs.asdict(update)
         if all(value is UNSET for key, value in body.items() if key != "tool_call_id"):
             return  # nothing v1 can show changed (a capabilities-only patch, say)
-        self._emit_update(session_id, v1.SessionToolCallUpdate(**body))
+        self._emit_update(session_id, self._fit(tc, v1.SessionToolCallUpdate(**body)))
+        if tc.is_final:  # its projection is rebuilt if it ever changes again
+            call.source, call.flat, call.slots, call.count = None, [], [], 0
 
     def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
         snapshot = msgspec.structs.replace(tc.snapshot(), content=UNSET)
@@ -668,14 +741,43 @@ class V2ToV1Bridge:
             changes["content"] = content
         if meta:
             stored = tc.meta if isinstance(tc.meta, dict) else {}
-            changes["meta"] = {**stored, **meta}
+            changes["meta"] = call.meta_sent = {**stored, **meta}
+        elif isinstance(tc.meta, dict):
+            call.meta_sent = tc.meta
         if changes:
             create = msgspec.structs.replace(create, **changes)
         call.known = True
         call.title = create.title
         call.pending.clear()
         call.content_dirty = call.meta_dirty = False
-        self._emit_update(session_id, create)
+        self._emit_update(session_id, self._fit(tc, create))
+
+    def _fit(self, tc: ToolCallState, update: Any) -> Any:
+        """``update`` with content items left out of its middle when its line would be over
+        ``max_message_bytes`` (a marker says how many); the store's count of the call's bytes
+        says when to look."""
+        limit = self.max_message_bytes
+        content = update.content
+        if tc.size * 2 + 65_536 < limit or not isinstance(content, list) or not content:
+            return update
+        session_id = "x" * 64  # the envelope around it, at most about this long
+        size = len(encode(_notification(session_id, update)))
+        if size <= limit:
+            return update
+        keep, cut = len(content), content
+        while keep > 0 and size > limit:
+            keep //= 2
+            left = len(content) - keep
+            marker = _text_item(f"[\u2026 {left:,} content item(s) omitted to fit a line]")
+            cut = [*content[: keep // 2], marker, *content[len(content) - (keep - keep // 2) :]]
+            shorter = msgspec.structs.replace(update, content=cut)
+            size = len(encode(_notification(session_id, shorter)))
+        self._loss(
+            "$.params.update.content",
+            f"{tc.tool_call_id}: {len(content) - keep} content item(s) left out so that the line "
+            f"stays under {limit} bytes",
+        )
+        return msgspec.structs.replace(update, content=cut)
 
     def _project(
         self, session_id: str, call: _Call, tc: ToolCallState
@@ -684,7 +786,8 @@ class V2ToV1Bridge:
 
         v2 items are projected once, as they arrive (chunks extend the projection); a
         replacement array or a cap that trimmed the content starts it afresh. Terminal slots
-        are filled at every flush from the (cached) rendering of the terminal's state.
+        are filled at every flush from the (cached) rendering of the terminal's state. Where a
+        cap dropped items, a text item says how many.
         """
         items = tc.content
         if (
@@ -699,6 +802,8 @@ class V2ToV1Bridge:
                 session.readers.get(terminal_id, set()).discard(tc.tool_call_id)
             call.terminals = set()
         for index in range(call.count, len(items)):
+            if index == tc.dropped_at:
+                call.cut_at = len(call.flat)
             item = items[index]
             if isinstance(item, v2.Terminal):
                 call.slots.append((len(call.flat), item.terminal_id))
@@ -710,15 +815,20 @@ class V2ToV1Bridge:
             converted, losses = content_to_v1(item, path=f"$.content[{index}]")
             self._extend(losses, "$.params.update")
             call.flat.extend(converted)
+        if tc.dropped_at >= len(items):
+            call.cut_at = len(call.flat)
         call.count = len(items)
         out = list(call.flat)
-        if not call.slots:
-            return out, {}
         meta: dict[str, Any] = {}
         for position, terminal_id in call.slots:
             out[position], terminal_meta = self._render_terminal(session_id, terminal_id)
             meta.update(terminal_meta)
-        return [item for item in out if item is not None], meta
+        if tc.dropped_items:
+            marker = f"[\u2026 {tc.dropped_items:,} content item(s) omitted (memory caps)]"
+            out.insert(call.cut_at, _text_item(marker))
+        if call.slots:
+            out = [item for item in out if item is not None]
+        return out, meta
 
     def _render_terminal(self, session_id: str, terminal_id: str) -> tuple[Any, dict[str, Any]]:
         key = (session_id, terminal_id)
@@ -761,6 +871,10 @@ class V2ToV1Bridge:
 
     def _emit_update(self, session_id: str, update: Any) -> None:
         self._out.append(_notification(session_id, update))
+
+
+def _text_item(text: str) -> v1.Content:
+    return v1.Content(content=v1.TextContent(text=text))
 
 
 def _notification(session_id: str, update: Any) -> v1.SessionUpdateMessage:

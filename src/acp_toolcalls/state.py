@@ -24,7 +24,7 @@ from msgspec import UNSET, UnsetType
 
 from . import v2
 from .v2 import FINAL_STATUSES
-from .wire import with_extra_fields
+from .wire import UnknownVariant, with_extra_fields
 
 __all__ = [
     "KIND_LABELS",
@@ -33,7 +33,9 @@ __all__ = [
     "TerminalState",
     "ToolCallState",
     "ToolCallView",
+    "omitted",
     "patch_meta",
+    "size_of",
     "view_of",
 ]
 
@@ -78,10 +80,13 @@ def patch_meta(stored: Any, incoming: Any) -> Any:
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
     """Memory caps of a store and of the bridges built on one. ``None`` disables a cap.
 
-    When a cap is hit the store keeps the head and the tail (content items of a call, output
-    bytes of a terminal), evicts finished calls first (calls of a session), exited terminals
-    first (terminals of a session) or the least recently updated sessions, and reports it.
-    The last two caps are the bridges' (the store keeps no permission request).
+    Counts bound how many things are kept; bytes bound how much memory they hold, as
+    ``size_of`` measures it (strings as Python keeps them, a few dozen bytes per object).
+    When a cap is hit the store keeps the newest and what a client still needs: a value over
+    ``max_value_bytes`` is cut (a string keeps its head) or replaced by a marker saying how
+    much was omitted; content keeps its head and tail; finished calls, exited terminals and
+    idle sessions go before open ones; and it reports each cut. The last two caps are the
+    bridges' (the store keeps no permission request).
     """
 
     max_content_items: int | None = 10_000
@@ -94,6 +99,20 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     """Terminals kept per session."""
     max_sessions: int | None = 1_000
     """Sessions kept; the least recently updated are evicted first."""
+    max_value_bytes: int | None = 4 * 1024 * 1024
+    """Bytes of one stored value: a field (``title``, ``rawInput``, ...), one content item, one
+    ``_meta`` entry, one terminal field."""
+    max_call_bytes: int | None = 8 * 1024 * 1024
+    """Bytes of one tool call (its id, fields, content, ``_meta``): the middle of its content
+    goes first, then its largest values."""
+    max_session_bytes: int | None = 64 * 1024 * 1024
+    """Bytes of one session: finished calls go first, then exited terminals, then the content
+    of open calls and the output of running terminals is cut."""
+    max_store_bytes: int | None = 128 * 1024 * 1024
+    """Bytes of the whole store: finished calls and exited terminals of the least recently
+    updated sessions go first, then idle sessions, then the least recently updated ones."""
+    max_meta_keys: int | None = 1_000
+    """Keys of one ``_meta`` map (a call's or a terminal's); past it the oldest keys go."""
     max_permission_options: int | None = 100
     """Bridges: options a forwarded permission request may have; a request with more is not
     forwarded and the agent is answered ``cancelled`` (never approval)."""
@@ -105,6 +124,77 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     def unlimited(cls) -> Limits:
         """Every cap disabled: memory grows with the input."""
         return cls(**dict.fromkeys(cls.__struct_fields__))
+
+
+# --------------------------------------------------------------------------------------------
+# Sizes: what a stored value holds in memory, roughly
+
+
+_STR = str
+_FAST_TEXT = (v2.Content, v2.TextContent)
+
+
+def _str_size(text: str) -> int:
+    # What CPython keeps for a string: one byte a character when it is ASCII, else up to four
+    # (counted as four: ``sys.getsizeof`` would also count a cached UTF-8 copy, which depends
+    # on whether the string was ever encoded, so the same value would not measure the same).
+    return 49 + len(text) if text.isascii() else 76 + 4 * len(text)
+
+
+def size_of(value: Any) -> int:
+    """The memory a stored value holds, in bytes, roughly: a string as CPython keeps it (four
+    bytes a character unless it is ASCII), a byte string its length, 16 bytes a number, and a
+    list, dict or model its elements plus a few dozen bytes. The same value always measures
+    the same. Iterative, so nesting of any depth costs no recursion."""
+    kind = type(value)
+    if kind is _STR:
+        return _str_size(value)
+    if kind is v2.Content:  # the common content item, a text block: measured directly
+        inner = value.content
+        if type(inner) is v2.TextContent and inner.annotations is UNSET and inner.meta is UNSET:
+            return 160 + _str_size(inner.text)
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is _STR:
+            total += _str_size(item)
+        elif kind is bytes or kind is bytearray:
+            total += 33 + len(item)
+        elif kind is int or kind is float:
+            total += 16
+        elif item is None or kind is bool or item is UNSET:
+            continue
+        elif kind is list or kind is tuple:
+            total += 56 + 8 * len(item)
+            stack.extend(item)
+        elif kind is dict:
+            total += 64 + 24 * len(item)
+            stack.extend(item)
+            stack.extend(item.values())
+        elif hasattr(kind, "__struct_fields__"):
+            fields = kind.__struct_fields__
+            total += 48 + 8 * len(fields)
+            stack.extend(getattr(item, name) for name in fields)
+            extra = getattr(item, "__dict__", None)  # unknown keys kept on the model
+            if extra:
+                stack.append(extra.get("_extra"))
+        elif isinstance(item, UnknownVariant):
+            total += 48
+            stack.append(dict(item.data))
+        elif isinstance(item, Mapping):
+            total += 64 + 24 * len(item)
+            stack.extend(item)
+            stack.extend(item.values())
+        else:
+            total += 64
+    return total
+
+
+def omitted(size: int, limit: str) -> str:
+    """The marker that stands for what a cap cut: ``[… 8,000,123 bytes omitted (limit)]``."""
+    return f"[\u2026 {size:,} bytes omitted ({limit})]"
 
 
 def trim_block(cap: int) -> int:
@@ -122,7 +212,17 @@ class ToolCallState:
     ``None`` values; ``extra`` holds unknown update fields by wire name.
     """
 
-    __slots__ = ("dropped_items", "extra", "fields", "meta", "tool_call_id", "updated_at")
+    __slots__ = (
+        "dropped_at",
+        "dropped_items",
+        "extra",
+        "fields",
+        "meta",
+        "size",
+        "sizes",
+        "tool_call_id",
+        "updated_at",
+    )
 
     def __init__(self, tool_call_id: str) -> None:
         self.tool_call_id = tool_call_id
@@ -131,7 +231,13 @@ class ToolCallState:
         self.extra: dict[str, Any] | None = None
         self.updated_at: float | None = None
         self.dropped_items = 0
-        """Content items dropped by the ``max_content_items`` cap."""
+        """Content items dropped by a cap (``max_content_items``, ``max_call_bytes``, ...)."""
+        self.dropped_at = 0
+        """Where in the content they were: the number of items kept before them."""
+        self.sizes: dict[str, int] = {}
+        """Bytes held per wire name (``content``: its items; ``_meta``; extra keys)."""
+        self.size = _str_size(tool_call_id) + 200
+        """Bytes held in all: the id, every value and a fixed overhead."""
 
     @property
     def kind(self) -> str:
@@ -187,7 +293,16 @@ class TerminalState:
     the middle (the head and the tail are kept).
     """
 
-    __slots__ = ("dropped_bytes", "fields", "meta", "output", "terminal_id", "updated_at")
+    __slots__ = (
+        "dropped_bytes",
+        "fields",
+        "meta",
+        "output",
+        "size",
+        "sizes",
+        "terminal_id",
+        "updated_at",
+    )
 
     def __init__(self, terminal_id: str) -> None:
         self.terminal_id = terminal_id
@@ -196,6 +311,10 @@ class TerminalState:
         self.output: bytearray | UnsetType | None = UNSET
         self.updated_at: float | None = None
         self.dropped_bytes = 0
+        self.sizes: dict[str, int] = {}
+        """Bytes held per wire name (``output``: the retained bytes; ``_meta``)."""
+        self.size = _str_size(terminal_id) + 200
+        """Bytes held in all."""
 
     @property
     def command(self) -> str | None:
@@ -240,7 +359,7 @@ class TerminalState:
 class SessionState:
     """The tool calls (first-seen order) and terminals of one session."""
 
-    __slots__ = ("session_id", "terminals", "tool_calls", "touched")
+    __slots__ = ("session_id", "size", "terminals", "tool_calls", "touched")
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
@@ -248,6 +367,15 @@ class SessionState:
         self.terminals: dict[str, TerminalState] = {}
         self.touched = 0
         """When the store last switched to this session (its own counter, for eviction)."""
+        self.size = _str_size(session_id) + 400
+        """Bytes held: its id, its calls and its terminals."""
+
+    @property
+    def live(self) -> bool:
+        """Whether it has an open call or a running terminal."""
+        return any(not tc.is_final for tc in self.tool_calls.values()) or any(
+            not terminal.exited for terminal in self.terminals.values()
+        )
 
 
 class ToolCallView(msgspec.Struct, frozen=True, kw_only=True):

@@ -26,7 +26,9 @@ state lives here.
   given a non-final status is applied and reported (``ToolCallReopened``, D20).
 - Memory is bounded by ``Limits``; every eviction is reported (``LimitReached``,
   ``ToolCallEvicted``, ``TerminalEvicted``, ``SessionEvicted``) and the export reflects what
-  is retained.
+  is retained. Bytes are measured as values are stored (``state.size_of``), per value, call,
+  session and store: a cut value says what it omitted; finished calls, exited terminals and
+  idle sessions go before open ones; ``on_evict`` sees each dropped state first.
 - Other ``session/update`` variants and other messages are ignored; a v1-only ``tool_call`` on
   a v2 stream is ignored and reported (D17).
 
@@ -82,7 +84,9 @@ from .state import (
     TerminalState,
     ToolCallState,
     ToolCallView,
+    omitted,
     patch_meta,
+    size_of,
     trim_block,
     view_of,
 )
@@ -153,12 +157,18 @@ class ToolCallStore:
         protocol: StoreProtocol = "v2",
         limits: Limits | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        on_evict: Callable[[str, SessionState | ToolCallState | TerminalState], None] | None = None,
     ) -> None:
         if protocol not in ("v1", "v2", "auto"):
             raise ValueError(f"unknown protocol {protocol!r}: expected 'v1', 'v2' or 'auto'")
         self.protocol: StoreProtocol = protocol
         self.limits = limits if limits is not None else Limits()
         self.sessions: dict[str, SessionState] = {}
+        self.size = 0
+        """Bytes held by every session (``size_of`` measures), which ``max_store_bytes`` caps."""
+        self.on_evict = on_evict
+        """Called with the session id and the state of each session, call or terminal just
+        before a cap drops it (a bridge sends what it still holds back about it)."""
         self.max_bytes = max_bytes
         self._negotiated: Literal["v1", "v2"] | None = None
         self._fast_decode = fast_message_decoder(self.raw_protocol)
@@ -256,6 +266,14 @@ class ToolCallStore:
             session = self._session(session_id, events)
         handler(session, update, events, now)
         return events
+
+    def drop_session(self, session_id: str) -> None:
+        """Forget a session and everything in it (a closed session); no events."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            self.size -= session.size
+            if session is self._current:
+                self._current = None
 
     def touch(self, session_id: str) -> list[Event]:
         """Create the session if it is new and count it as the most recently updated one;
@@ -419,6 +437,7 @@ class ToolCallStore:
         session = self.sessions.get(session_id)
         if session is None:
             session = self.sessions[session_id] = SessionState(session_id)
+            self.size += session.size
             cap = self.limits.max_sessions
             if cap is not None and len(self.sessions) > cap:
                 self._evict_sessions(session, cap, events)
@@ -431,12 +450,8 @@ class ToolCallStore:
     def _evict_sessions(self, new: SessionState, cap: int, events: list[Event]) -> None:
         count = min(trim_block(cap), len(self.sessions) - 1)
         others = (s for s in self.sessions.values() if s is not new)
-        victims = heapq.nsmallest(count, others, key=lambda s: s.touched)
-        for victim in victims:
-            del self.sessions[victim.session_id]
-            events.append(
-                SessionEvicted(victim.session_id, len(victim.tool_calls), len(victim.terminals))
-            )
+        victims = heapq.nsmallest(count, others, key=lambda s: (s.live, s.touched))
+        self._drop_sessions(victims, events)
         shown = ", ".join(repr(v.session_id) for v in victims[:3])
         more = f" and {len(victims) - 3} more" if len(victims) > 3 else ""
         _limit_reached(
@@ -444,8 +459,21 @@ class ToolCallStore:
             new.session_id,
             "max_sessions",
             new.session_id,
-            f"evicted {len(victims)} least recently updated session(s) ({shown}{more}; cap {cap})",
+            f"evicted {len(victims)} session(s), idle and least recently updated first "
+            f"({shown}{more}; cap {cap})",
         )
+
+    def _drop_sessions(self, victims: list[SessionState], events: list[Event]) -> None:
+        for victim in victims:
+            if self.on_evict is not None:
+                self.on_evict(victim.session_id, victim)
+            del self.sessions[victim.session_id]
+            self.size -= victim.size
+            if victim is self._current:
+                self._current = None
+            events.append(
+                SessionEvicted(victim.session_id, len(victim.tool_calls), len(victim.terminals))
+            )
 
     def _call(self, session: SessionState, tool_call_id: str, events: list[Event]) -> ToolCallState:
         tc = session.tool_calls.get(tool_call_id)
@@ -455,6 +483,7 @@ class ToolCallStore:
         self, session: SessionState, tool_call_id: str, events: list[Event]
     ) -> ToolCallState:
         tc = session.tool_calls[tool_call_id] = ToolCallState(tool_call_id)
+        self._grow(session, tc.size)
         events.append(ToolCallCreated(session.session_id, tool_call_id))
         cap = self.limits.max_tool_calls
         if cap is not None and len(session.tool_calls) > cap:
@@ -494,9 +523,12 @@ class ToolCallStore:
             events.append(ToolCallCleared(sid, tool_call_id, tuple(cleared)))
         if previous in FINAL_STATUSES and fields.get("status") not in FINAL_STATUSES:
             events.append(ToolCallReopened(sid, tool_call_id, previous, tc.status))
+        self._measure_call(session, tc, patched, events)
+        self._measure_call(session, tc, cleared, events)
         cap = self.limits.max_content_items
         if cap is not None and update.content and len(fields["content"]) > cap:
             self._cap_content(session, tc, events)
+        self._budgets(session, tc, events)
 
     def _append_chunk(
         self,
@@ -509,13 +541,22 @@ class ToolCallStore:
         content = tc.fields.get("content")
         if type(content) is not list:
             content = tc.fields["content"] = []
-        content.append(chunk.content)  # chunk `_meta` is chunk-scoped: not stored
+        item = chunk.content  # chunk `_meta` is chunk-scoped: not stored
+        size = size_of(item)
+        cap = self.limits.max_value_bytes
+        if cap is not None and size > cap:
+            item, size = self._cut_item(session, tc, item, size, cap, events)
+        content.append(item)
+        sizes = tc.sizes
+        sizes["content"] = sizes.get("content", 0) + size
+        self._grow(session, size, tc)
         if now is not None:
             tc.updated_at = now
         events.append(ContentAppended(session.session_id, tc.tool_call_id, len(content) - 1))
         cap = self.limits.max_content_items
         if cap is not None and len(content) > cap:
             self._cap_content(session, tc, events)
+        self._budgets(session, tc, events)
 
     def _cap_content(self, session: SessionState, tc: ToolCallState, events: list[Event]) -> None:
         cap = self.limits.max_content_items
@@ -523,7 +564,7 @@ class ToolCallStore:
         if cap is None or len(content) <= cap:
             return
         head, excess = _trim_middle(content, cap)
-        tc.dropped_items += excess
+        self._dropped_items(session, tc, head, excess)
         _limit_reached(
             events,
             session.session_id,
@@ -532,6 +573,15 @@ class ToolCallStore:
             f"dropped {excess} content item(s) after the first {head} "
             f"(cap {cap}; {tc.dropped_items} dropped in all)",
         )
+
+    def _dropped_items(self, session: SessionState, tc: ToolCallState, head: int, n: int) -> None:
+        """``n`` content items went from the middle, after the first ``head``: measured again."""
+        tc.dropped_items += n
+        tc.dropped_at = head
+        content = tc.fields.get("content")
+        size = sum(size_of(item) for item in content) if isinstance(content, list) else 0
+        self._grow(session, size - tc.sizes.get("content", 0), tc)
+        tc.sizes["content"] = size
 
     def _evict_calls(self, session: SessionState, cap: int, events: list[Event]) -> None:
         count = min(trim_block(cap), len(session.tool_calls) - 1)
@@ -543,9 +593,7 @@ class ToolCallStore:
                     break
                 if id(tc) not in chosen:
                     victims.append(tc)
-        for tc in victims:
-            del session.tool_calls[tc.tool_call_id]
-            events.append(ToolCallEvicted(session.session_id, tc.tool_call_id, tc.status))
+        self._drop_calls(session, victims, events)
         _limit_reached(
             events,
             session.session_id,
@@ -553,6 +601,16 @@ class ToolCallStore:
             session.session_id,
             f"evicted {len(victims)} tool call(s) (cap {cap} per session)",
         )
+
+    def _drop_calls(
+        self, session: SessionState, victims: list[ToolCallState], events: list[Event]
+    ) -> None:
+        for tc in victims:
+            if self.on_evict is not None:
+                self.on_evict(session.session_id, tc)
+            del session.tool_calls[tc.tool_call_id]
+            self._grow(session, -tc.size)
+            events.append(ToolCallEvicted(session.session_id, tc.tool_call_id, tc.status))
 
     # ----------------------------------------------------------------------------------------
     # Terminals
@@ -563,6 +621,7 @@ class ToolCallStore:
         terminal = session.terminals.get(terminal_id)
         if terminal is None:
             terminal = session.terminals[terminal_id] = TerminalState(terminal_id)
+            self._grow(session, terminal.size)
             events.append(TerminalCreated(session.session_id, terminal_id))
             cap = self.limits.max_terminals
             if cap is not None and len(session.terminals) > cap:
@@ -577,9 +636,7 @@ class ToolCallStore:
         exited = [t for t in candidates if t.exited]
         running = [t for t in candidates if not t.exited]
         victims = exited[:count] + running[: max(0, count - len(exited))]
-        for terminal in victims:
-            del session.terminals[terminal.terminal_id]
-            events.append(TerminalEvicted(session.session_id, terminal.terminal_id))
+        self._drop_terminals(session, victims, events)
         _limit_reached(
             events,
             session.session_id,
@@ -587,6 +644,16 @@ class ToolCallStore:
             session.session_id,
             f"evicted {len(victims)} terminal(s), exited ones first (cap {cap} per session)",
         )
+
+    def _drop_terminals(
+        self, session: SessionState, victims: list[TerminalState], events: list[Event]
+    ) -> None:
+        for terminal in victims:
+            if self.on_evict is not None:
+                self.on_evict(session.session_id, terminal)
+            del session.terminals[terminal.terminal_id]
+            self._grow(session, -terminal.size)
+            events.append(TerminalEvicted(session.session_id, terminal.terminal_id))
 
     def _update_terminal(
         self, session: SessionState, update: v2.TerminalUpdate, events: list[Event], now: Any
@@ -613,7 +680,6 @@ class ToolCallStore:
                 terminal.output = bytearray(data)
                 terminal.dropped_bytes = 0
                 patched.append("output")
-                self._cap_output(session, terminal, events)
         meta = update.meta
         if meta is not UNSET:
             terminal.meta = patch_meta(terminal.meta, meta)
@@ -624,6 +690,11 @@ class ToolCallStore:
             events.append(TerminalPatched(session.session_id, terminal.terminal_id, tuple(patched)))
         if cleared:
             events.append(TerminalCleared(session.session_id, terminal.terminal_id, tuple(cleared)))
+        self._measure_terminal(session, terminal, patched, events)
+        self._measure_terminal(session, terminal, cleared, events)
+        if "output" in patched:
+            self._cap_output(session, terminal, events)
+        self._budgets(session, terminal, events)
 
     def _append_output(
         self,
@@ -647,27 +718,341 @@ class ToolCallStore:
             terminal.output += data
         else:
             terminal.output = bytearray(data)
+        terminal.sizes["output"] = terminal.sizes.get("output", 0) + len(data)
+        self._grow(session, len(data), terminal)
         if now is not None:
             terminal.updated_at = now
         events.append(TerminalOutputAppended(session.session_id, terminal.terminal_id, len(data)))
         self._cap_output(session, terminal, events)
+        self._budgets(session, terminal, events)
 
     def _cap_output(
-        self, session: SessionState, terminal: TerminalState, events: list[Event]
+        self,
+        session: SessionState,
+        terminal: TerminalState,
+        events: list[Event],
+        cap: int | None = None,
+        limit: str = "max_terminal_bytes",
     ) -> None:
-        cap = self.limits.max_terminal_bytes
+        cap = self.limits.max_terminal_bytes if cap is None else cap
         output = terminal.output
         if cap is None or not isinstance(output, bytearray) or len(output) <= cap:
             return
         head, excess = _trim_middle(output, cap)
         terminal.dropped_bytes += excess
+        terminal.sizes["output"] = len(output)
+        self._grow(session, -excess, terminal)
         _limit_reached(
             events,
             session.session_id,
-            "max_terminal_bytes",
+            limit,
             terminal.terminal_id,
             f"dropped {excess} output byte(s) after the first {head} "
             f"(cap {cap}; {terminal.dropped_bytes} dropped in all)",
+        )
+
+    # ----------------------------------------------------------------------------------------
+    # Bytes: every value measured as it is stored; caps applied after each change
+
+    def _grow(
+        self, session: SessionState, delta: int, held: ToolCallState | TerminalState | None = None
+    ) -> None:
+        if held is not None:
+            held.size += delta
+        session.size += delta
+        self.size += delta
+
+    def _measure_call(
+        self, session: SessionState, tc: ToolCallState, names: list[str], events: list[Event]
+    ) -> None:
+        """Measure the values just stored under ``names`` (wire names), cutting any over
+        ``max_value_bytes``, and the ``_meta`` keys over ``max_meta_keys``."""
+        if not names:
+            return
+        cap = self.limits.max_value_bytes
+        fields, sizes, delta = tc.fields, tc.sizes, 0
+        for name in names:
+            if name == "content":
+                content = fields.get("content")
+                size = 0
+                if isinstance(content, list):
+                    for index, item in enumerate(content):
+                        item_size = size_of(item)
+                        if cap is not None and item_size > cap:
+                            content[index], item_size = self._cut_item(
+                                session, tc, item, item_size, cap, events
+                            )
+                        size += item_size
+            elif name == "_meta":
+                self._cap_meta_keys(session, tc.tool_call_id, tc, events)
+                size = self._measure_meta(session, tc.tool_call_id, tc, cap, events)
+            else:
+                held = fields if name in fields else tc.extra
+                value = held.get(name) if held is not None else None
+                size = size_of(value)
+                if cap is not None and size > cap and held is not None:
+                    held[name], size = _cut(value, size, cap)
+                    _limit_reached(
+                        events,
+                        session.session_id,
+                        "max_value_bytes",
+                        tc.tool_call_id,
+                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    )
+            delta += size - sizes.get(name, 0)
+            sizes[name] = size
+        self._grow(session, delta, tc)
+
+    def _measure_terminal(
+        self, session: SessionState, terminal: TerminalState, names: list[str], events: list[Event]
+    ) -> None:
+        if not names:
+            return
+        cap = self.limits.max_value_bytes
+        fields, sizes, delta = terminal.fields, terminal.sizes, 0
+        for name in names:
+            if name == "output":
+                output = terminal.output
+                size = len(output) if isinstance(output, bytearray) else 0
+            elif name == "_meta":
+                self._cap_meta_keys(session, terminal.terminal_id, terminal, events)
+                size = self._measure_meta(session, terminal.terminal_id, terminal, cap, events)
+            else:
+                value = fields.get(name)
+                size = size_of(value)
+                if cap is not None and size > cap:
+                    fields[name], size = _cut(value, size, cap)
+                    _limit_reached(
+                        events,
+                        session.session_id,
+                        "max_value_bytes",
+                        terminal.terminal_id,
+                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    )
+            delta += size - sizes.get(name, 0)
+            sizes[name] = size
+        self._grow(session, delta, terminal)
+
+    def _cap_meta_keys(
+        self,
+        session: SessionState,
+        subject: str,
+        held: ToolCallState | TerminalState,
+        events: list[Event],
+    ) -> None:
+        cap = self.limits.max_meta_keys
+        meta = held.meta
+        if cap is None or not isinstance(meta, dict) or len(meta) <= cap:
+            return
+        excess = len(meta) - cap + trim_block(cap) - 1
+        for key in list(meta)[:excess]:
+            del meta[key]
+        _limit_reached(
+            events,
+            session.session_id,
+            "max_meta_keys",
+            subject,
+            f"`_meta` had more than {cap} keys: dropped the {excess} oldest",
+        )
+
+    def _measure_meta(
+        self,
+        session: SessionState,
+        subject: str,
+        held: ToolCallState | TerminalState,
+        cap: int | None,
+        events: list[Event],
+    ) -> int:
+        meta = held.meta
+        if not isinstance(meta, dict):
+            return 0
+        size = 64
+        for key, value in meta.items():
+            value_size = size_of(value)
+            if cap is not None and value_size > cap:
+                meta[key], value_size = _cut(value, value_size, cap)
+                _limit_reached(
+                    events,
+                    session.session_id,
+                    "max_value_bytes",
+                    subject,
+                    f"`_meta.{key}`: over the cap of {cap:,} bytes: cut",
+                )
+            size += size_of(key) + value_size + 24
+        return size
+
+    def _cut_item(
+        self,
+        session: SessionState,
+        tc: ToolCallState,
+        item: Any,
+        size: int,
+        cap: int,
+        events: list[Event],
+    ) -> tuple[Any, int]:
+        """A content item over ``max_value_bytes``: a text block keeps its head, anything
+        else becomes a text block saying what was omitted."""
+        inner = item.content if isinstance(item, v2.Content) else None
+        if isinstance(inner, v2.TextContent):
+            text = _head(inner.text, cap) + "\n" + omitted(size, "max_value_bytes")
+            cut: Any = v2.Content(content=v2.TextContent(text=text))
+        else:
+            cut = v2.Content(content=v2.TextContent(text=omitted(size, "max_value_bytes")))
+        _limit_reached(
+            events,
+            session.session_id,
+            "max_value_bytes",
+            tc.tool_call_id,
+            f"a content item of {size:,} bytes, over the cap of {cap:,}: cut",
+        )
+        return cut, size_of(cut)
+
+    def _budgets(
+        self, session: SessionState, held: ToolCallState | TerminalState, events: list[Event]
+    ) -> None:
+        """After a change to ``held``: the call, session and store byte caps, in that order.
+        Each cut goes below the cap by an eighth of it, so that growth past it stays cheap."""
+        limits = self.limits
+        cap = limits.max_call_bytes
+        if cap is not None and isinstance(held, ToolCallState) and held.size > cap:
+            self._shrink_call(session, held, cap - trim_block(cap), "max_call_bytes", events)
+        cap = limits.max_session_bytes
+        if cap is not None and session.size > cap:
+            self._shrink_session(session, held, cap - trim_block(cap), events)
+        cap = limits.max_store_bytes
+        if cap is not None and self.size > cap:
+            self._shrink_store(session, held, cap - trim_block(cap), events)
+
+    def _shrink_call(
+        self,
+        session: SessionState,
+        tc: ToolCallState,
+        target: int,
+        limit: str,
+        events: list[Event],
+    ) -> None:
+        """Cut a call down to ``target`` bytes: the middle of its content first (its head
+        quarter and its tail are kept), then its largest values."""
+        before = tc.size
+        content = tc.fields.get("content")
+        if isinstance(content, list) and len(content) > 1:
+            head = max(1, len(content) // 4)
+            excess, freed = 0, 0
+            need = tc.size - target
+            while head + excess < len(content) - 1 and freed < need:
+                freed += size_of(content[head + excess])
+                excess += 1
+            if excess:
+                del content[head : head + excess]
+                self._dropped_items(session, tc, head, excess)
+        held = {**tc.fields, **(tc.extra or {})}
+        for name in sorted(tc.sizes, key=tc.sizes.__getitem__, reverse=True):
+            if tc.size <= target or tc.sizes[name] <= 256:
+                break
+            if name in ("content", "_meta"):
+                value = tc.fields.get(name) if name == "content" else tc.meta
+                replacement: Any = [] if name == "content" else {}
+            else:
+                value = held.get(name)
+                replacement, _ = _cut(value, tc.sizes[name], 1_024, limit)
+            if name == "content":
+                tc.dropped_items += len(value) if isinstance(value, list) else 0
+                tc.dropped_at = 0
+                tc.fields["content"] = replacement
+            elif name == "_meta":
+                tc.meta = replacement
+            elif name in tc.fields:
+                tc.fields[name] = replacement
+            elif tc.extra is not None:
+                tc.extra[name] = replacement
+            size = 0 if name == "content" else size_of(replacement)
+            self._grow(session, size - tc.sizes[name], tc)
+            tc.sizes[name] = size
+        _limit_reached(
+            events,
+            session.session_id,
+            limit,
+            tc.tool_call_id,
+            f"cut from {before:,} to {tc.size:,} bytes ({tc.dropped_items} content item(s) "
+            "dropped in all)",
+        )
+
+    def _shrink_session(
+        self,
+        session: SessionState,
+        keep: ToolCallState | TerminalState | None,
+        target: int,
+        events: list[Event],
+    ) -> None:
+        """Cut a session down to ``target`` bytes, keeping ``keep`` (what just changed) last:
+        finished calls go first (oldest first), then exited terminals, then the content of
+        open calls and the output of running terminals is cut (oldest first)."""
+        before = session.size
+        finished = [tc for tc in session.tool_calls.values() if tc.is_final and tc is not keep]
+        self._drop_calls(session, _until(finished, session.size - target), events)
+        if session.size > target:
+            exited = [t for t in session.terminals.values() if t.exited and t is not keep]
+            self._drop_terminals(session, _until(exited, session.size - target), events)
+        each = max(4096, target // 16)  # what an open call or a running terminal keeps
+        for tc in list(session.tool_calls.values()):
+            if session.size <= target:
+                break
+            if tc is not keep and tc.size > each:
+                self._shrink_call(session, tc, each, "max_session_bytes", events)
+        for terminal in list(session.terminals.values()):
+            if session.size <= target:
+                break
+            if terminal is not keep:
+                self._cap_output(session, terminal, events, each, "max_session_bytes")
+        if session.size > target and isinstance(keep, ToolCallState):
+            self._shrink_call(session, keep, each, "max_session_bytes", events)
+        elif session.size > target and isinstance(keep, TerminalState):
+            self._cap_output(session, keep, events, each, "max_session_bytes")
+        _limit_reached(
+            events,
+            session.session_id,
+            "max_session_bytes",
+            session.session_id,
+            f"cut from {before:,} to {session.size:,} bytes",
+        )
+
+    def _shrink_store(
+        self,
+        current: SessionState,
+        keep: ToolCallState | TerminalState | None,
+        target: int,
+        events: list[Event],
+    ) -> None:
+        """Cut the store down to ``target`` bytes: finished calls and exited terminals of the
+        least recently updated sessions first, then idle sessions, then the least recently
+        updated ones; the session just changed goes last."""
+        before = self.size
+        others = sorted(
+            (s for s in self.sessions.values() if s is not current), key=lambda s: s.touched
+        )
+        for session in others:
+            if self.size <= target:
+                break
+            finished = [tc for tc in session.tool_calls.values() if tc.is_final]
+            self._drop_calls(session, _until(finished, self.size - target), events)
+            exited = [t for t in session.terminals.values() if t.exited]
+            self._drop_terminals(session, _until(exited, self.size - target), events)
+        empty = [s for s in others if not s.tool_calls and not s.terminals]
+        self._drop_sessions(empty, events)  # nothing left in them
+        if self.size > target:
+            idle = [s for s in others if s.session_id in self.sessions and not s.live]
+            self._drop_sessions(_until(idle, self.size - target), events)
+        if self.size > target:
+            rest = [s for s in others if s.session_id in self.sessions]
+            self._drop_sessions(_until(rest, self.size - target), events)
+        if self.size > target:
+            self._shrink_session(current, keep, max(0, target - (self.size - current.size)), events)
+        _limit_reached(
+            events,
+            current.session_id,
+            "max_store_bytes",
+            current.session_id,
+            f"cut the store from {before:,} to {self.size:,} bytes",
         )
 
     # ----------------------------------------------------------------------------------------
@@ -766,6 +1151,45 @@ def _trim_middle(buffer: list[Any] | bytearray, cap: int) -> tuple[int, int]:
     excess = min(len(buffer) - cap + trim_block(cap), len(buffer) - head)
     del buffer[head : head + excess]
     return head, excess
+
+
+def _until(held: list[Any], need: int) -> list[Any]:
+    """The first of ``held`` (things with a ``size``) whose sizes add up to ``need`` bytes."""
+    chosen: list[Any] = []
+    freed = 0
+    for item in held:
+        if freed >= need:
+            break
+        chosen.append(item)
+        freed += item.size
+    return chosen
+
+
+def _head(text: str, cap: int) -> str:
+    """The head of ``text`` that keeps it well under ``cap`` bytes (a quarter of it)."""
+    return text[: max(0, cap // 4)]
+
+
+def _cut(value: Any, size: int, cap: int, limit: str = "max_value_bytes") -> tuple[Any, int]:
+    """A value over a cap of ``cap`` bytes, made to fit and stay valid where it is: a string
+    keeps its head and says what went; a list (``locations``) keeps the items that fit; a
+    model (``capabilities``, ``size``) is cleared; any other JSON value is replaced by the
+    saying."""
+    cut: Any
+    if isinstance(value, str):
+        cut = _head(value, cap) + " " + omitted(size, limit)
+    elif isinstance(value, list):
+        cut, room = [], cap // 2
+        for item in value:
+            room -= size_of(item) + 8
+            if room < 0:
+                break
+            cut.append(item)
+    elif isinstance(value, msgspec.Struct):
+        cut = None
+    else:
+        cut = omitted(size, limit)
+    return cut, size_of(cut)
 
 
 def _limit_reached(

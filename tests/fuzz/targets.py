@@ -37,8 +37,10 @@ from acp_toolcalls.convert import StatelessV1ToV2, StatelessV2ToV1
 from acp_toolcalls.events import (
     ContentAppended,
     LimitReached,
+    SessionEvicted,
     TerminalCleared,
     TerminalCreated,
+    TerminalEvicted,
     TerminalOutputAppended,
     TerminalPatched,
     ToolCallCleared,
@@ -47,7 +49,7 @@ from acp_toolcalls.events import (
     ToolCallPatched,
 )
 from acp_toolcalls.loss import ConversionError, Converted
-from acp_toolcalls.state import Limits
+from acp_toolcalls.state import Limits, size_of
 
 from .invariants import (
     TYPED,
@@ -206,10 +208,9 @@ def _reported(events: list[Any]) -> dict[tuple[str, str, str], set[str]]:
             add((e.session_id, "terminal", e.terminal_id), *e.fields)
         elif isinstance(e, TerminalOutputAppended):
             add((e.session_id, "terminal", e.terminal_id), "output")
-        elif isinstance(e, LimitReached) and e.limit == "max_content_items":
-            add((e.session_id, "call", e.subject), "content")
-        elif isinstance(e, LimitReached) and e.limit == "max_terminal_bytes":
-            add((e.session_id, "terminal", e.subject), "output")
+        elif isinstance(e, LimitReached):  # a cap cut what it names (any of its keys)
+            add((e.session_id, "call", e.subject), "*cut")
+            add((e.session_id, "terminal", e.subject), "*cut")
     return out
 
 
@@ -219,9 +220,15 @@ def _check_step(
     _, touched = named(raw)
     evicted = {
         (e.session_id, "call", e.tool_call_id) for e in events if isinstance(e, ToolCallEvicted)
+    } | {
+        (e.session_id, "terminal", e.terminal_id) for e in events if isinstance(e, TerminalEvicted)
     }
+    gone_sessions = {e.session_id for e in events if isinstance(e, SessionEvicted)}
+    evicted |= {key for key in entities(before) if key[0] in gone_sessions}
+    cut = {key for key, said in _reported(events).items() if "*cut" in said}
     diff = changed(before, after)
-    assert diff <= touched | evicted, f"changed {sorted(diff - touched - evicted)} of {raw[:300]!r}"
+    allowed = touched | evicted | cut
+    assert diff <= allowed, f"changed {sorted(diff - allowed)} of {raw[:300]!r}"
     old, new = entities(before), entities(after)
     assert old.keys() - new.keys() <= evicted, "an entry went away without an eviction event"
     gone: set[tuple[str, str, str]] = set()  # evicted and not created again since
@@ -234,6 +241,8 @@ def _check_step(
     reported = _reported(events)
     for key in diff - evicted:
         said = reported.get(key, set())
+        if "*cut" in said:
+            continue  # a cap cut it: any of its keys may have changed
         if key not in old:
             assert "*" in said, f"{key} appeared without a created event"
         entry, previous = new[key], old.get(key, {})
@@ -255,6 +264,42 @@ def _check_step(
     if limits.max_tool_calls is not None:
         for ids in new_order.values():
             assert len(ids) <= limits.max_tool_calls
+
+
+def _check_sizes(store: ToolCallStore) -> None:
+    """The bytes the store counted as it went equal a count from scratch, and the byte caps
+    hold (a single call may stay over its session's cap only by what a cut cannot shrink)."""
+    total = 0
+    for sid, session in store.sessions.items():
+        session_size = size_of(sid) + 400
+        for tc in session.tool_calls.values():
+            size = size_of(tc.tool_call_id) + 200
+            for name, value in {**tc.fields, **(tc.extra or {})}.items():
+                if name == "content":
+                    size += sum(size_of(item) for item in value) if isinstance(value, list) else 0
+                else:
+                    size += size_of(value)
+            if isinstance(tc.meta, dict):
+                size += 64 + sum(size_of(k) + size_of(v) + 24 for k, v in tc.meta.items())
+            assert size == tc.size, f"call {tc.tool_call_id}: counted {tc.size}, holds {size}"
+            session_size += size
+        for terminal in session.terminals.values():
+            size = size_of(terminal.terminal_id) + 200
+            size += sum(size_of(value) for value in terminal.fields.values())
+            if isinstance(terminal.output, bytearray):
+                size += len(terminal.output)
+            if isinstance(terminal.meta, dict):
+                size += 64 + sum(size_of(k) + size_of(v) + 24 for k, v in terminal.meta.items())
+            assert size == terminal.size, f"terminal {terminal.terminal_id}: {terminal.size}"
+            session_size += size
+        assert session_size == session.size, f"session {sid}: counted {session.size}"
+        total += session_size
+    assert total == store.size, f"store: counted {store.size}, holds {total}"
+    cap = store.limits.max_call_bytes
+    if cap is not None:  # a cut leaves values of at most 256 bytes and markers
+        for session in store.sessions.values():
+            for tc in session.tool_calls.values():
+                assert tc.size <= max(cap, 4_000), f"call {tc.tool_call_id}: {tc.size} bytes"
 
 
 def _message(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
@@ -298,6 +343,7 @@ def run_store(
         note(f"line applied, {len(events)} events" if len(events) < 3 else "line applied, 3+")
         after = store.document()
         _check_step(raw, before, after, events, caps)
+        _check_sizes(store)
         assert slow.apply(json.loads(raw), now=float(index)) == events
         assert slow.document() == after, "bytes and parsed values of a line apply differently"
     _check_replay(store)

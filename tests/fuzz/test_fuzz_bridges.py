@@ -41,6 +41,12 @@ SMALL_LIMITS = st.builds(
     max_content_items=st.integers(1, 4),
     max_terminal_bytes=st.integers(1, 64),
     max_tool_calls=st.integers(1, 3),
+    max_sessions=st.none() | st.integers(1, 3),
+    max_value_bytes=st.none() | st.integers(100, 2_000),
+    max_call_bytes=st.none() | st.integers(500, 4_000),
+    max_session_bytes=st.none() | st.integers(1_000, 10_000),
+    max_store_bytes=st.none() | st.integers(2_000, 20_000),
+    max_meta_keys=st.none() | st.integers(1, 4),
 )
 
 

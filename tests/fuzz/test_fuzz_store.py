@@ -7,13 +7,14 @@ or ``auto``, with the default caps or tiny ones. After every line:
 
 - only ``DecodeError`` leaves ``apply``, and then ``document()`` is unchanged;
 - a message changes only the calls and terminals it names (``invariants.named``: its
-  session's ``toolCallId``/``terminalId``, a permission subject's call); any other call of the
-  same session may only be evicted by a cap, and each eviction is reported; no other session
-  changes; calls keep their first-seen order;
+  session's ``toolCallId``/``terminalId``, a permission subject's call); anything else may
+  only be evicted or cut by a cap, each reported (an eviction event, or a ``LimitReached``
+  naming it); calls keep their first-seen order;
 - every change is reported: a new call or terminal by its created event, each changed key of
   an entry by a patched/cleared event naming it (``content`` also by an append or a cap,
   terminal ``output`` by an output append or a cap);
-- caps hold: content items per call, output bytes per terminal, calls per session;
+- caps hold: content items per call, output bytes per terminal, calls per session, bytes per
+  call, session and store (as the store measures them, which a count from scratch matches);
 - a second store fed the same stream as parsed JSON values (the slow path) agrees exactly.
 
 At the end, replaying the document (each call's snapshot as one ``tool_call_update``, each
@@ -41,6 +42,11 @@ LIMITS = st.none() | st.builds(
     max_content_items=st.integers(1, 4),
     max_terminal_bytes=st.integers(1, 64),
     max_tool_calls=st.integers(1, 3),
+    max_value_bytes=st.none() | st.integers(100, 2_000),
+    max_call_bytes=st.none() | st.integers(500, 4_000),
+    max_session_bytes=st.none() | st.integers(1_000, 10_000),
+    max_store_bytes=st.none() | st.integers(2_000, 20_000),
+    max_meta_keys=st.none() | st.integers(1, 4),
 )
 
 
