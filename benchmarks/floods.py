@@ -202,13 +202,16 @@ def _init_result(version: int) -> dict[str, Any]:
 
 
 def _done(version: int) -> bytes:
+    """The end of the flood: a v2 agent's idle state first (what a v1 client is sent of held
+    back changes goes out before it), then a message chunk the editor waits for."""
     body: dict[str, Any] = {
         "sessionUpdate": "agent_message_chunk",
         "content": {"type": "text", "text": DONE},
     }
-    if version == 2:
-        body["messageId"] = "flood-done"
-    return _update(body)
+    if version == 1:
+        return _update(body)
+    body["messageId"] = "flood-done"
+    return _update({"sessionUpdate": "state_update", "state": "idle"}) + _update(body)
 
 
 def run_agent(name: str, version: int, scale: float) -> None:

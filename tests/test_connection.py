@@ -13,6 +13,7 @@ import pytest
 
 from acp_toolcalls.connection import ConnectionBridge, Outbox
 from acp_toolcalls.schema import validate_message
+from acp_toolcalls.state import Limits
 
 SID = "sess-1"
 CWD = "/home/user/project"
@@ -964,3 +965,84 @@ def test_no_input_from_either_side_raises_or_writes_anything_but_json(
         for written in out.to_client + out.to_agent:
             if written not in forwarded or core.mode != "passthrough":
                 json.loads(written)
+
+
+# --------------------------------------------------------------------------------------------
+# Memory caps of the core itself (issue 15): sessions, message ids, pending requests each way
+
+
+def test_past_max_sessions_idle_sessions_are_forgotten_and_busy_ones_kept() -> None:
+    wire = v1_client_v2_agent(limits=Limits(max_sessions=10))
+    prompt(wire)  # SID is busy: a prompt waits
+    for i in range(200):
+        body = {"sessionUpdate": "agent_message_chunk", "messageId": f"m{i}"}
+        wire.agent(update({**body, "content": text("hi")}, session=f"s{i}"))
+    assert len(wire.core._sessions) <= 11
+    assert any(key == SID for key in wire.core._sessions)  # the busy one stays
+    notes = [n for n in wire.notes if n.startswith("max_sessions")]
+    assert len(notes) == 1  # one line per cap per 10 seconds, however often it bites
+
+
+def test_past_max_message_ids_the_oldest_are_forgotten() -> None:
+    wire = v1_client_v2_agent(limits=Limits(max_message_ids=50))
+    for i in range(500):
+        body = {"sessionUpdate": "agent_message_chunk", "messageId": f"m{i}"}
+        wire.agent(update({**body, "content": text("hi")}))
+    [session] = [s for k, s in wire.core._sessions.items() if k == SID]
+    assert len(session.forwarded_messages) <= 50
+    assert len(wire.client_updates("agent_message_chunk")) == 500  # none lost
+
+
+def test_past_max_pending_requests_the_oldest_client_request_is_answered_an_error() -> None:
+    wire = v1_client_v2_agent(limits=Limits(max_pending_requests=20))
+    for i in range(100, 150):
+        wire.client(request(i, "_vendor/ping", {}))
+    errors = [m for m in wire.to_client if "error" in m]
+    assert [m["id"] for m in errors] == list(range(100, 130))  # the oldest 30, in order
+    assert len(wire.core._to_agent.pending) == 20
+    late = wire.to_agent[0]["id"]  # the agent answers a request given up: dropped
+    wire.agent(result(late, {"pong": True}))
+    assert wire.last_client()["id"] == 129
+
+
+def test_past_max_pending_requests_the_oldest_agent_request_is_withdrawn() -> None:
+    wire = v1_client_v2_agent(limits=Limits(max_pending_requests=20))
+    for i in range(100, 150):
+        wire.agent(request(i, "_vendor/ask", {}))
+    answered = [m for m in wire.to_agent if "id" in m and "method" not in m]
+    assert [m["id"] for m in answered] == list(range(100, 130))
+    assert all(m["error"]["code"] == -32603 for m in answered)
+    withdrawn = [m for m in wire.to_client if m.get("method") == "$/cancel_request"]
+    assert len(withdrawn) == 30 and len(wire.core._to_client.pending) == 20
+    for i in range(200, 230):  # permission requests past the cap: withdrawn, `cancelled`
+        ask = {**PERMISSION, "subject": {"type": "tool_call", "toolCall": {"toolCallId": f"c{i}"}}}
+        wire.agent(request(i, "session/request_permission", ask))
+    answered = [m for m in wire.to_agent if m.get("id") in range(200, 230)]
+    assert answered and all(m["result"] == CANCELLED for m in answered)
+
+
+def test_no_line_the_proxy_writes_is_longer_than_its_line_limit() -> None:
+    wire = Wire(agent_version=2, max_line_bytes=300)
+    wire.client(V1_INIT)
+    assert len(json.dumps(wire.last_agent())) < 300
+    answer_line = json.dumps(result(wire.last_agent()["id"], V2_AGENT_INIT))
+    assert len(answer_line) < 450
+    wire.agent(answer_line.encode())  # its v1 form is over 300 bytes: an error instead
+    [answer] = wire.to_client
+    assert answer["id"] == 0 and answer["error"]["code"] == -32603
+    assert "over the line limit of 300" in answer["error"]["data"]["details"]
+
+
+def test_a_v1_update_too_long_for_a_line_leaves_items_out_and_says_so() -> None:
+    from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+
+    bridge = V2ToV1Bridge(max_message_bytes=20_000, limits=Limits(max_call_bytes=None))
+    items = [{"type": "content", "content": text("x" * 100)} for _ in range(1_000)]
+    body = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "T", "content": items}
+    (message,) = bridge.convert(json.dumps(update(body)).encode()).messages
+    from acp_toolcalls import encode
+
+    line = encode(message)
+    assert len(line) <= 20_000
+    texts = [i["content"]["text"] for i in json.loads(line)["params"]["update"]["content"]]
+    assert any("omitted to fit a line" in t for t in texts)

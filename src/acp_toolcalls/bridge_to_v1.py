@@ -34,7 +34,7 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D3
 - Every loss is reported; caps come from the store's ``Limits`` (its terminals keep about
   the tail a v1 client is shown, ``4 * tail_chars`` bytes); ``close_session`` frees all. What
   the store drops, the bridge sends first what it held back about (``on_evict``); a dropped
-  call it showed stays known as a ghost (twice ``max_tool_calls`` ghosts at most), so a later
+  call it showed stays known as a ghost (10,000 ghosts at most), so a later
   update of it is not a first sight with another title. Where a cap dropped content items, a
   text item says how many; no message is longer than ``max_message_bytes``. A request with
   more than ``max_permission_options`` options is not forwarded (the agent is answered
@@ -107,6 +107,10 @@ _FLUSHING_TAGS = frozenset({"state_update"})
 """Opaque v2 updates before which everything pending is flushed and which are not forwarded."""
 
 _NO_LOSS = LossReport()
+_RENDERED = 256
+"""Terminal renderings kept (each up to ``tail_chars`` characters)."""
+_MAX_GHOSTS = 10_000
+"""Calls the client was shown that the store no longer holds, remembered (the oldest go)."""
 _GHOST_TITLE = 256
 """Characters of its title a ghost call keeps (the title a restore after a prompt sends)."""
 _UNFLUSHING_TAGS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
@@ -396,7 +400,7 @@ class V2ToV1Bridge:
 
     def _ghost(self, session_id: str, session: _Session, tool_call_id: str, call: _Call) -> None:
         """Keep only what the client was shown of a call the store no longer holds (bounded:
-        twice ``max_tool_calls`` ghosts in all, the oldest forgotten first)."""
+        ``_MAX_GHOSTS`` in all, the oldest forgotten first)."""
         session.order.pop(tool_call_id, None)
         if not call.known:
             del session.calls[tool_call_id]
@@ -412,9 +416,9 @@ class V2ToV1Bridge:
             call.title = call.title[:_GHOST_TITLE]
         call.ghost = True
         self._ghosts[(session_id, tool_call_id)] = None
-        cap = self.store.limits.max_tool_calls
-        if cap is not None and len(self._ghosts) > 2 * cap:
-            forgotten = list(self._ghosts)[: trim_block(2 * cap)]
+        cap = _MAX_GHOSTS
+        if len(self._ghosts) > cap:
+            forgotten = list(self._ghosts)[: trim_block(cap)]
             for key in forgotten:
                 del self._ghosts[key]
                 held = self._sessions.get(key[0])
@@ -424,8 +428,8 @@ class V2ToV1Bridge:
                         del self._sessions[key[0]]
             self._loss(
                 "$.max_tool_calls",
-                f"forgot {len(forgotten)} tool call(s) the store no longer holds (cap "
-                f"{2 * cap} in the bridge): a later update of one is sent as a first sight",
+                f"forgot {len(forgotten)} tool call(s) the store no longer holds (the bridge "
+                f"remembers {cap}): a later update of one is sent as a first sight",
             )
 
     def _revive(self, session_id: str, tool_call_id: str, call: _Call) -> None:
@@ -835,6 +839,8 @@ class V2ToV1Bridge:
         cached = self._rendered.get(key)
         if cached is None:
             cached = self._rendered[key] = self._render_terminal_now(session_id, terminal_id)
+            if len(self._rendered) > _RENDERED:  # renderings are a cache: the oldest go
+                del self._rendered[next(iter(self._rendered))]
         return cached
 
     def _render_terminal_now(self, session_id: str, terminal_id: str) -> tuple[Any, dict[str, Any]]:

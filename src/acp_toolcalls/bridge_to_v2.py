@@ -20,12 +20,12 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
 - v2 requires a ``messageId`` on every message chunk: a v1 chunk without one continues the
   session's current message of its kind, and any other update, or ``end_message``, ends it.
 - Every other message passes through unchanged.
-- Memory is bounded by ``Limits``: per session the titles and final statuses of at most
-  ``max_tool_calls`` ids (oldest forgotten first), at most ``max_sessions`` sessions (least
-  recently used forgotten first), at most ``max_pending_permissions`` unanswered requests (the
-  oldest given up: the agent is answered ``cancelled``); a request with more than
-  ``max_permission_options`` options is not forwarded and answered ``cancelled``. Every cap
-  that bites is reported as a loss.
+- Memory is bounded by ``Limits``: per session the titles (their first 1,024 characters) and
+  final statuses of at most ``max_tool_calls`` ids (oldest forgotten first), at most
+  ``max_sessions`` sessions (least recently used forgotten first), at most
+  ``max_pending_permissions`` unanswered requests (the oldest given up: the agent is
+  answered ``cancelled``); a request with more than ``max_permission_options`` options is not
+  forwarded and answered ``cancelled``. Every cap that bites is reported as a loss.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ from .v2_to_v1 import permission_response_to_v1
 __all__ = ["V1ToV2Bridge"]
 
 _MESSAGE_CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
+_TITLE_KEPT = 1_024
+"""Characters of a call's title remembered for a permission prompt that has none (D37)."""
 
 
 class _Session:
@@ -218,7 +220,7 @@ class V1ToV2Bridge:
 
     def _remember(self, session_id: str, session: _Session, update: v2.ToolCallUpdate) -> None:
         if isinstance(update.title, str) and update.title:
-            session.titles[update.tool_call_id] = update.title
+            session.titles[update.tool_call_id] = update.title[:_TITLE_KEPT]
         if isinstance(update.status, str):
             if update.status in v2.FINAL_STATUSES:
                 session.final[update.tool_call_id] = None

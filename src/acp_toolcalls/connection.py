@@ -48,6 +48,7 @@ Rules this module owns (everything ``acp-toolcalls bridge`` decides; proxy.py on
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ from . import routing as rpc
 from . import v1, v2
 from .bridge_to_v1 import V2ToV1Bridge
 from .bridge_to_v2 import V1ToV2Bridge
-from .codec import encode
+from .codec import DEFAULT_MAX_BYTES, encode
 from .jsonrpc import (
     CANCELLED_OUTCOME,
     INTERNAL_ERROR,
@@ -75,7 +76,7 @@ from .jsonrpc import (
 from .lenient import DecodeError
 from .loss import Converted
 from .methods import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
-from .state import Limits
+from .state import Limits, trim_block
 
 __all__ = ["ConnectionBridge", "ConnectionNote", "Outbox", "Version"]
 
@@ -106,6 +107,8 @@ _PERMISSION_METHOD = b'"session/request_permission"'
 _MAX_HELD = 1_000
 _MAX_HELD_BYTES = 64 * 1024 * 1024
 """Agent messages held until the agent has answered ``initialize``, at most."""
+LIMIT_NOTE_INTERVAL = 10.0
+"""Seconds between two notes about the same cap."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,10 @@ class ConnectionNote:
     side: Side
     """Whose message it is about."""
     text: str
-    kind: Literal["loss", "error"] = "loss"
+    kind: Literal["loss", "error", "limit"] = "loss"
+    """``loss``: what a conversion could not carry (for ``--verbose``); ``error``: a peer broke
+    the protocol or went away; ``limit``: a memory cap dropped something (at most one line
+    per cap every ``LIMIT_NOTE_INTERVAL`` seconds, saying how many more it bit since)."""
 
 
 @dataclass
@@ -144,9 +150,15 @@ class _Prompt:
 @dataclass
 class _Session:
     prompts: list[_Prompt] = field(default_factory=list)
-    forwarded_messages: set[str] = field(default_factory=set)  # messageIds the v1 side has
+    forwarded_messages: dict[str, None] = field(default_factory=dict)  # messageIds v1 has
     permissions: int = 0  # permission requests waiting for the client's answer
     replay_suppressed: bool = False  # a v2 resume without replay served by a v1 load
+    touched: int = 0  # when it was last used: the least recently used go first
+
+    @property
+    def busy(self) -> bool:
+        """A prompt or a permission request of it is waiting."""
+        return bool(self.prompts or self.permissions)
 
 
 # --------------------------------------------------------------------------------------------
@@ -168,15 +180,21 @@ class ConnectionBridge:
         agent_version: VersionOption = "auto",
         coalesce_interval: float = 0.05,
         limits: Limits | None = None,
+        max_line_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self.client_version: Version | None = None if client_version == "auto" else client_version
+        self.max_line_bytes = max_line_bytes
         self.agent_version: Version | None = None
         self._asked_agent: VersionOption = agent_version
         self.coalesce_interval = coalesce_interval
         self.limits = limits
+        caps = limits if limits is not None else Limits()
+        self._caps = caps
         self.mode: Literal["negotiating", "passthrough", "convert"] = "negotiating"
-        self._to_agent = rpc.RequestIds()
-        self._to_client = rpc.RequestIds()
+        self._to_agent = rpc.RequestIds(caps.max_pending_requests)
+        self._to_client = rpc.RequestIds(caps.max_pending_requests)
+        self._touches = 0
+        self._limit_notes: dict[str, tuple[float, int]] = {}  # cap -> (last note, bitten since)
         self._sessions: dict[Any, _Session] = {}
         self._deadline: float | None = None
         self._to_v1: V2ToV1Bridge | None = None
@@ -195,6 +213,7 @@ class ConnectionBridge:
 
     def from_client(self, line: bytes, now: float) -> Outbox:
         """One line the client wrote."""
+        self._now = now
         if self.mode == "passthrough":
             self._track_passthrough(line)
             self._out.to_agent.append(line)
@@ -214,6 +233,7 @@ class ConnectionBridge:
 
     def from_agent(self, line: bytes, now: float) -> Outbox:
         """One line the agent wrote."""
+        self._now = now
         if self.gone:
             return self._take()
         if self.mode == "passthrough":
@@ -222,7 +242,6 @@ class ConnectionBridge:
                 line = self._unique_options(line)
             self._out.to_client.append(line)
             return self._take()
-        self._now = now
         read = self._read_agent(line)
         if read is not None:
             parsed, line = read
@@ -235,6 +254,7 @@ class ConnectionBridge:
 
     def poll(self, now: float) -> Outbox:
         """Send the coalesced tool-call changes whose time has come."""
+        self._now = now
         if self._deadline is not None and now >= self._deadline:
             self._deadline = None
             if self._to_v1 is not None:
@@ -284,21 +304,112 @@ class ConnectionBridge:
     # Output
 
     def _take(self) -> Outbox:
+        self._backlogs()
         out, self._out = self._out, Outbox()
         return out
 
+    def _backlogs(self) -> None:
+        """Past ``max_pending_requests`` waiting one way: the oldest is settled and forgotten.
+        A client request: the client gets an error (a prompt's turn ends in one). An agent
+        request: a permission request is withdrawn through the bridge (``cancelled``), any
+        other is answered with an error; the client is sent ``$/cancel_request`` for it."""
+        while (over := self._to_agent.over_cap()) is not None:
+            _forwarded, pending = over
+            self._limit(
+                "max_pending_requests",
+                f"{self._to_agent.cap} requests of the client wait for the agent: the oldest "
+                f"({pending.method}) is answered with an error",
+            )
+            if not pending.discard and self.mode != "passthrough":
+                self._give_up_on_agent(pending, "too many requests wait for the agent")
+        while (over := self._to_client.over_cap()) is not None:
+            forwarded, pending = over
+            self._limit(
+                "max_pending_requests",
+                f"{self._to_client.cap} requests of the agent wait for the client: the oldest "
+                f"({pending.method}) is withdrawn",
+            )
+            if pending.discard:
+                continue
+            if pending.method == "session/request_permission":
+                withdrawn = self._bridge().withdraw(pending.origin_id)
+                for reply in withdrawn.replies:
+                    self._agent(reply)
+                for message in withdrawn.messages:
+                    if not (isinstance(message, JsonRpcMessage) and message.method):
+                        self._client(message)  # the call's own state, restored
+                session = self._session(pending.session_id)
+                session.permissions = max(0, session.permissions - 1)
+            else:
+                detail = {"details": "too many requests wait for the client"}
+                self._agent(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+            self._client(rpc.notification("$/cancel_request", {"requestId": forwarded}))
+
+    def _give_up_on_agent(self, pending: rpc.Pending, reason: str) -> None:
+        """A client request the agent will not be waited on for: the client's answer."""
+        data = {"details": reason}
+        session = self._sessions.get(request_key(pending.session_id))
+        prompt = None
+        if pending.method == "session/prompt" and session is not None:
+            prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
+        if prompt is not None and session is not None:
+            session.prompts.remove(prompt)
+            if self.client_version == 2:  # acknowledged already: the turn ends in an error
+                self._client(rpc.update(pending.session_id, _idle_error(INTERNAL_ERROR, reason)))
+                return
+        self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
+
     def _client(self, message: Any) -> None:
-        self._out.to_client.append(encode(message))
+        line = self._fits(encode(message), "client")
+        if line is not None:
+            self._out.to_client.append(line)
 
     def _agent(self, message: Any) -> None:
-        self._out.to_agent.append(encode(message))
+        line = self._fits(encode(message), "agent")
+        if line is not None:
+            self._out.to_agent.append(line)
 
-    def _note(self, side: Side, text: str, kind: Literal["loss", "error"] = "loss") -> None:
+    def _fits(self, line: bytes, to: Side) -> bytes | None:
+        """No line the proxy writes is longer than the lines it reads. A longer answer is
+        replaced by an error answer; a longer request is not sent and its sender is answered
+        with an error; anything else is not sent (noted)."""
+        if len(line) <= self.max_line_bytes:
+            return line
+        envelope = rpc.read_envelope.decode(line)
+        what = f"a message of {len(line)} bytes, over the line limit of {self.max_line_bytes}"
+        self._note("agent" if to == "client" else "client", f"{what}: not sent", "error")
+        detail = {"details": f"{what} once converted"}
+        if envelope.method is UNSET and envelope.id is not UNSET:
+            return encode(rpc.error(envelope.id, INTERNAL_ERROR, "Internal error", detail))
+        if envelope.id is not UNSET:  # a request: its sender gets the answer
+            pending = (self._to_agent if to == "agent" else self._to_client).pop(envelope.id)
+            if pending is not None:
+                answer = rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+                (self._client if to == "agent" else self._agent)(answer)
+        return None
+
+    def _note(
+        self, side: Side, text: str, kind: Literal["loss", "error", "limit"] = "loss"
+    ) -> None:
         self._out.notes.append(ConnectionNote(side, text, kind))
 
     def _losses(self, side: Side, what: str, losses: Any) -> None:
         for loss in losses:
-            self._note(side, f"{what}: {loss}")
+            if loss.path.startswith("$.max_"):  # a cap of the bridge's store bit
+                self._limit(loss.path[2:], f"{what}: {loss.reason}")
+            else:
+                self._note(side, f"{what}: {loss}")
+
+    def _limit(self, cap: str, text: str) -> None:
+        """A memory cap bit: one note, unless one about the same cap went out in the last
+        ``LIMIT_NOTE_INTERVAL`` seconds (then it is counted, and the next note says so)."""
+        last, since = self._limit_notes.get(cap, (None, 0))
+        if last is not None and self._now - last < LIMIT_NOTE_INTERVAL:
+            self._limit_notes[cap] = (last, since + 1)
+            return
+        more = f" (and {since} more time(s) since the last note)" if since else ""
+        self._note("agent", f"{cap}: {text}{more}", "limit")
+        self._limit_notes[cap] = (self._now, 0)
 
     # ----------------------------------------------------------------------------------------
     # Pass-through: forward bytes, remember only what the client waits for
@@ -306,7 +417,7 @@ class ConnectionBridge:
     def _track_passthrough(self, line: bytes) -> None:
         try:
             parsed = rpc.read_line.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return  # the agent answers it (-32700); nothing to wait for
         for item in parsed if isinstance(parsed, list) else (parsed,):
             envelope = _as_envelope(item)
@@ -357,7 +468,7 @@ class ConnectionBridge:
             return
         try:
             parsed = rpc.read_line.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return
         for item in parsed if isinstance(parsed, list) else (parsed,):
             envelope = _as_envelope(item)
@@ -527,7 +638,7 @@ class ConnectionBridge:
                 self._client(rpc.error(request_id, INVALID_PARAMS, "the prompt has no content"))
                 return
             self._start_prompt(request_id, session_id, params)
-        pending = rpc.Pending(request_id, method, session_id, params)
+        pending = rpc.Pending(request_id, method, session_id)  # its params are not kept
         self._agent(rpc.request(self._to_agent.allocate(pending), target, mapped.value))
 
     def _answer_for_v1_agent(self, request_id: Any, method: str, params: Any) -> bool:
@@ -790,6 +901,7 @@ class ConnectionBridge:
             self._to_v1 = V2ToV1Bridge(
                 coalesce=self.coalesce_interval > 0,
                 limits=self.limits,
+                max_message_bytes=self.max_line_bytes,
                 notices=isinstance(session_caps.get("notices"), dict),
                 compaction=isinstance(session_caps.get("compaction"), dict),
             )
@@ -891,7 +1003,7 @@ class ConnectionBridge:
                 self._idle(session, body)  # an idle that ends active work
             return
         if tag in _CHUNKS and isinstance(body.get("messageId"), str):
-            session.forwarded_messages.add(body["messageId"])
+            self._forwarded_message(session, body["messageId"])
         self._bridge_update(self._to_v1, _opaque_message(message, 2) or line)
 
     def _v1_agent_update(self, session_id: Any, tag: Any, line: bytes) -> None:
@@ -988,7 +1100,21 @@ class ConnectionBridge:
         session = self._sessions.get(key)
         if session is None:
             session = self._sessions[key] = _Session()
+            cap = self._caps.max_sessions
+            if cap is not None and len(self._sessions) > cap:
+                self._forget_sessions(cap)
+        self._touches += 1
+        session.touched = self._touches
         return session
+
+    def _forget_sessions(self, cap: int) -> None:
+        """Past ``max_sessions``: forget the least recently used sessions nothing waits on
+        (what is forgotten: which messages a v1 client has, a suppressed replay)."""
+        idle = [(s.touched, k) for k, s in self._sessions.items() if not s.busy]
+        forgotten = heapq.nsmallest(trim_block(cap), idle)
+        for _, key in forgotten:
+            del self._sessions[key]
+        self._limit("max_sessions", f"forgot {len(forgotten)} idle session(s) (cap {cap})")
 
     def _close_session(self, session_id: Any) -> None:
         self._sessions.pop(request_key(session_id), None)
@@ -1076,7 +1202,7 @@ class ConnectionBridge:
             return
         if not isinstance(content, list):
             return  # no content to show (a `_meta` patch, a clear of nothing v1 has)
-        session.forwarded_messages.add(message_id)
+        self._forwarded_message(session, message_id)
         assert self._to_v1 is not None
         for block in content:
             chunk = {
@@ -1085,6 +1211,19 @@ class ConnectionBridge:
                 "content": block,
             }
             self._bridge_update(self._to_v1, rpc.update(session_id, chunk))
+
+    def _forwarded_message(self, session: _Session, message_id: str) -> None:
+        messages = session.forwarded_messages
+        messages[message_id] = None
+        cap = self._caps.max_message_ids
+        if cap is not None and len(messages) > cap:
+            for old in list(messages)[: trim_block(cap)]:
+                del messages[old]
+            self._limit(
+                "max_message_ids",
+                f"forgot the {trim_block(cap)} oldest message id(s) of a session (cap {cap}): "
+                "an upsert of one is sent again as chunks",
+            )
 
     def _settle_permissions(self, session_id: Any) -> None:
         """``session/cancel``: the session's pending permission requests are not approved; the

@@ -235,12 +235,24 @@ class Pending:
 
 
 class RequestIds:
-    """Ids of requests sent to one side: allocated here, mapped back on the answer."""
+    """Ids of requests sent to one side: allocated here, mapped back on the answer. At most
+    ``cap`` are pending: past it, ``over_cap`` hands the oldest to the caller to settle."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int | None = None) -> None:
+        self.cap = cap
         self.pending: dict[Any, Pending] = {}
         self.by_origin: dict[Any, Any] = {}
         self._next = itertools.count(1)
+
+    def over_cap(self) -> tuple[Any, Pending] | None:
+        """Past the cap: the oldest pending request, no longer pending (its forwarded id and
+        what was kept of it); else ``None``."""
+        if self.cap is None or len(self.pending) <= self.cap:
+            return None
+        key = next(iter(self.pending))
+        pending = self.pending.pop(key)
+        forwarded = self.by_origin.pop(request_key(pending.origin_id), key)
+        return forwarded, pending
 
     def allocate(self, pending: Pending) -> int:
         new_id = next(self._next)

@@ -119,6 +119,12 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     max_pending_permissions: int | None = 1_000
     """Bridges: forwarded permission requests awaiting the client's answer; past it the oldest
     is given up and its agent answered ``cancelled``."""
+    max_pending_requests: int | None = 10_000
+    """The proxy: requests of each side awaiting the other's answer; past it the oldest is
+    answered with an error (a permission request: ``cancelled``) and forgotten."""
+    max_message_ids: int | None = 10_000
+    """The proxy: message ids per session it remembers a v1 client has (to tell a replay from
+    a repeat); the oldest are forgotten first."""
 
     @classmethod
     def unlimited(cls) -> Limits:
