@@ -993,7 +993,8 @@ class ToolCallStore:
         if session.size > target:
             exited = [t for t in session.terminals.values() if t.exited and t is not keep]
             self._drop_terminals(session, _until(exited, session.size - target), events)
-        each = max(4096, target // 16)  # what an open call or a running terminal keeps
+        # What each open call and running terminal keeps: an equal share of the session.
+        each = max(4096, target // (len(session.tool_calls) + len(session.terminals) + 1))
         for tc in list(session.tool_calls.values()):
             if session.size <= target:
                 break
