@@ -1046,3 +1046,14 @@ def test_a_v1_update_too_long_for_a_line_leaves_items_out_and_says_so() -> None:
     assert len(line) <= 20_000
     texts = [i["content"]["text"] for i in json.loads(line)["params"]["update"]["content"]]
     assert any("omitted to fit a line" in t for t in texts)
+
+
+def test_flush_sends_what_waits_for_the_coalescing_deadline() -> None:
+    wire = v1_client_v2_agent(coalesce_interval=10.0)
+    wire.agent(update({"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "Read"}))
+    chunk = {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c"}
+    wire.agent(update({**chunk, "content": {"type": "content", "content": text("x")}}))
+    assert wire.client_updates("tool_call_update") == []
+    wire._take(wire.core.flush())
+    [sent] = wire.client_updates("tool_call_update")
+    assert len(sent["content"]) == 1 and wire.core.next_deadline() is None

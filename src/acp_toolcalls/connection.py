@@ -168,9 +168,9 @@ class ConnectionBridge:
     """The sans-I/O core of the proxy: lines in from either side, lines out to either side.
 
     ``from_client(line, now)`` and ``from_agent(line, now)`` take one line each (without its
-    newline); ``poll(now)`` sends coalesced tool-call changes that are due (``next_deadline``);
-    ``agent_gone(reason)`` answers everything the client still waits for. Each returns an
-    ``Outbox``.
+    newline); ``poll(now)`` sends coalesced tool-call changes that are due (``next_deadline``),
+    ``flush()`` all of them; ``agent_gone(reason)`` answers everything the client still waits
+    for. Each returns an ``Outbox``.
     """
 
     def __init__(
@@ -259,6 +259,13 @@ class ConnectionBridge:
             self._deadline = None
             if self._to_v1 is not None:
                 self._bridged(self._to_v1.flush(), "client")
+        return self._take()
+
+    def flush(self) -> Outbox:
+        """Send every coalesced tool-call change now (the client's input ended, say)."""
+        self._deadline = None
+        if self._to_v1 is not None:
+            self._bridged(self._to_v1.flush(), "client")
         return self._take()
 
     @property
