@@ -15,9 +15,10 @@ Rules this module owns (every decision about messages is connection.py's):
 - Lines are read with a limit: a longer line is reported and skipped, never held in memory
   whole; it is not fatal. A stdin that cannot be polled (a file, ``/dev/null``) is read in
   chunks; a closed stdin is read as an empty one.
-- Our stderr gets one line per note (``--verbose`` adds losses), written by a helper thread
-  from a buffer bounded in bytes: a stderr nobody reads never blocks the message path; notes
-  past the bound are dropped and counted, and the count is said when stderr takes lines again.
+- Our stderr gets one line per note (errors and caps that bite; ``--verbose`` adds losses),
+  written by a helper thread from a buffer bounded in bytes: a stderr nobody reads never blocks
+  the message path; notes past the bound are dropped and counted, and the count is said when
+  stderr takes lines again.
 - The agent runs in a session (so a process group) of its own, with our stderr. The session
   ends when the client's input ends (the agent's stdin is closed and it gets ``grace``
   seconds to exit; exit status 0), or when the agent's process exits or its stdout ends or
@@ -456,7 +457,7 @@ class _Proxy:
     def deliver(self, out: Outbox) -> None:
         """Notes, log, and each side's lines into its writer, now."""
         for note in out.notes:
-            if note.kind == "error" or self.config.verbose:
+            if note.kind != "loss" or self.config.verbose:  # errors and caps that bite
                 self.say(f"{note.side}: {note.text}")
         if out.to_client:
             self._log("proxy->client", self._client_protocol(), out.to_client)
@@ -633,6 +634,7 @@ class _Proxy:
         await self._end_group()
         with contextlib.suppress(asyncio.TimeoutError):  # its last lines still reach the client
             await asyncio.wait_for(asyncio.shield(agent), 1.0)
+        self.deliver(self.core.flush())  # and the tool-call changes still held back
         return 0
 
     async def _agent_ended(self, agent: asyncio.Future[None]) -> int:
