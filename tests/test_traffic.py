@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import json
 
-from acp_toolcalls.traffic import is_record, log_line, one_side, read_record, skipped_line
+from acp_toolcalls.traffic import (
+    REDACTED,
+    Direction,
+    Redactor,
+    is_record,
+    log_line,
+    one_side,
+    read_record,
+    skipped_line,
+)
 
 MESSAGE = b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w"}}'
 
@@ -53,3 +62,62 @@ def test_a_log_that_is_not_the_proxys_passes_unchanged() -> None:
     own = b'{"direction":"incoming","jsonrpc":"2.0","method":"session/update","params":{}}'
     lines = [(1, MESSAGE), (2, own), (3, b"not json")]
     assert list(one_side(lines, "agent")) == lines
+
+
+def _redacted(redactor: Redactor, direction: Direction, message: object) -> dict[str, object]:
+    record = json.loads(redactor.record(direction, 1, json.dumps(message).encode(), 0.0))
+    assert is_record(record)
+    return record
+
+
+def test_credentials_are_redacted_and_the_shape_is_kept() -> None:
+    redactor = Redactor()
+    new = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "session/new",
+        "params": {
+            "cwd": "/w",
+            "mcpServers": [
+                {"name": "a", "command": "/a", "args": [], "env": [{"name": "K", "value": "s1"}]},
+                {
+                    "type": "http",
+                    "name": "b",
+                    "url": "u",
+                    "headers": [{"name": "H", "value": "s2"}],
+                },
+            ],
+        },
+    }
+    record = _redacted(redactor, "client->proxy", new)
+    assert record["redacted"] is True and "s1" not in json.dumps(record)
+    servers = record["message"]["params"]["mcpServers"]  # type: ignore[index]
+    assert servers[0]["env"] == [{"name": "K", "value": REDACTED}]
+    assert servers[1]["headers"] == [{"name": "H", "value": REDACTED}]
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": 1,
+            "authMethods": [{"id": "k", "name": "Key", "_meta": {"apiKey": "s3", "n": 1}}],
+        },
+    }
+    method = _redacted(redactor, "agent->proxy", init)["message"]["result"]["authMethods"][0]  # type: ignore[index]
+    assert method == {"id": "k", "name": "Key", "_meta": {"apiKey": REDACTED, "n": REDACTED}}
+
+
+def test_authenticate_params_and_their_answer_are_redacted_in_that_direction_only() -> None:
+    redactor = Redactor()
+    login = {"jsonrpc": "2.0", "id": 7, "method": "authenticate",
+             "params": {"methodId": "k", "_meta": {"token": "s4"}}}  # fmt: skip
+    params = _redacted(redactor, "proxy->agent", login)["message"]["params"]  # type: ignore[index]
+    assert params == {"methodId": "k", "_meta": {"token": REDACTED}}
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {"_meta": {"session": "s5"}}}
+    other = {"jsonrpc": "2.0", "id": 7, "result": {"stopReason": "end_turn"}}
+    assert "redacted" not in _redacted(redactor, "proxy->client", other)  # another connection
+    assert _redacted(redactor, "agent->proxy", [answer])["message"] == [
+        {"jsonrpc": "2.0", "id": 7, "result": {"_meta": {"session": REDACTED}}}
+    ]
+    assert "redacted" not in _redacted(redactor, "agent->proxy", other)  # answered once
+    assert redactor.redact("client->proxy", b'{"env": not json') is None
+    assert redactor.redact("client->proxy", MESSAGE) is None
