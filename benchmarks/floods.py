@@ -36,6 +36,7 @@ import argparse
 import base64
 import json
 import os
+import queue
 import re
 import subprocess
 import sys
@@ -215,9 +216,20 @@ def _done(version: int) -> bytes:
 
 
 def run_agent(name: str, version: int, scale: float) -> None:
+    """Answer initialize and session/new, write the flood, and say when it is done. Lines are
+    read on a thread while the flood is written, as an agent on an SDK reads its answers."""
     scenario = SCENARIOS[name]
     out = sys.stdout.buffer
-    for raw in sys.stdin.buffer:
+    lines: queue.Queue[bytes | None] = queue.Queue()
+
+    def read() -> None:
+        for raw in sys.stdin.buffer:
+            if b'"method"' in raw:  # requests and notifications; answers are only read
+                lines.put(raw)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    while (raw := lines.get()) is not None:
         message = json.loads(raw)
         method = message.get("method")
         if method == "initialize":
