@@ -18,6 +18,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -152,30 +153,47 @@ def test_a_client_that_does_not_read_holds_the_agent_back_and_memory_stays_bound
     tmp_path: Path,
 ) -> None:
     burst = 24 * MIB
+    go = tmp_path / "go"
     steps = [
+        {"wait_file": str(go)},
         {"burst": burst, "send": chunk(1, "y" * 8000)},
         {"await": {"method": "session/prompt"}, "as": "prompt"},
         *turn_end(1),
     ]
     session = Session(tmp_path, 1, 1, steps)
+    # Plain pipes: nothing reads the bridge's stdout while this editor does not.
+    bridge = subprocess.Popen(bridged(agent=session.command), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    stdin, stdout, stderr = bridge.stdin, bridge.stdout, bridge.stderr
+    assert stdin is not None and stdout is not None and stderr is not None
 
-    async def scenario() -> tuple[int, int, int]:
-        client = await session.start("--max-line-bytes", str(MIB))
-        before = _status(client.process.pid, "VmRSS")
-        await asyncio.sleep(1.0)  # not reading: an unbounded queue would take the whole burst
-        await client.send(prompt(2, "go"))
+    def send(message: dict[str, Any]) -> None:
+        stdin.write(json.dumps(message).encode() + b"\n")
+        stdin.flush()
+
+    def editor() -> tuple[int, int, Any]:
+        send(editor_init(1))
+        stdout.readline()
+        send(session_new(1))
+        stdout.readline()
+        before = _status(bridge.pid, "VmRSS")
+        go.touch()
+        time.sleep(1.0)  # not reading: an unbounded queue would take the whole burst
+        send(prompt(2, "go"))
         count = 0
-        while "id" not in (message := await client.receive()):
+        while "id" not in (message := json.loads(stdout.readline())):
             count += 1
-        peak = _status(client.process.pid, "VmHWM")
-        code, err, _ = await client.finish()
-        assert code == 0
-        assert_clean(err)
-        return count, peak - before, message["id"]
+        return count, _status(bridge.pid, "VmHWM") - before, message["id"]
 
-    count, growth, answered = bounded(scenario())
+    try:
+        count, growth, answered = bounded(asyncio.to_thread(editor))
+        stdin.close()
+        assert bridge.wait(TIMEOUT) == 0
+        assert_clean(stderr.read().decode())
+    finally:
+        bridge.kill()
     assert answered == 2 and count * 8000 > burst * 0.95
-    assert growth < 12 * MIB, f"the bridge grew by {growth / MIB:.1f} MiB"
+    assert growth < 12 * MIB, f"the bridge grew by {growth / MIB:.1f} MiB"  # 36 MiB before
 
 
 def _status(pid: int, key: str) -> int:

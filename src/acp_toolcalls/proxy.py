@@ -13,8 +13,10 @@ Rules this module owns (every decision about messages is connection.py's):
   the client's prompt waits for it), and a side that does not read holds back, through the
   pipes, only the peer that writes to it.
 - Lines are read with a limit: a longer line is reported and skipped, never held in memory
-  whole; it is not fatal. A stdin that cannot be polled (a file, ``/dev/null``) is read in
-  chunks; a closed stdin is read as an empty one.
+  whole; it is not fatal. A reader holds at most ``2 * _READ_AHEAD`` bytes it was not asked
+  for yet, so a side that is not read costs that, not twice the line limit. A stdin that
+  cannot be polled (a file, ``/dev/null``) is read in chunks; a closed stdin is read as an
+  empty one.
 - Our stderr gets one line per note (errors and caps that bite; ``--verbose`` adds losses),
   written by a helper thread from a buffer bounded in bytes: a stderr nobody reads never blocks
   the message path; notes past the bound are dropped and counted, and the count is said when
@@ -58,6 +60,7 @@ QUEUE_BYTES = 1 << 20
 """Bytes waiting for one side past which the readers that write to it pause."""
 _NOTES_BYTES = 1 << 18  # notes waiting for stderr past which they are dropped and counted
 _READ_CHUNK = 1 << 16
+_READ_AHEAD = 1 << 18  # a reader pauses its pipe past twice this, whatever the line limit
 _POLL = 0.02  # seconds between looks at the agent's process group while it ends
 PREFIX = "acp-toolcalls bridge: "
 
@@ -320,30 +323,41 @@ def _log_error(path: str, exc: OSError) -> str:
 # Input
 
 
-async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | int]:
-    """Lines without their newline; an ``int`` is the size of a line over the reader's limit,
-    skipped (its bytes are discarded as they arrive). A read error ends the stream."""
-    skipping = 0
+async def _lines(reader: asyncio.StreamReader, max_bytes: int) -> AsyncIterator[bytes | int]:
+    """Lines without their newline; an ``int`` is the size of a line over ``max_bytes``,
+    skipped (its bytes are discarded as they arrive). A line longer than the reader's limit
+    (``_READ_AHEAD``) is put together here, so that the reader never holds more than twice
+    that of what was not asked for yet. A read error ends the stream."""
+    partial = bytearray()  # a line longer than the reader's limit, so far
+    skipping = 0  # the bytes so far of a line over max_bytes
     while True:
         try:
             line = await reader.readuntil(b"\n")
         except asyncio.IncompleteReadError as exc:  # EOF
-            if skipping:
-                yield skipping + len(exc.partial)
-            elif exc.partial.strip():
-                yield exc.partial.rstrip(b"\r")
-            return
+            line = exc.partial
+            if not (skipping or partial or line.strip()):
+                return
         except asyncio.LimitOverrunError as exc:
-            await reader.readexactly(exc.consumed)
-            skipping += exc.consumed
+            piece = await reader.readexactly(exc.consumed)
+            if not skipping and len(partial) + len(piece) > max_bytes:
+                skipping, partial = len(partial), bytearray()
+            if skipping:
+                skipping += len(piece)
+            else:
+                partial += piece
             continue
         except OSError:
             return
-        if skipping:
-            yield skipping + len(line)
-            skipping = 0
-        elif line.strip():
-            yield line[:-1].rstrip(b"\r")
+        size = skipping + len(partial) + len(line)
+        if skipping or size - line.endswith(b"\n") > max_bytes:
+            yield size
+        else:
+            whole = bytes(partial + line) if partial else line
+            if whole.strip():
+                yield whole.rstrip(b"\n").rstrip(b"\r")
+        if not line.endswith(b"\n"):  # EOF
+            return
+        partial, skipping = bytearray(), 0
 
 
 class _FileFeed:
@@ -479,7 +493,7 @@ class _Proxy:
     # -- the tasks
 
     async def pump_client(self, reader: asyncio.StreamReader) -> None:
-        async for line in _lines(reader):
+        async for line in _lines(reader, self.config.max_line_bytes):
             self.lines["client"] += 1
             number = self.lines["client"]
             if isinstance(line, int):
@@ -490,7 +504,7 @@ class _Proxy:
             await self.send(out)
 
     async def pump_agent(self, reader: asyncio.StreamReader) -> None:
-        async for line in _lines(reader):
+        async for line in _lines(reader, self.config.max_line_bytes):
             self.lines["agent"] += 1
             number = self.lines["agent"]
             if isinstance(line, int):
@@ -548,7 +562,7 @@ class _Proxy:
         try:
             try:
                 self.process, self.agent = await self.loop.subprocess_exec(
-                    lambda: _Agent(self.to_agent, config.max_line_bytes + 1, self.loop),
+                    lambda: _Agent(self.to_agent, _READ_AHEAD, self.loop),
                     *config.command,
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
@@ -576,8 +590,7 @@ class _Proxy:
 
     async def _open_client(self) -> asyncio.StreamReader:
         """Our stdin as a reader, our stdout as ``to_client``."""
-        limit = self.config.max_line_bytes + 1
-        reader = asyncio.StreamReader(limit=limit)
+        reader = asyncio.StreamReader(limit=_READ_AHEAD)
         for fd in (0, 1):
             if os.get_blocking(fd):  # the event loop makes pipes non-blocking; undo it at exit
                 self._closers.append(functools.partial(_set_blocking, fd))
