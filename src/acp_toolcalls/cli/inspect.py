@@ -1,0 +1,191 @@
+"""``acp-toolcalls inspect``: a log's tool calls over time, as one self-contained HTML file.
+
+Rules this module owns (issue 20):
+
+- Input is read as ``replay`` and ``validate`` read it (``lines.read_lines``, bounded and
+  numbered from 1; input that is not JSON Lines at all is one line on stderr and exit 2) and
+  fed to ``report.model.ReportBuilder``; the page is ``report.page.render_page`` of its data.
+- Every note ``replay`` gives on a line (unreadable, salvaged, over the limit) goes to stderr
+  the same way, one line each, ``line N: PATH: reason`` (in a ``bridge --log`` file prefixed
+  by its side); the report shows them with the ``validate`` findings. Never a traceback.
+- The output is ``-o FILE`` (``-`` for stdout); by default the log's name with ``.html`` in
+  the current directory (``report.html`` for stdin). It is written whole at the end, so a
+  failed run leaves no half page. Exit 0; 2 for a usage error, an unreadable input or an
+  output that cannot be written.
+- ``--side client|agent`` reads one side of a ``bridge --log`` file; without it both sides
+  are shown next to each other. ``--demo`` inspects the bundled example session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO, cast
+
+from ..codec import DEFAULT_MAX_BYTES
+from ..report.model import ReportBuilder
+from ..report.page import render_page
+from ..store import StoreProtocol
+from ..traffic import LogSide
+from .lines import (
+    NotJsonLines,
+    ReadError,
+    json_lines,
+    open_input,
+    positive_int,
+    read_lines,
+    reading,
+    shown,
+    with_progress,
+)
+from .replay import demo_path
+
+__all__ = ["EXIT_CODES", "default_output", "register", "run"]
+
+PROG = "acp-toolcalls inspect"
+
+EXIT_CODES = """\
+exit status:
+  0    the report was written; every line that could not be read whole is reported on
+       stderr as "line N: PATH: reason" (and shown in the report)
+  2    usage error, FILE cannot be read or is not JSON Lines, or the report cannot be written
+  70   internal error (a bug in acp-toolcalls: one line on stderr says so)
+  130  interrupted (Ctrl-C)
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``inspect`` subcommand to the dispatcher's subparsers."""
+    parser = subparsers.add_parser(
+        "inspect",
+        help="write an HTML report of a log's tool calls over time (history, timeline, "
+        "permissions, findings)",
+        description=(
+            "Read JSON Lines of ACP JSON-RPC messages (or a `bridge --log` file) and write one "
+            "self-contained HTML file that opens in any browser, with no server and no "
+            "network: every tool call with its final state and its history, a timeline to see "
+            "the state after any line, permission requests with their answers, schema and lint "
+            "findings on the lines that caused them, and both sides of a bridge log."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default=None,
+        help="the HTML file to write, - for stdout (default: the log's name with .html, in "
+        "the current directory; report.html for stdin)",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=("v1", "v2", "auto"),
+        default="auto",
+        help="protocol version of the log (default: auto, from the initialize exchange; v2 "
+        "without one)",
+    )
+    parser.add_argument(
+        "--side",
+        choices=("client", "agent"),
+        default=None,
+        help="in a log of `acp-toolcalls bridge --log`, show one side only (default: both, "
+        "next to each other); other logs are read whole",
+    )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=positive_int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help=f"longest line read, in bytes; a longer one is reported and skipped "
+        f"(default: {DEFAULT_MAX_BYTES})",
+    )
+    parser.add_argument("--demo", action="store_true", help="inspect the bundled example session")
+    parser.add_argument("file", nargs="?", default=None, metavar="FILE", help="log, or - for stdin")
+    parser.set_defaults(handler=run)
+
+
+def default_output(name: str | None, demo: bool) -> str:
+    """Where the report goes without ``-o``."""
+    if demo:
+        return "demo-session.html"
+    if name in (None, "-"):
+        return "report.html"
+    stem = os.path.splitext(os.path.basename(name))[0] or "report"
+    return stem + ".html"
+
+
+@contextmanager
+def _opened(name: str | None, demo: bool) -> Iterator[BinaryIO]:
+    if demo:
+        with demo_path().open("rb") as stream:
+            yield stream
+    else:
+        with open_input("-" if name is None else name) as stream:
+            yield stream
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _usage(message: str) -> int:
+    _say(f"{PROG}: error: {message} (see {PROG} --help)")
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``inspect`` for parsed arguments; returns the exit code."""
+    name = cast("str | None", args.file)
+    if args.demo and name is not None:
+        return _usage("--demo inspects the bundled example: give it no FILE")
+    if name is None and not args.demo and _stdin_is_terminal():
+        return _usage("give a log FILE (or - for stdin, or --demo for the bundled example)")
+    output = cast("str | None", args.output) or default_output(name, args.demo)
+    shown_name = "the bundled demo session" if args.demo else shown(name)
+    title = "demo-session.jsonl" if args.demo else ("stdin" if name in (None, "-") else name)
+    builder = ReportBuilder(
+        protocol=cast(StoreProtocol, args.protocol),
+        side=cast("LogSide | None", args.side),
+        max_line_bytes=cast(int, args.max_line_bytes),
+        report=_say,
+        name=os.path.basename(title),
+    )
+    try:
+        with _opened(name, args.demo) as stream:
+            lines = json_lines(reading(read_lines(stream, builder.max_line_bytes)))
+            for number, data in with_progress(lines, stream, "inspecting"):
+                builder.feed(number, data)
+    except ReadError as exc:
+        _say(f"{PROG}: cannot read {shown_name}: {exc.error.strerror or exc.error}")
+        return 2
+    except NotJsonLines as exc:
+        _say(f"{PROG}: {exc.describe(name)}")
+        return 2
+    report = builder.finish()
+    calls = len(report["cards"])
+    findings = len(report["findings"])
+    page = render_page(report).encode("utf-8")
+    if output == "-":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(page)
+        sys.stdout.buffer.flush()
+    else:
+        with open(output, "wb") as out:
+            out.write(page)
+        _say(
+            f"{PROG}: wrote {output} ({calls} tool call{'s' if calls != 1 else ''}, "
+            f"{findings} finding{'s' if findings != 1 else ''}, {len(page):,} bytes); open it "
+            "in a browser"
+        )
+    return 0
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False

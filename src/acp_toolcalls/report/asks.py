@@ -1,0 +1,158 @@
+"""Permission requests of one side of a log, and their answers.
+
+Rules this module owns:
+
+- A request is a ``session/request_permission`` message with an id. What it asks is kept as
+  the user saw it: v2 ``title``, ``description`` and the ``subject`` (a tool call, or a
+  command with its ``cwd``); v1 has no prompt of its own, so its ``toolCall.title`` is the
+  title. Each option as ``[optionId, name, kind]``.
+- The call it is about: the v2 ``tool_call`` subject's ``toolCallId``, a ``command`` subject's
+  ``toolCallId`` if it names one, the v1 ``toolCall.toolCallId``; otherwise none (the page
+  lists it with its session).
+- The answer is the first later response with the request's id whose ``result`` has an
+  ``outcome``, or that is an error (a response to another request that reuses the id has
+  neither). It is read as ``selected`` (with the option's name and kind when it was offered),
+  ``cancelled``, ``error`` or ``unknown``. Who answered: the client in a plain log; in a
+  ``bridge --log`` file the direction says (the model decides between the editor and the
+  proxy for the agent's requests).
+- How long it waited comes from the records' times; a plain log has none (the page then
+  says on which line it was answered).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["Asks"]
+
+_parse = msgspec.json.Decoder()
+_ANSWERED_BY = {"client->proxy": "the editor", "proxy->agent": "the proxy"}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _id_key(value: Any) -> bytes | None:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return msgspec.json.encode(value)
+    return None
+
+
+class Asks:
+    """Every permission request of one side, in log order, each with its answer."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._pending: dict[bytes, dict[str, Any]] = {}
+
+    def feed(self, line: int, data: bytes | int, when: float | None, direction: str | None) -> None:
+        """Look at one line (the side's message); lines without a request or an awaited
+        answer are not parsed."""
+        if not isinstance(data, bytes):
+            return
+        asks = b"session/request_permission" in data
+        if not asks and not (self._pending and (b'"outcome"' in data or b'"error"' in data)):
+            return
+        try:
+            value = _parse.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            return  # reported by the replay and the validation
+        for message in value if isinstance(value, list) else [value]:
+            if isinstance(message, dict):
+                self._message(line, message, when, direction)
+
+    def _message(
+        self, line: int, message: dict[str, Any], when: float | None, direction: str | None
+    ) -> None:
+        key = _id_key(message.get("id"))
+        if key is None:
+            return
+        method = message.get("method")
+        if method == "session/request_permission":
+            params = message.get("params")
+            if isinstance(params, dict):
+                request = _request(line, message["id"], params, when, direction)
+                self.requests.append(request)
+                self._pending[key] = request
+            return
+        if method is not None or key not in self._pending:
+            return
+        result = message.get("result")
+        if "error" in message or (isinstance(result, dict) and "outcome" in result):
+            request = self._pending.pop(key)
+            request["answer"] = _answer(line, message, request["options"], when, direction)
+
+
+def _request(
+    line: int, request_id: Any, params: dict[str, Any], when: float | None, direction: str | None
+) -> dict[str, Any]:
+    subject = params.get("subject")
+    v1_call = params.get("toolCall")
+    call_id: str | None = None
+    shown_subject: dict[str, Any] | None = None
+    if isinstance(subject, dict):
+        kind = subject.get("type")
+        shown_subject = {"type": kind}
+        if kind == "tool_call" and isinstance(subject.get("toolCall"), dict):
+            call_id = _text(subject["toolCall"].get("toolCallId"))
+        elif kind == "command":
+            shown_subject["command"] = _text(subject.get("command"))
+            shown_subject["cwd"] = _text(subject.get("cwd"))
+            call_id = _text(subject.get("toolCallId"))
+    title = _text(params.get("title"))
+    if isinstance(v1_call, dict):
+        call_id = _text(v1_call.get("toolCallId"))
+        title = title or _text(v1_call.get("title"))
+    options = [
+        [_text(o.get("optionId")), _text(o.get("name")), _text(o.get("kind"))]
+        for o in params.get("options") or ()
+        if isinstance(o, dict)
+    ]
+    return {
+        "l": line,
+        "t": when,
+        "id": request_id,
+        "session": _text(params.get("sessionId")),
+        "call": call_id,
+        "title": title,
+        "description": _text(params.get("description")),
+        "subject": shown_subject,
+        "options": options,
+        "direction": direction,
+        "answer": None,
+    }
+
+
+def _answer(
+    line: int,
+    message: dict[str, Any],
+    options: list[list[str | None]],
+    when: float | None,
+    direction: str | None,
+) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "l": line,
+        "t": when,
+        "by": _ANSWERED_BY.get(direction or "", "the client"),
+        "direction": direction,
+    }
+    error = message.get("error")
+    if error is not None:
+        answer["outcome"] = "error"
+        answer["error"] = _text(error.get("message")) if isinstance(error, dict) else None
+        return answer
+    outcome = message["result"]["outcome"]
+    kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+    if kind == "selected":
+        chosen = _text(outcome.get("optionId"))
+        answer.update(outcome="selected", option=chosen)
+        for option_id, name, option_kind in options:
+            if option_id == chosen:
+                answer.update(name=name, kind=option_kind)
+                break
+    else:
+        answer["outcome"] = kind if kind == "cancelled" else "unknown"
+    return answer

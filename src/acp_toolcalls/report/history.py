@@ -1,0 +1,310 @@
+"""One side of a log: every tool call and terminal, and what each line did to it.
+
+Rules this module owns:
+
+- ``SideHistory.feed(line, data)`` hands the line to ``replay.Replayer`` over one
+  ``ToolCallStore`` without caps, so it is read, salvaged and reported exactly as ``replay``
+  reads it, and turns the events the store returned into history entries: one entry per line
+  and call (or terminal) the line touched, in first-seen order of the calls.
+- An entry lists what the line did to each field it named, by wire name: ``set`` (old ->
+  new), ``same`` (set to the value it already had), ``clear`` (``null``; for a collection
+  also ``[]``), ``replace`` (an array replaced whole: ``locations``, or ``content`` as item
+  ranges), ``append`` (a content chunk: the item), plus ``created`` (first sight) and
+  ``reopened`` (a finished call made open again). Fields it did not name are not listed.
+- Each entry also holds the call's whole state after the line, so the page shows the state
+  after any line by looking up the last entry at or before it: ``title``, ``kind`` and
+  ``status`` as a client displays them (``state.py``'s effective values), ``f`` the index in
+  ``values`` of every field's value (a field never set is absent, a cleared one points at
+  ``null``), ``c`` the content as a ``[start, end)`` range of the call's item pool (absent:
+  never set; ``None``: cleared by ``null``).
+- Values are kept once per call (deduplicated by their JSON), content items once (the pool:
+  the content at any time is one contiguous range of it, since only the current content
+  grows), terminal text as deltas (``terminal_output``). Old values are the state before the
+  line, new ones the state after it, so a batch that touches a field twice shows its net
+  change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ..codec import to_builtins
+from ..events import (
+    ContentAppended,
+    Event,
+    TerminalCleared,
+    TerminalCreated,
+    TerminalOutputAppended,
+    TerminalPatched,
+    ToolCallCleared,
+    ToolCallCreated,
+    ToolCallPatched,
+    ToolCallReopened,
+)
+from ..state import COLLECTION_FIELDS, Limits, TerminalState, ToolCallState
+from ..store import StoreProtocol, ToolCallStore
+from .terminal_output import TerminalText
+
+__all__ = ["CallHistory", "SideHistory", "TerminalHistory"]
+
+_CALL_EVENTS = (
+    ToolCallCreated,
+    ToolCallPatched,
+    ToolCallCleared,
+    ContentAppended,
+    ToolCallReopened,
+)
+_TERMINAL_EVENTS = (TerminalCreated, TerminalPatched, TerminalCleared, TerminalOutputAppended)
+_NEVER_SET = "never set"  # a call's content before any update named it
+
+
+class _RecordingStore(ToolCallStore):
+    """The store, remembering the events of the last ``apply`` for the history."""
+
+    def __init__(self, protocol: StoreProtocol) -> None:
+        super().__init__(protocol=protocol, limits=Limits.unlimited())
+        self.events: list[Event] = []
+
+    def apply(self, message: Any, *, now: float | None = None) -> list[Event]:
+        events = super().apply(message, now=now)
+        self.events.extend(events)
+        return events
+
+
+class _Values:
+    """A pool of plain JSON values, each kept once; values are referred to by index."""
+
+    __slots__ = ("_index", "values")
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self._index: dict[bytes, int] = {}
+
+    def add(self, value: Any) -> int:
+        key = msgspec.json.encode(value)
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = len(self.values)
+            self.values.append(value)
+        return index
+
+
+class CallHistory:
+    """One tool call: its entries, value pool, content item pool and compact timelines."""
+
+    __slots__ = (
+        "content",
+        "entries",
+        "fields",
+        "first",
+        "items",
+        "kinds",
+        "session_id",
+        "statuses",
+        "titles",
+        "tool_call_id",
+        "values",
+    )
+
+    def __init__(self, session_id: str, tool_call_id: str, first: int) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.first = first
+        self.entries: list[dict[str, Any]] = []
+        self.values = _Values()
+        self.items: list[Any] = []
+        self.fields: dict[str, int] = {}
+        self.content: list[int] | str | None = _NEVER_SET
+        # [line, value] whenever the displayed value changes: what the page filters on.
+        self.statuses: list[list[Any]] = []
+        self.kinds: list[list[Any]] = []
+        self.titles: list[list[Any]] = []
+
+    def record(self, line: int, tc: ToolCallState, events: list[Event], when: float | None) -> None:
+        """Add the entry of ``line``, which returned ``events`` about this call."""
+        changes: list[list[Any]] = []
+        named: dict[str, None] = {}
+        appended = False
+        for event in events:
+            if isinstance(event, ToolCallCreated):
+                changes.append(["created"])
+            elif isinstance(event, (ToolCallPatched, ToolCallCleared)):
+                named.update(dict.fromkeys(event.fields))
+            elif isinstance(event, ContentAppended):
+                appended = True
+            elif isinstance(event, ToolCallReopened):
+                changes.append(["reopened", event.previous_status, event.status])
+        for name in named:
+            if name != "content":
+                changes.append(self._field(name, _value_of(tc, name)))
+        if "content" in named:
+            changes.append(self._replace_content(tc.fields.get("content")))
+        elif appended:
+            changes += self._append_content(tc.content)
+        state: dict[str, Any] = {
+            "title": tc.display_title,
+            "kind": tc.kind,
+            "status": tc.status,
+            "f": dict(self.fields),
+        }
+        if self.content != _NEVER_SET:
+            state["c"] = list(self.content) if isinstance(self.content, list) else None
+        entry: dict[str, Any] = {"l": line, "c": changes, "s": state}
+        if when is not None:
+            entry["t"] = when
+        self.entries.append(entry)
+        for timeline, value in (
+            (self.statuses, tc.status),
+            (self.kinds, tc.kind),
+            (self.titles, tc.display_title),
+        ):
+            if not timeline or timeline[-1][1] != value:
+                timeline.append([line, value])
+
+    def _field(self, name: str, value: Any) -> list[Any]:
+        old = self.fields.get(name, -1)
+        plain = to_builtins(value)
+        new = self.fields[name] = self.values.add(plain)
+        if plain is None or (name in COLLECTION_FIELDS and plain == []):
+            return ["clear", name, old, new]
+        if old == new:
+            return ["same", name, new]
+        return ["replace" if isinstance(plain, list) else "set", name, old, new]
+
+    def _replace_content(self, content: Any) -> list[Any]:
+        old = self.content if self.content != _NEVER_SET else -1
+        if content is None:
+            self.content = None
+            return ["clear", "content", old, None]
+        start = len(self.items)
+        self.items += [to_builtins(item) for item in content]
+        self.content = [start, len(self.items)]
+        kind = "clear" if not content else "replace"
+        return [kind, "content", old, list(self.content)]
+
+    def _append_content(self, content: list[Any]) -> list[list[Any]]:
+        if not isinstance(self.content, list):  # appending to no content starts a new range
+            self.content = [len(self.items), len(self.items)]
+        held = self.content[1] - self.content[0]
+        changes: list[list[Any]] = []
+        for item in content[held:]:
+            changes.append(["append", "content", len(self.items)])
+            self.items.append(to_builtins(item))
+        self.content[1] = len(self.items)
+        return changes
+
+    def index(self) -> dict[str, Any]:
+        """What the page needs of the call before it loads its details: for the card list,
+        the filters and the scrubber."""
+        return {
+            "session": self.session_id,
+            "id": self.tool_call_id,
+            "first": self.first,
+            "last": self.entries[-1]["l"],
+            "status": self.statuses,
+            "kind": self.kinds,
+            "title": self.titles,
+        }
+
+    def details(self) -> dict[str, Any]:
+        """The entries and the pools they refer to."""
+        return {"entries": self.entries, "values": self.values.values, "items": self.items}
+
+
+def _value_of(tc: ToolCallState, name: str) -> Any:
+    if name == "_meta":
+        return tc.meta
+    if name in tc.fields:
+        return tc.fields[name]
+    return (tc.extra or {}).get(name)
+
+
+class TerminalHistory:
+    """One terminal: its fields and output text after each line that touched it."""
+
+    __slots__ = ("entries", "fields", "first", "session_id", "terminal_id", "text", "values")
+
+    def __init__(self, session_id: str, terminal_id: str, first: int) -> None:
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+        self.first = first
+        self.entries: list[dict[str, Any]] = []
+        self.values = _Values()
+        self.fields: dict[str, int] = {}
+        self.text = TerminalText()
+
+    def record(self, line: int, terminal: TerminalState, events: list[Event]) -> None:
+        """Add the entry of ``line``, which returned ``events`` about this terminal."""
+        named: dict[str, None] = {}
+        appended = False
+        for event in events:
+            if isinstance(event, (TerminalPatched, TerminalCleared)):
+                named.update(dict.fromkeys(event.fields))
+            elif isinstance(event, TerminalOutputAppended):
+                appended = True
+        for name in named:
+            if name != "output":
+                value = terminal.meta if name == "_meta" else terminal.fields.get(name)
+                self.fields[name] = self.values.add(to_builtins(value))
+        entry: dict[str, Any] = {"l": line, "f": dict(self.fields)}
+        if "output" in named or appended:
+            output = terminal.output if isinstance(terminal.output, bytearray) else None
+            delta = self.text.update(output, appended="output" not in named)
+            if delta is not None:
+                entry["o"] = list(delta)
+        self.entries.append(entry)
+
+    def details(self) -> dict[str, Any]:
+        """The entries and the values they refer to."""
+        return {"entries": self.entries, "values": self.values.values}
+
+
+class SideHistory:
+    """Every call and terminal of one side of a log (or of a whole plain log)."""
+
+    def __init__(
+        self,
+        protocol: StoreProtocol,
+        report: Callable[[str], None],
+        max_line_bytes: int,
+    ) -> None:
+        from ..cli.replay import Replayer  # the replay pipeline: the same reading, same notes
+
+        self.store = _RecordingStore(protocol)
+        self._replayer = Replayer(self.store, report, max_line_bytes)
+        self.calls: dict[tuple[str, str], CallHistory] = {}
+        self.terminals: dict[tuple[str, str], TerminalHistory] = {}
+
+    def feed(self, line: int, data: bytes | int, when: float | None = None) -> None:
+        """Apply one numbered line (``read_lines`` output) and record what it did."""
+        self.store.events = []
+        self._replayer.feed(line, data)
+        if not self.store.events:
+            return
+        calls: dict[tuple[str, str], list[Event]] = {}
+        terminals: dict[tuple[str, str], list[Event]] = {}
+        for event in self.store.events:
+            if isinstance(event, _CALL_EVENTS):
+                calls.setdefault((event.session_id, event.tool_call_id), []).append(event)
+            elif isinstance(event, _TERMINAL_EVENTS):
+                terminals.setdefault((event.session_id, event.terminal_id), []).append(event)
+        for key, events in calls.items():
+            tc = self.store.tool_call(*key)
+            if tc is None:  # not kept (never happens without caps)
+                continue
+            history = self.calls.get(key)
+            if history is None:
+                history = self.calls[key] = CallHistory(key[0], key[1], line)
+            history.record(line, tc, events, when)
+        for key, events in terminals.items():
+            session = self.store.sessions.get(key[0])
+            terminal = session.terminals.get(key[1]) if session is not None else None
+            if terminal is None:
+                continue
+            kept = self.terminals.get(key)
+            if kept is None:
+                kept = self.terminals[key] = TerminalHistory(key[0], key[1], line)
+            kept.record(line, terminal, events)

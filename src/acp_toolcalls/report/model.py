@@ -1,0 +1,310 @@
+"""A whole log as the data of an ``inspect`` report: plain JSON values, no I/O.
+
+Rules this module owns:
+
+- ``ReportBuilder`` is fed numbered lines (``cli.lines.read_lines`` output) and ``finish``
+  returns the report's data. A ``bridge --log`` record goes to its side, ``agent`` or
+  ``client``, read as ``traffic.one_side`` reads it; with ``side`` given only that side is
+  read; any other line belongs to the plain log (side ``log``).
+- Per side: the calls' and terminals' history (``history.SideHistory``, through ``replay``'s
+  reading, whose notes go to ``report``), the findings of ``validate`` (its ``Validator``:
+  schema violations, tool-call lint, unreadable lines, on the line that caused them) and the
+  permission requests (``asks.Asks``).
+- Conversion losses: in a bridge log whose sides speak different versions, the agent's
+  messages go through the bridge the proxy uses for that pairing (``V2ToV1Bridge`` or
+  ``V1ToV2Bridge``); each ``Converted.losses`` entry is a ``conversion-loss`` finding on the
+  agent's line, where the log shows what the editor got for it.
+- A permission request of the agent, in a bridge log, was answered by the editor when the
+  editor answered the same call's request it was shown, before the agent got its answer;
+  otherwise the proxy answered on the editor's behalf.
+- Cards: one per ``(sessionId, toolCallId)`` over all sides, in first-seen order.
+- Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ..bridge_to_v1 import V2ToV1Bridge
+from ..bridge_to_v2 import V1ToV2Bridge
+from ..codec import DEFAULT_MAX_BYTES
+from ..lenient import DecodeError
+from ..lint import Finding
+from ..store import StoreProtocol
+from ..traffic import SIDES, LogSide, is_record, one_side, read_record
+from ..v2 import FINAL_STATUSES
+from .asks import Asks
+from .history import SideHistory
+
+__all__ = ["FORMAT", "RAW_LINE_CHARS", "ReportBuilder"]
+
+FORMAT = 1
+"""Version of the data's shape, which the page's script reads."""
+RAW_LINE_CHARS = 100_000
+"""Characters of one line kept to show it; the rest is cut, and the page says so."""
+
+Found = tuple[int, str, str, str, str]
+"""A finding as the report keeps it: line, JSON path, code, kind, message. The kinds are
+``Finding``'s (schema, lint, decode) and ``loss``."""
+
+_RECORD_HINT = b'"direction"'
+_parse = msgspec.json.Decoder()
+_SIDE_LABELS = {"agent": "what the agent sent", "client": "what the editor received"}
+
+
+class _Side:
+    """One stream of the log: its history, findings and permission requests."""
+
+    def __init__(
+        self, name: str, protocol: StoreProtocol, report: Callable[[str], None], max_bytes: int
+    ) -> None:
+        from ..cli.validate import Validator  # `validate`'s own checks, line by line
+
+        self.name = name
+        self.history = SideHistory(protocol, report, max_bytes)
+        self.validator = Validator(protocol, max_bytes)
+        self.asks = Asks()
+        self.findings: list[Found] = []
+        self.wire_version: int | None = None  # from the records of a bridge log
+
+    def feed(self, line: int, data: bytes | int, when: float | None, direction: str | None) -> None:
+        self.history.feed(line, data, when)
+        self.found(self.validator.feed(line, data))
+        self.asks.feed(line, data, when, direction)
+
+    def found(self, findings: list[Finding]) -> None:
+        self.findings += [(f.line, f.path, f.code, f.kind, f.message) for f in findings]
+
+
+class _Losses:
+    """What the proxy's bridge could not carry, for each message of the agent."""
+
+    def __init__(self) -> None:
+        self._bridge: V2ToV1Bridge | V1ToV2Bridge | None = None
+        self.findings: list[Found] = []
+
+    def feed(self, line: int, data: bytes, agent: int | None, client: int | None) -> None:
+        if self._bridge is None:
+            if agent is None or client is None or agent == client:
+                return
+            self._bridge = V2ToV1Bridge() if agent == 2 else V1ToV2Bridge()
+        try:
+            converted = self._bridge.convert(data)
+        except DecodeError:
+            return  # an unreadable line: the validation reports it
+        except Exception as exc:  # a bridge bug must not end the report
+            reason = f"the bridge failed ({type(exc).__name__}: {exc}); this is a bug"
+            self.findings.append((line, "$", "conversion-error", "decode", reason))
+            return
+        for loss in converted.losses:
+            self.findings.append((line, loss.path, "conversion-loss", "loss", loss.reason))
+
+
+class ReportBuilder:
+    """Reads a log line by line; ``finish`` returns the report's data."""
+
+    def __init__(
+        self,
+        *,
+        protocol: StoreProtocol = "auto",
+        side: LogSide | None = None,
+        max_line_bytes: int = DEFAULT_MAX_BYTES,
+        report: Callable[[str], None] = lambda text: None,
+        name: str = "log",
+    ) -> None:
+        self.name = name
+        self._protocol = protocol
+        self._only = side
+        self.max_line_bytes = max_line_bytes
+        self._report = report
+        self._sides: dict[str, _Side] = {}
+        self._losses = _Losses()
+        self._lines: list[str] = []
+        self._times: list[float] = []
+
+    def _side(self, name: str) -> _Side:
+        side = self._sides.get(name)
+        if side is None:
+            report = self._report
+            if name != "log":
+                report = _prefixed(self._report, f"{name} side: ")
+            side = self._sides[name] = _Side(name, self._protocol, report, self.max_line_bytes)
+        return side
+
+    def feed(self, line: int, data: bytes | int) -> None:
+        """One numbered line of the log: its text, or its size when it was over the limit."""
+        self._keep(line, data)
+        record = _record(data)
+        if record is None:
+            self._side("log").feed(line, data, None, None)
+            return
+        name: LogSide = "client" if record.direction in SIDES["client"] else "agent"
+        if self._only is not None and name != self._only:
+            return
+        if record.time is not None:
+            self._times.append(record.time)
+        side = self._side(self._only or name)
+        if record.protocol is not None:
+            side.wire_version = record.protocol
+        for number, message in one_side([(line, data)], name):
+            side.feed(number, message, record.time, record.direction)
+            if record.direction == "agent->proxy" and isinstance(message, bytes):
+                client = self._sides.get("client")
+                version = client.wire_version if client is not None else None
+                self._losses.feed(line, message, side.wire_version, version)
+
+    def _keep(self, line: int, data: bytes | int) -> None:
+        while len(self._lines) < line - 1:  # numbering never skips; be safe
+            self._lines.append("")
+        if isinstance(data, int):
+            text = f"(a line of {data} bytes or more, over the line limit: not read)"
+        else:
+            text = data[: RAW_LINE_CHARS * 4].decode("utf-8", "replace")
+            if len(text) > RAW_LINE_CHARS or len(data) > RAW_LINE_CHARS * 4:
+                text = text[:RAW_LINE_CHARS] + f" [… cut: the line has {len(data)} bytes]"
+        self._lines.append(text)
+
+    def finish(self) -> dict[str, Any]:
+        """The report's data: plain JSON values (``FORMAT`` says their shape)."""
+        sides = [self._sides[name] for name in ("agent", "client", "log") if name in self._sides]
+        for side in sides:
+            side.found(side.validator.finish())
+        if "agent" in self._sides:
+            self._sides["agent"].findings += self._losses.findings
+        self._who_answered()
+        cards: dict[tuple[str, str], dict[str, Any]] = {}
+        calls_of_sides: list[list[dict[str, Any]]] = []
+        for position, side in enumerate(sides):
+            calls: list[dict[str, Any]] = []
+            for key, history in side.history.calls.items():
+                card = cards.get(key)
+                if card is None:
+                    card = cards[key] = {
+                        "session": key[0],
+                        "id": key[1],
+                        "first": history.first,
+                        "sides": [None] * len(sides),
+                    }
+                card["first"] = min(card["first"], history.first)
+                card["sides"][position] = len(calls)
+                call = history.index()
+                call["asks"] = []
+                call["details"] = history.details()
+                calls.append(call)
+            calls_of_sides.append(calls)
+        ordered = sorted(cards.values(), key=lambda card: card["first"])  # stable: first seen
+        loose_asks = self._attach_asks(sides, calls_of_sides)
+        findings = sorted(
+            (
+                [f[0], position, *f[1:]]
+                for position, side in enumerate(sides)
+                for f in side.findings
+            ),
+            key=lambda finding: (finding[0], finding[1]),
+        )
+        return {
+            "format": FORMAT,
+            "name": self.name,
+            "lines": self._lines,
+            "duration": (max(self._times) - min(self._times)) if self._times else None,
+            "started": min(self._times) if self._times else None,
+            "sides": [
+                {
+                    "name": side.name,
+                    "label": _SIDE_LABELS.get(side.name, "the log"),
+                    "protocol": side.validator.protocol,
+                    "protocolSource": side.validator.protocol_source,
+                    "summary": _summary(calls, side),
+                    "asks": side.asks.requests,
+                    "terminals": [
+                        {"session": t.session_id, "id": t.terminal_id, "details": t.details()}
+                        for t in side.history.terminals.values()
+                    ],
+                }
+                for side, calls in zip(sides, calls_of_sides, strict=True)
+            ],
+            "calls": calls_of_sides,
+            "cards": ordered,
+            "findings": findings,
+            "looseAsks": loose_asks,
+        }
+
+    def _who_answered(self) -> None:
+        agent, client = self._sides.get("agent"), self._sides.get("client")
+        if agent is None:
+            return
+        shown = client.asks.requests if client is not None else []
+        for request in agent.asks.requests:
+            answer = request["answer"]
+            if answer is None:
+                continue
+            by_editor = any(
+                other["session"] == request["session"]
+                and other["call"] == request["call"]
+                and other["l"] > request["l"]
+                and other["answer"] is not None
+                and other["answer"]["l"] <= answer["l"]
+                for other in shown
+            )
+            answer["by"] = (
+                "the editor, through the proxy" if by_editor else "the proxy, for the editor"
+            )
+
+    @staticmethod
+    def _attach_asks(
+        sides: list[_Side], calls_of_sides: list[list[dict[str, Any]]]
+    ) -> list[list[int]]:
+        """Each request's index on its call; ``[side, request]`` of those on no known call."""
+        loose: list[list[int]] = []
+        for position, (side, calls) in enumerate(zip(sides, calls_of_sides, strict=True)):
+            where = {(call["session"], call["id"]): call for call in calls}
+            for number, request in enumerate(side.asks.requests):
+                call = where.get((request["session"], request["call"]))
+                if call is not None:
+                    call["asks"].append(number)
+                else:
+                    loose.append([position, number])
+        return loose
+
+
+def _prefixed(report: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    return lambda text: report(prefix + text)
+
+
+def _record(data: bytes | int) -> Any:
+    """The ``TrafficRecord`` of a line of a bridge log, or ``None`` for any other line."""
+    if not isinstance(data, bytes) or _RECORD_HINT not in data[:200]:
+        return None
+    try:
+        value = _parse.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return read_record(value) if is_record(value) else None
+
+
+def _summary(calls: list[dict[str, Any]], side: _Side) -> dict[str, Any]:
+    by_status: dict[str, int] = {}
+    by_kind: dict[str, int] = {}
+    left_open: list[int] = []
+    for number, call in enumerate(calls):
+        status = call["status"][-1][1]
+        by_status[status] = by_status.get(status, 0) + 1
+        kind = call["kind"][-1][1]
+        by_kind[kind] = by_kind.get(kind, 0) + 1
+        if status not in FINAL_STATUSES:
+            left_open.append(number)
+    by_code: dict[str, int] = {}
+    for finding in side.findings:
+        by_code[finding[2]] = by_code.get(finding[2], 0) + 1
+    return {
+        "calls": len(calls),
+        "byStatus": by_status,
+        "byKind": by_kind,
+        "open": left_open,
+        "findings": dict(sorted(by_code.items())),
+        "asks": len(side.asks.requests),
+        "terminals": len(side.history.terminals),
+    }
