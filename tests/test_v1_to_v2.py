@@ -483,13 +483,27 @@ def test_unknown_keys_of_items_are_dropped_and_reported_at_every_level() -> None
 # tool_call_to_v2 (9.3, D9)
 
 
-def test_c1_default_values_of_a_create_are_omitted() -> None:
+def test_c1_default_values_of_a_repeated_create_are_omitted() -> None:
     tc = v1_call(
         toolCallId="c1", title="Edit", kind="other", status="pending", content=[], locations=[]
     )
-    out, losses = tool_call_to_v2(tc)
+    out, losses = tool_call_to_v2(tc, repeated=True)  # D9: a repeated create merges
     assert type(out) is v2.ToolCallUpdate
     assert as_json(out) == {"toolCallId": "c1", "title": "Edit"}
+    assert not losses
+
+
+def test_the_first_create_keeps_every_field_the_agent_set() -> None:
+    """D9 amended: real v1 clients print an absent status as "undefined"; what the agent set
+    on the first `tool_call` reaches the v2 side."""
+    tc = v1_call(toolCallId="c1", title="Edit", kind="other", status="pending")
+    out, losses = tool_call_to_v2(tc)
+    assert as_json(out) == {
+        "toolCallId": "c1",
+        "title": "Edit",
+        "kind": "other",
+        "status": "pending",
+    }
     assert not losses
 
 
@@ -876,13 +890,15 @@ def test_every_conversion_is_schema_valid_v2_and_never_clears(
     assert data["toolCallId"] == message["toolCallId"]
     if create:
         assert data["title"] == message["title"]
-        assert data.get("kind") != "other" and data.get("status") != "pending"
-        assert data.get("locations") != []
+        merged = as_json(tool_call_to_v2(tc, repeated=True)[0])  # D9: a repeat merges
+        assert merged.get("kind") != "other" and merged.get("status") != "pending"
+        assert merged.get("locations") != []
+        defaults = {"kind": "other", "status": "pending", "locations": [], "content": []}
+        for key in data.keys() - merged.keys():  # what a repeat leaves out is a default
+            assert data[key] == defaults[key]
     for key in ("kind", "status", "name", "title", "rawInput", "rawOutput"):
-        if key in data:
+        if message.get(key) is not None:  # the first sight keeps every field set
             assert data[key] == message[key]  # unknown enum strings included (D32)
-        elif message.get(key) is not None:
-            assert create and message[key] in ("other", "pending")  # D9
     for loss in losses:
         assert loss.path.startswith("$")
 

@@ -3,8 +3,9 @@
 Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, D38):
 
 - Every v1 ``tool_call`` and ``tool_call_update`` becomes one v2 ``tool_call_update`` (9.3);
-  a repeated v1 ``tool_call`` merges instead of wiping, because its default values are dropped
-  (D9). A v1 ``null`` never becomes a v2 clear; nothing is ever sent as a chunk.
+  the first ``tool_call`` of an id keeps every field the agent set; a repeated one merges
+  instead of wiping, because its default values are dropped (D9, amended). A v1 ``null``
+  never becomes a v2 clear; nothing is ever sent as a chunk.
 - A repeated ``tool_call`` for a call whose status is final is still merged, and reported (a
   probable id reuse, D20).
 - A v1 permission request becomes a v2 one whose ``title`` is the tool call's title, else the
@@ -57,9 +58,10 @@ _TITLE_KEPT = 1_024
 
 
 class _Session:
-    __slots__ = ("final", "message", "titles", "touched")
+    __slots__ = ("final", "message", "seen", "titles", "touched")
 
     def __init__(self) -> None:
+        self.seen: dict[str, None] = {}  # ids the v2 client was sent an update about
         self.titles: dict[str, str] = {}
         self.final: dict[str, None] = {}  # ids whose last status was final, oldest first
         self.message: tuple[str, str] | None = None  # (chunk kind, messageId) being streamed
@@ -190,7 +192,10 @@ class V1ToV2Bridge:
                     "merged (probable id reuse)",
                 )
             )
-        mapped, losses = session_update_to_v2(update, message_id=self._message_id(session, update))
+        repeated = isinstance(update, v1.ToolCall) and update.tool_call_id in session.seen
+        mapped, losses = session_update_to_v2(
+            update, message_id=self._message_id(session, update), repeated=repeated
+        )
         self._extend(losses, "$.params.update")
         if mapped is None:
             return
@@ -219,6 +224,7 @@ class V1ToV2Bridge:
         return session.message[1]
 
     def _remember(self, session_id: str, session: _Session, update: v2.ToolCallUpdate) -> None:
+        session.seen[update.tool_call_id] = None
         if isinstance(update.title, str) and update.title:
             session.titles[update.tool_call_id] = update.title[:_TITLE_KEPT]
         if isinstance(update.status, str):
@@ -227,10 +233,10 @@ class V1ToV2Bridge:
             else:
                 session.final.pop(update.tool_call_id, None)
         cap = self.limits.max_tool_calls
-        if cap is None or (len(session.titles) <= cap and len(session.final) <= cap):
+        if cap is None or len(session.seen) <= cap:
             return
         forgotten = 0
-        tables: tuple[dict[str, Any], ...] = (session.titles, session.final)
+        tables: tuple[dict[str, Any], ...] = (session.seen, session.titles, session.final)
         for table in tables:
             excess = len(table) - cap
             if excess > 0:  # one block past the cap at a time: amortised O(1)
@@ -242,7 +248,8 @@ class V1ToV2Bridge:
             Loss(
                 "$.max_tool_calls",
                 f"{session_id}: forgot the {forgotten} oldest tool-call id(s) (cap {cap} per "
-                "session): their titles for permission prompts and id-reuse reports",
+                "session): their titles for permission prompts, id-reuse reports, and that a "
+                "later `tool_call` of one merges",
             )
         )
 

@@ -15,8 +15,10 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.2, 9.7-9.9; issue 4):
   call's v1 ``tool_call`` goes out first. ``tool_call_content_chunk`` and terminal updates need a
   bridge's state: dropped and reported. Every other update goes through
   ``session_update_to_v1``: mapped, or dropped and reported, never forwarded raw.
-- v1 -> v2: no state at all. Updates go through ``session_update_to_v2`` (a repeated
-  ``tool_call`` merges, D9), permission requests through ``permission_request_to_v2``.
+- v1 -> v2: the one piece of state is, per session, the set of tool-call ids already sent.
+  Updates go through ``session_update_to_v2`` (the first ``tool_call`` of an id keeps every
+  field the agent set, a repeated one merges, D9 amended), permission requests through
+  ``permission_request_to_v2``.
 - A permission request that cannot be sent is answered ``cancelled`` in ``replies`` (D5, D29):
   never approval.
 - Every other message (responses, other methods, extensions) passes through unchanged. A
@@ -107,6 +109,8 @@ class _Stateless:
 
     def __init__(self, *, strict: bool = False) -> None:
         self.strict = strict
+        self.seen: dict[str, set[str]] = {}
+        """Per session, the tool-call ids the other side has been sent a message about."""
 
     def convert(self, message: Any) -> Converted:
         """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input
@@ -133,6 +137,7 @@ class _Stateless:
 
     def close_session(self, session_id: str) -> Converted:
         """Forget what is kept about the session; nothing to send."""
+        self.seen.pop(session_id, None)
         return Converted()
 
     def _one(self, message: Any, root: str, out: _Out) -> None:
@@ -157,14 +162,6 @@ class StatelessV2ToV1(_Stateless):
     """
 
     _protocol: Protocol = "v2"
-
-    def __init__(self, *, strict: bool = False) -> None:
-        super().__init__(strict=strict)
-        self.seen: dict[str, set[str]] = {}
-
-    def close_session(self, session_id: str) -> Converted:
-        self.seen.pop(session_id, None)
-        return Converted()
 
     def _typed(self, message: Any, root: str, out: _Out) -> bool:
         if isinstance(message, v2.SessionUpdateMessage):
@@ -238,7 +235,8 @@ def _first_sight(call: v1.ToolCallUpdate, prompt_title: str) -> v1.ToolCall:
 
 
 class StatelessV1ToV2(_Stateless):
-    """A v1 agent's messages for a v2 client, message by message, with no state at all.
+    """A v1 agent's messages for a v2 client, message by message; ``seen`` holds, per session,
+    the tool-call ids already sent (so that a repeated ``tool_call`` merges, D9).
 
     ``V1ToV2Bridge`` adds remembered titles for permission prompts (D37) and a report when a
     finished call is re-created (D20).
@@ -260,9 +258,14 @@ class StatelessV1ToV2(_Stateless):
         params = message.params
         out.extra(params, f"{root}.params")
         update = params.update
+        seen = self.seen.setdefault(params.session_id, set())
+        repeated = isinstance(update, v1.ToolCall) and update.tool_call_id in seen
         mapped = out.mapped(
-            f"{root}.params.update", lambda: session_update_to_v2(update, strict=self.strict)
+            f"{root}.params.update",
+            lambda: session_update_to_v2(update, strict=self.strict, repeated=repeated),
         )
+        if isinstance(update, (v1.ToolCall, v1.ToolCallUpdate)):
+            seen.add(update.tool_call_id)
         if mapped is not None:
             notification = v2.UpdateSessionNotification(
                 session_id=params.session_id, update=mapped, meta=out.meta(params.meta, root)
@@ -275,6 +278,7 @@ class StatelessV1ToV2(_Stateless):
         request = out.mapped(
             f"{root}.params", lambda: permission_request_to_v2(params, strict=self.strict)
         )
+        self.seen.setdefault(params.session_id, set()).add(params.tool_call.tool_call_id)
         if request is None:  # v2 needs an option (D5): never approval
             out.replies.append(response(message.id, _CANCELLED_RESULT))
             return

@@ -395,17 +395,17 @@ class ToolCallStore:
         self, params: v1.SessionNotification, events: list[Event], now: Any
     ) -> None:
         update = params.update
-        if isinstance(update, v1.ToolCall):
-            patch, losses = tool_call_to_v2(update)
-        elif isinstance(update, v1.ToolCallUpdate):
-            patch, losses = tool_call_update_to_v2(update)
-        else:
+        if not isinstance(update, (v1.ToolCall, v1.ToolCallUpdate)):
             return
+        session = self._session(params.session_id, events)
+        known = session.tool_calls.get(update.tool_call_id)
+        if isinstance(update, v1.ToolCall):  # a repeated one merges (D9)
+            patch, losses = tool_call_to_v2(update, repeated=known is not None)
+        else:
+            patch, losses = tool_call_update_to_v2(update)
         for loss in losses:
             path = "$.params.update" + loss.path[1:]
             events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
-        session = self._session(params.session_id, events)
-        known = session.tool_calls.get(update.tool_call_id)
         if isinstance(update, v1.ToolCall) and known is not None and known.is_final:
             # A repeated create of a finished call: merged (D9) but reported (D20), even when
             # its default `pending` status leaves the stored status final.

@@ -400,38 +400,42 @@ _TOOL_CALL_FIELDS: tuple[_Field, ...] = (
 
 
 def _tool_call_fields(
-    tc: v1.ToolCall | v1.ToolCallUpdate, create: bool, path: str, losses: _Losses
+    tc: v1.ToolCall | v1.ToolCallUpdate, merge: bool, path: str, losses: _Losses
 ) -> dict[str, Any]:
+    """The v2 patch fields of a v1 call; ``merge``: a repeated ``tool_call`` of a known id,
+    whose default values are left out so that it merges (D9)."""
     _report_extra(tc, path, losses)
     values: dict[str, Any] = {}
     for field in _TOOL_CALL_FIELDS:
         value = getattr(tc, field.attr)
         if value is UNSET or value is None:  # v1 null: unchanged / not provided (D8)
             continue
-        if create and field.create_default is not None and field.create_default(value):
+        if merge and field.create_default is not None and field.create_default(value):
             continue
         values[field.attr] = field.convert(value, f"{path}.{field.key}", losses)
     return values
 
 
 def _tool_call(
-    tc: v1.ToolCall | v1.ToolCallUpdate, *, create: bool, strict: bool
+    tc: v1.ToolCall | v1.ToolCallUpdate, *, merge: bool, strict: bool
 ) -> tuple[v2.ToolCallUpdate, LossReport]:
     losses = _Losses(strict)
-    values = _tool_call_fields(tc, create, "$", losses)
+    values = _tool_call_fields(tc, merge, "$", losses)
     return v2.ToolCallUpdate(tool_call_id=tc.tool_call_id, **values), losses.report()
 
 
 def tool_call_to_v2(
-    tc: v1.ToolCall, *, strict: bool = False
+    tc: v1.ToolCall, *, strict: bool = False, repeated: bool = False
 ) -> tuple[v2.ToolCallUpdate, LossReport]:
     """A v1 ``tool_call`` (create) as a v2 ``tool_call_update`` patch, and the losses.
 
-    Default values are omitted so that a repeated create merges (D9); ``title`` is always
-    applied; ``null`` fields are omitted. Raises ``ConversionError`` in strict mode for
+    The first ``tool_call`` of an id keeps every field the agent set (``status: "pending"``
+    included: real v1 clients do not apply defaults). A ``repeated`` one, for an id the caller
+    knows, leaves default values out so that it merges (D9, amended 2026-12-04); ``title`` is
+    always applied. ``null`` fields are omitted. Raises ``ConversionError`` in strict mode for
     content the v2 side cannot represent (a terminal, D38).
     """
-    return _tool_call(tc, create=True, strict=strict)
+    return _tool_call(tc, merge=repeated, strict=strict)
 
 
 def tool_call_update_to_v2(
@@ -442,7 +446,7 @@ def tool_call_update_to_v2(
     ``null`` means unchanged and is omitted (D8); ``[]`` stays ``[]``; every value is copied.
     Raises ``ConversionError`` in strict mode for a terminal item (D38).
     """
-    return _tool_call(u, create=False, strict=strict)
+    return _tool_call(u, merge=False, strict=strict)
 
 
 # --------------------------------------------------------------------------------------------
@@ -752,11 +756,16 @@ def _session_tool_call(u: v2.ToolCallUpdate) -> v2.SessionToolCallUpdate:
 
 
 def session_update_to_v2(
-    update: v1.SessionUpdate, *, strict: bool = False, message_id: str | None = None
+    update: v1.SessionUpdate,
+    *,
+    strict: bool = False,
+    message_id: str | None = None,
+    repeated: bool = False,
 ) -> tuple[v2.SessionUpdate | None, LossReport]:
     """A v1 ``session/update`` payload as a v2 one (``None``: nothing to send), and the losses.
 
-    ``tool_call`` and ``tool_call_update`` become ``tool_call_update`` (9.3). Message chunks
+    ``tool_call`` and ``tool_call_update`` become ``tool_call_update`` (9.3); a ``repeated``
+    ``tool_call`` (of an id the caller knows) merges (``tool_call_to_v2``). Message chunks
     keep their variant; v2 requires ``messageId``, so a chunk without one takes
     ``message_id`` (a stateful caller's choice) or is dropped. ``plan`` becomes a
     ``plan_update`` of the plan ``V1_PLAN_ID``. ``available_commands_update`` and
@@ -766,7 +775,7 @@ def session_update_to_v2(
     """
     losses = _Losses(strict)
     if isinstance(update, v1.ToolCall):
-        values = _tool_call_fields(update, True, "$", losses)
+        values = _tool_call_fields(update, repeated, "$", losses)
     elif isinstance(update, v1.ToolCallUpdate):
         values = _tool_call_fields(update, False, "$", losses)
     else:

@@ -464,8 +464,8 @@ class _Field:
 _FIELDS: tuple[_Field, ...] = (
     _Field("title", "title", _same, _keep_previous),
     _Field("name", "name", _same, _keep_previous),
-    _Field("kind", "kind", _kind, lambda path, losses: "other", _is("other")),  # exact (D4)
-    _Field("status", "status", _status, lambda path, losses: "pending", _is("pending")),
+    _Field("kind", "kind", _kind, lambda path, losses: "other"),  # exact (D4)
+    _Field("status", "status", _status, lambda path, losses: "pending"),
     _Field("content", "content", _content, lambda path, losses: [], _empty),  # clear: []
     _Field("locations", "locations", _locations, lambda path, losses: [], _empty),
     _Field("raw_input", "rawInput", _same, _keep_previous),
@@ -527,13 +527,17 @@ def tool_call_to_v1(
     """The v1 ``tool_call`` for the first sight of ``u``'s id, and the losses (9.9 step 2).
 
     ``u`` is all that is known of the call (an update or a store snapshot). The title is never
-    empty (D10, ``display_title``). Defaults (``kind: "other"``, ``status: "pending"``, empty
-    collections and ``_meta``) are left out, and so is every clear: on a call nobody has seen
-    it is the default. Substitutions are reported (strict mode raises).
+    empty (D10, ``display_title``), and ``kind`` and ``status`` are always there (their
+    defaults ``other`` and ``pending`` when ``u`` sets none: real v1 clients do not apply
+    defaults, D9 amended). Empty collections and ``_meta`` are left out, and so is every clear:
+    on a call nobody has seen it is the default. Substitutions are reported (strict mode
+    raises).
     """
     losses = _Losses(strict)
     values = _fields(u, True, "$", losses)
     values["title"] = display_title(values.get("title"), values.get("name"), u.kind, title_fallback)
+    values.setdefault("kind", "other")
+    values.setdefault("status", "pending")
     return v1.ToolCall(tool_call_id=u.tool_call_id, **values), losses.report()
 
 

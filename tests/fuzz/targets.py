@@ -369,8 +369,13 @@ def _receive(peer: Receiver, out: Converted, sessions: set[str] | None, raw: Any
     go back, as answers to the agent or, for a client's answer, as the call it restored."""
     answers = [r for r in out.replies if isinstance(r, JsonRpcMessage) and r.is_response]
     restored = [r for r in out.replies if not (isinstance(r, JsonRpcMessage) and r.is_response)]
+    if any(loss.path in _EVICTING for loss in out.losses):
+        sessions = None  # a session the store dropped: what was held back about it goes out
     peer.receive(out.messages, sessions=sessions, raw=raw, replies=answers, losses=out.losses)
     peer.receive(restored, sessions=None)
+
+
+_EVICTING = frozenset({"$.max_sessions", "$.max_store_bytes"})
 
 
 def _withdraw_all(bridge: V2ToV1Bridge, peer: Receiver) -> None:
