@@ -190,21 +190,29 @@ def _request(request_id: int, method: str, params: dict[str, Any]) -> bytes:
 
 def measure(command: list[str], client_version: int, count: int) -> list[float]:
     """Latencies in µs of the N measured messages through ``command`` (a proxy or the agent)."""
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    # Buffered: a raw pipe's readline reads one byte per system call (issue 19); a buffered
+    # reader's returns as soon as a whole line has arrived, so the stamps are not delayed.
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert process.stdin is not None and process.stdout is not None
     reader = process.stdout
+
+    def send(line: bytes) -> None:
+        assert process.stdin is not None
+        process.stdin.write(line)
+        process.stdin.flush()
+
     if client_version == 2:
         init = {"protocolVersion": 2, "info": {"name": "driver", "version": "0"}}
         new = {"cwd": "/tmp"}
     else:
         init = {"protocolVersion": 1, "clientCapabilities": {}}
         new = {"cwd": "/tmp", "mcpServers": []}
-    process.stdin.write(_request(0, "initialize", init))
+    send(_request(0, "initialize", init))
     json.loads(reader.readline())
-    process.stdin.write(_request(1, "session/new", new))
+    send(_request(1, "session/new", new))
     json.loads(reader.readline())
     prompt = {"sessionId": "sess-1", "prompt": [{"type": "text", "text": "go"}]}
-    process.stdin.write(_request(2, "session/prompt", prompt))
+    send(_request(2, "session/prompt", prompt))
     received: list[int] = []
     while len(received) < count:
         line = reader.readline()
