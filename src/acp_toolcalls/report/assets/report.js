@@ -222,6 +222,7 @@ async function rebuild() {
   const total = R.cards.filter((c) => cardCalls(c).some((x) => x && x.first <= line)).length;
   shownLabel.textContent = `showing ${list.length.toLocaleString("en")} of ${total.toLocaleString("en")} calls seen by line ${line}`;
   await fillList(mine);
+  if (mine === generation) document.body.dataset.shown = line; // for tests: the list is drawn
 }
 
 const nearBottom = () => document.getElementById("more").getBoundingClientRect().top < innerHeight + 600;
@@ -414,23 +415,28 @@ function renderAsks(column, side, call) {
   }
 }
 
+const VERBS = { set: "set", same: "sent again", clear: "cleared", append: "appended",
+  replace: "replaced", created: "first seen", reopened: "reopened" };
+
 function changeNode(change, d) {
   const value = (index) => (index < 0 ? h("span", { class: "unset" }, "(never set)") : h("code", {}, json(d.values[index])));
   const range = (r) => (r === -1 ? "(never set)" : r === null ? "null" : plural(r[1] - r[0], "item"));
   const [kind, name] = change;
+  const node = (...body) => h("span", { class: `chg chg-${kind}`, "data-field": name },
+    h("b", { class: "verb" }, VERBS[kind] || kind), " ", body);
   switch (kind) {
-    case "created": return h("span", { class: "chg chg-created" }, "");
-    case "reopened": return h("span", { class: "chg chg-reopened" }, `a finished call (${change[1]}) made ${change[2]}`);
-    case "same": return h("span", { class: "chg chg-same", "data-field": name }, `${name} = `, value(change[2]));
-    case "append": return h("span", { class: "chg chg-append", "data-field": name }, `${name} chunk: `,
-      h("code", {}, json(d.items[change[2]]).slice(0, 300)));
+    case "created": return node();
+    case "reopened": return node(`a finished call (${change[1]}) made ${change[2]}`);
+    case "same": return node(`${name} = `, value(change[2]));
+    case "append": return node(`${name} chunk: `, h("code", {}, json(d.items[change[2]]).slice(0, 300)));
     default:
       if (name === "content") {
         const to = change[3];
-        return h("span", { class: `chg chg-${kind}`, "data-field": name },
-          `content: ${range(change[2])} → ${to === null ? "null" : plural(to[1] - to[0], "item")}`);
+        const items = Array.isArray(to) ? d.items.slice(to[0], Math.min(to[1], to[0] + 3)) : [];
+        return node(`content: ${range(change[2])} → ${to === null ? "null" : plural(to[1] - to[0], "item")}`,
+          items.map((item) => [" ", h("code", {}, json(item).slice(0, 200))]));
       }
-      return h("span", { class: `chg chg-${kind}`, "data-field": name }, `${name}: `, value(change[2]), " → ",
+      return node(`${name}: `, value(change[2]), " → ",
         kind === "clear" && d.values[change[3]] === null ? h("span", { class: "null" }, "null") : value(change[3]));
   }
 }
@@ -482,6 +488,7 @@ async function jump(n, side, historyKey) {
   await Promise.all([redrawInPlace(), showRaw(n)]);
   document.querySelectorAll(".entry.chosen").forEach((e) => e.classList.remove("chosen"));
   document.querySelectorAll(`.entry[data-line="${n}"]`).forEach((e) => e.classList.add("chosen"));
+  document.body.dataset.shown = line;
 }
 
 async function showRaw(n) {
