@@ -308,6 +308,23 @@ def test_nothing_of_a_wrapped_agents_group_survives_the_bridge(tmp_path: Path) -
     assert len(started) == 3 and not any(alive(pid) for pid in started)
 
 
+def test_a_bridge_told_to_stop_ends_the_whole_group_of_a_wrapped_agent(tmp_path: Path) -> None:
+    command, pidfile = wrapper(tmp_path, sys.executable, str(FAKE_AGENT), "echo", "1")
+
+    async def scenario() -> tuple[int, str]:
+        client = await RawClient.start("--agent-version", "1", agent=command)
+        await client.send(editor_init(2))
+        await client.answer_to(0)
+        client.process.terminate()  # as an editor stops it: SIGTERM
+        return (await client.finish(close=False))[:2]
+
+    code, err = bounded(scenario())
+    assert code == 130
+    assert_clean(err)
+    started = pids(pidfile)
+    assert len(started) == 3 and not any(alive(pid) for pid in started)
+
+
 PROMPT_IN_PASS_THROUGH = pytest.param(
     (1, 1),
     "session/prompt",

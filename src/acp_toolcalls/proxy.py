@@ -451,6 +451,7 @@ class _Proxy:
         self.agent: _Agent | None = None
         self.process: asyncio.SubprocessTransport | None = None
         self.lines = {"client": 0, "agent": 0}
+        self.interrupted = False  # SIGINT/SIGTERM: whoever sent it will not wait long
         self._closers: list[Callable[[], object]] = []
 
     def say(self, text: str) -> None:
@@ -578,7 +579,7 @@ class _Proxy:
                 return await self._session(client_in)
             finally:
                 await self._end_group()
-                await self.to_client.close(config.grace)
+                await self.to_client.close(0.5 if self.interrupted else config.grace)
                 await self.to_agent.close(0.0)
                 self.process.close()
         finally:
@@ -756,11 +757,10 @@ def run_proxy(config: ProxyConfig, stderr: IO[str] | None = None) -> int:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-        stopping: list[int] = []
 
         def interrupt() -> None:  # once: a second signal must not cut the agent's ending short
-            if not stopping:
-                stopping.append(1)
+            if not proxy.interrupted:
+                proxy.interrupted = True
                 task.cancel()
 
         for sig in (signal.SIGINT, signal.SIGTERM):
