@@ -210,6 +210,10 @@ def test_a_permission_request_shows_its_prompt_and_answer(
 def open_history(driver: Any, call_id: str) -> Any:
     card = driver.find_element("css selector", f'.card[data-id="{call_id}"]')
     card.find_element("css selector", "details.history > summary").click()
+    # The entries are drawn on the details' toggle event, which comes after the click.
+    wait_for(
+        driver, f"return document.querySelector('.card[data-id=\"{call_id}\"] .entry')", "entries"
+    )
     return card
 
 
@@ -233,9 +237,9 @@ def test_clicking_a_history_entry_jumps_there_and_shows_the_raw_line(
 ) -> None:
     open_report(browser, reports["demo"])
     card = open_history(browser, "toolu_02_grep")
-    browser.execute_script("delete document.body.dataset.shown")
+    browser.execute_script("delete document.body.dataset.jumped")
     card.find_element("css selector", '.entry[data-line="15"] .line-link').click()
-    wait_for(browser, "return document.body.dataset.shown === '15'", "the jump")
+    wait_for(browser, "return document.body.dataset.jumped === '15'", "the jump")
     assert browser.find_element("id", "scrub").get_attribute("value") == "15"
     raw = browser.find_element("id", "raw")
     assert raw.is_displayed() and raw.find_element("id", "raw-title").text == "Line 15"
@@ -319,6 +323,7 @@ def test_a_bridge_log_shows_both_sides_of_each_call(browser: Any, bridge_report:
     assert "by the editor on line" in client.find_element("css selector", ".ask").text
     # A conversion loss is on the agent's history entry of its line.
     agent.find_element("css selector", "details.history > summary").click()
+    wait_for(browser, "return document.querySelector('.card[data-id=\"edit\"] .entry')", "entries")
     losses = agent.find_elements("css selector", '.entry .finding[data-code="conversion-loss"]')
     assert losses, "no conversion loss shown on the agent's side"
 

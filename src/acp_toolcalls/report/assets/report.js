@@ -258,16 +258,6 @@ async function renderMore(mine) {
   }
 }
 
-// Redraw the cards already in the document for the current line, without rebuilding the list.
-async function redrawInPlace() {
-  const mine = generation;
-  for (const node of [...document.querySelectorAll("#cards > .card")]) {
-    const fresh = await renderCard(Number(node.dataset.card));
-    if (mine !== generation) return;
-    node.replaceWith(fresh);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // A card: each side's state after `line`, its permission requests and its history
 
@@ -453,10 +443,11 @@ function renderHistory(index, side, call, d, at) {
       const e = d.entries[i];
       const cls = ["entry", i === at ? "current" : "", e.l > line ? "future" : ""].join(" ");
       const found = findingsAt.get(`${side}:${e.l}`) || [];
-      list.append(h("li", { class: cls, "data-line": e.l, onclick: (ev) => { if (!ev.target.closest("button")) jump(e.l, side, key); } },
-        lineLink(e.l, side), when(e.t),
+      const item = h("li", { class: cls, "data-line": e.l, onclick: () => jump(e.l, side, key, item) },
+        h("button", { class: "line-link", type: "button", "data-line": e.l }, `line ${e.l}`), when(e.t),
         e.c.map((change) => changeNode(change, d)),
-        found.map(findingNode)));
+        found.map(findingNode));
+      list.append(item);
     }
     filled = upto;
     if (filled < d.entries.length) {
@@ -482,13 +473,24 @@ function setLine(n) {
   document.body.dataset.line = line;
 }
 
-async function jump(n, side, historyKey) {
+// Show the state after line n: the list is drawn again for it, the raw line opens, and the
+// entry clicked (if any) stays where it was on the screen.
+async function jump(n, side, historyKey, clicked) {
+  const anchor = clicked ? clicked.getBoundingClientRect().top : null;
   setLine(n);
   if (historyKey) openHistories.add(historyKey);
-  await Promise.all([redrawInPlace(), showRaw(n)]);
+  const before = generation;
+  await Promise.all([rebuild(), showRaw(n)]); // rebuild() counts one generation on
+  if (generation !== before + 1) return; // another jump or filter came meanwhile
   document.querySelectorAll(".entry.chosen").forEach((e) => e.classList.remove("chosen"));
   document.querySelectorAll(`.entry[data-line="${n}"]`).forEach((e) => e.classList.add("chosen"));
-  document.body.dataset.shown = line;
+  if (historyKey) {
+    const [card, column] = historyKey.split(":");
+    const entry = document.querySelector(
+      `.card[data-card="${card}"] .side:nth-child(${Number(column) + 1}) .entry[data-line="${n}"]`);
+    if (entry && anchor !== null) window.scrollBy(0, entry.getBoundingClientRect().top - anchor);
+  }
+  document.body.dataset.jumped = n; // for tests: the jump is done
 }
 
 async function showRaw(n) {
