@@ -5,7 +5,9 @@ The log is ``messages.generate(N)`` (default 200,000 lines, the command-line fig
 in docs/benchmarks.md). Steps, each timed:
 
 1. ``acp-toolcalls inspect LOG -o REPORT`` in a subprocess (wall time, peak memory from
-   ``ru_maxrss``), and the report's size;
+   ``os.wait4``), next to its baseline in the same run, ``replay --json LOG`` (the same
+   reading and store, without the history, the validation and the page), and the report's
+   size;
 2. the report opened in headless Chromium (Debian's ``chromium`` and ``chromium-driver``,
    through Selenium) ``--runs`` times, each in a fresh browser: first contentful paint (the
    page's own ``performance`` paint entry), the first cards shown (the page's ``cards-shown``
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -65,6 +66,20 @@ def _page(driver: Any, report: Path) -> dict[str, Any]:
     return figures
 
 
+def _process(args: list[str]) -> tuple[float, float]:
+    """Seconds and peak RSS (MiB) of ``acp-toolcalls ARGS``, its output thrown away."""
+    command = [sys.executable, "-m", "acp_toolcalls", *args]
+    started = time.perf_counter()
+    with open(os.devnull, "wb") as null:
+        child = subprocess.Popen(command, stdout=null, stderr=null)
+        _, status, usage = os.wait4(child.pid, 0)
+    took = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{command} exited {child.returncode}")
+    return took, usage.ru_maxrss / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=200_000)
@@ -77,17 +92,14 @@ def main() -> None:
     log.write_bytes(b"".join(line + b"\n" for line in messages.generate(args.lines)))
     print(f"log: {args.lines:,} lines, {log.stat().st_size / 1e6:.1f} MB")
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "acp_toolcalls", "inspect", str(log), "-o", str(report)],
-        check=True,
-        stderr=subprocess.DEVNULL,
-    )
-    took = time.perf_counter() - started
-    peak = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
+    base, base_peak = _process(["replay", "--json", str(log)])
+    print(f"replay --json (baseline): {base:.1f} s, peak RSS {base_peak:.0f} MiB")
+    took, peak = _process(["inspect", str(log), "-o", str(report)])
     size = report.stat().st_size
-    print(f"inspect: {took:.1f} s, peak RSS {peak:.0f} MiB; report {size / 1e6:.1f} MB")
+    print(
+        f"inspect: {took:.1f} s ({took / base:.2f}x replay --json), peak RSS {peak:.0f} MiB; "
+        f"report {size / 1e6:.1f} MB ({size / log.stat().st_size:.2f}x the log)"
+    )
 
     runs = []
     for _ in range(args.runs):

@@ -19,6 +19,7 @@ Rules this module owns (issue 20):
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ from .replay import demo_path
 __all__ = ["EXIT_CODES", "default_output", "register", "run"]
 
 PROG = "acp-toolcalls inspect"
+_FREEZE_EVERY = 10_000  # lines between two gc.freeze() calls
 
 EXIT_CODES = """\
 exit status:
@@ -155,10 +157,22 @@ def run(args: argparse.Namespace) -> int:
         name=os.path.basename(title),
     )
     try:
-        with _opened(name, args.demo) as stream:
+        return _write(builder, name, args.demo, shown_name, output)
+    finally:
+        gc.unfreeze()
+
+
+def _write(
+    builder: ReportBuilder, name: str | None, demo: bool, shown_name: str, output: str
+) -> int:
+    try:
+        with _opened(name, demo) as stream:
             lines = json_lines(reading(read_lines(stream, builder.max_line_bytes)))
             for number, data in with_progress(lines, stream, "inspecting"):
                 builder.feed(number, data)
+                if number % _FREEZE_EVERY == 0:
+                    # What was read stays until the end: the collector need not walk it again.
+                    gc.freeze()
     except ReadError as exc:
         _say(f"{PROG}: cannot read {shown_name}: {exc.error.strerror or exc.error}")
         return 2
@@ -166,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"{PROG}: {exc.describe(name)}")
         return 2
     report = builder.finish()
+    gc.freeze()
     calls = len(report["cards"])
     findings = len(report["findings"])
     page = render_page(report).encode("utf-8")
