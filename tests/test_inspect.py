@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import io
 import json
 import random
 import re
@@ -270,6 +271,16 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 2 and "--demo inspects the bundled example" in err
     status, _, err = run(["--side", "editor", str(DEMO)], capsys)
     assert status == 2 and "invalid choice" in err
+
+
+def test_stdin_is_read_without_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(BUGGY.read_bytes())))
+    status, _, err = run([], capsys)
+    assert status == 0 and "wrote report.html (2 tool calls, 12 findings" in err
+    assert (tmp_path / "report.html").is_file()
 
 
 def test_the_default_output_is_named_after_the_log(

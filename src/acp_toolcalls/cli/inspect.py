@@ -22,8 +22,7 @@ import argparse
 import gc
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any, BinaryIO, cast
 
 from ..codec import DEFAULT_MAX_BYTES
@@ -106,7 +105,9 @@ def register(subparsers: Any) -> None:
         f"(default: {DEFAULT_MAX_BYTES})",
     )
     parser.add_argument("--demo", action="store_true", help="inspect the bundled example session")
-    parser.add_argument("file", nargs="?", default=None, metavar="FILE", help="log, or - for stdin")
+    parser.add_argument(
+        "file", nargs="?", default=None, metavar="FILE", help="log, or - for stdin (default: stdin)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -120,14 +121,10 @@ def default_output(name: str | None, demo: bool) -> str:
     return stem + ".html"
 
 
-@contextmanager
-def _opened(name: str | None, demo: bool) -> Iterator[BinaryIO]:
+def _opened(name: str | None, demo: bool) -> AbstractContextManager[BinaryIO]:
     if demo:
-        with demo_path().open("rb") as stream:
-            yield stream
-    else:
-        with open_input("-" if name is None else name) as stream:
-            yield stream
+        return cast("AbstractContextManager[BinaryIO]", demo_path().open("rb"))
+    return open_input("-" if name is None else name)
 
 
 def _say(text: str) -> None:
@@ -144,8 +141,6 @@ def run(args: argparse.Namespace) -> int:
     name = cast("str | None", args.file)
     if args.demo and name is not None:
         return _usage("--demo inspects the bundled example: give it no FILE")
-    if name is None and not args.demo and _stdin_is_terminal():
-        return _usage("give a log FILE (or - for stdin, or --demo for the bundled example)")
     output = cast("str | None", args.output) or default_output(name, args.demo)
     shown_name = "the bundled demo session" if args.demo else shown(name)
     title = "demo-session.jsonl" if args.demo else ("stdin" if name in (None, "-") else name)
@@ -197,10 +192,3 @@ def _write(
             "in a browser"
         )
     return 0
-
-
-def _stdin_is_terminal() -> bool:
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
