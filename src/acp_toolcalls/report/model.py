@@ -30,6 +30,7 @@ import msgspec
 
 from ..bridge_to_v1 import V2ToV1Bridge
 from ..bridge_to_v2 import V1ToV2Bridge
+from ..cli.lines import plain
 from ..codec import DEFAULT_MAX_BYTES
 from ..lenient import DecodeError
 from ..lint import Finding
@@ -100,7 +101,8 @@ class _Losses:
             self.findings.append((line, "$", "conversion-error", "decode", reason))
             return
         for loss in converted.losses:
-            self.findings.append((line, loss.path, "conversion-loss", "loss", loss.reason))
+            reason = plain(loss.reason)  # as `convert` words it: no decision-log references
+            self.findings.append((line, loss.path, "conversion-loss", "loss", reason))
 
 
 class ReportBuilder:
