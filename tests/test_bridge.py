@@ -693,3 +693,14 @@ def test_envelope_metadata_and_unknown_keys_are_reported_not_dropped_silently() 
     converted = V2ToV1Bridge().convert(line)
     assert {loss.path for loss in converted.losses} == {"$.params._meta", "$.x"}
     assert updates(converted)[0]["title"] == "T"
+
+
+@pytest.mark.encodes_invalid  # the input carries unknown keys on purpose
+def test_unknown_tool_call_keys_are_reported_never_lost() -> None:
+    """Issue 16: the first sight copied the snapshot with msgspec.structs.replace, which drops
+    the unknown keys kept beside the struct, so nothing said they were not carried (D19)."""
+    bridge = V2ToV1Bridge()
+    first = bridge.convert(tcu("a", title="T", zzVendor=1))
+    assert [loss.path for loss in first.losses] == ["$.params.update.zzVendor"]
+    later = bridge.convert(tcu("a", status="in_progress", zzOther=2))
+    assert [loss.path for loss in later.losses] == ["$.params.update.zzOther"]

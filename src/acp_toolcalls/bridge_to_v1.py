@@ -83,7 +83,7 @@ from .jsonrpc import (
     response,
 )
 from .lenient import DecodeError
-from .loss import Converted, Loss, LossReport
+from .loss import Converted, Loss, LossReport, unknown_keys
 from .state import Limits, TerminalState, ToolCallState, trim_block
 from .store import ToolCallStore
 from .terminal_text import DEFAULT_TAIL_CHARS, fenced, sanitize, tail
@@ -97,7 +97,7 @@ from .v2_to_v1 import (
     tool_call_to_v1,
     tool_call_update_to_v1,
 )
-from .wire import extra_fields
+from .wire import replace
 
 __all__ = ["TerminalProfile", "V2ToV1Bridge"]
 
@@ -315,7 +315,11 @@ class V2ToV1Bridge:
         if kind is v2.SessionUpdateMessage or isinstance(message, v2.SessionUpdateMessage):
             params = message.params
             update = params.update
-            if params.meta is not UNSET or kind is not v2.SessionUpdateMessage:
+            if (
+                params.meta is not UNSET
+                or kind is not v2.SessionUpdateMessage
+                or type(params) is not v2.UpdateSessionNotification
+            ):
                 self._envelope_losses(message)
             handler = self._updates.get(type(update))
             if handler is None:
@@ -339,8 +343,7 @@ class V2ToV1Bridge:
         if message.params.meta is not UNSET:
             self._loss("$.params._meta", "notification metadata is not carried to v1")
         for root, obj in (("$", message), ("$.params", message.params)):
-            for key in extra_fields(obj):
-                self._loss(f"{root}.{key}", "unknown key dropped in cross-version conversion")
+            self._losses.extend(unknown_keys(obj, root))
 
     def _take(self) -> Converted:
         losses = LossReport(self._losses) if self._losses else _NO_LOSS
@@ -468,8 +471,15 @@ class V2ToV1Bridge:
     # ----------------------------------------------------------------------------------------
     # Session updates
 
+    def _unknown_keys(self, update: Any, nested: bool = False) -> None:
+        """Report the unknown keys of an update (``nested``: of every object in it, for
+        terminals, which v1 is shown as text, not field by field)."""
+        self._losses.extend(unknown_keys(update, "$.params.update", nested=nested))
+
     def _on_update(self, session_id: str, update: v2.ToolCallUpdate) -> None:
         session, call = self._touch(session_id, update.tool_call_id)
+        if call.known:  # a first sight reports them with the whole call
+            self._unknown_keys(update)
         self._apply_update(session_id, update)
         pending = call.pending
         for attr, _wire in _PATCH_ATTRS:
@@ -490,12 +500,14 @@ class V2ToV1Bridge:
             call = session.calls[tool_call_id]  # the coalescing case: this call is pending
         else:
             session, call = self._touch(session_id, tool_call_id)
+        self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
         self._absorb(self.store.apply_update(session_id, chunk))
         call.content_dirty = True
         if not self.coalesce or not call.known:  # a first sight goes out at once (9.9)
             self._flush_call(session_id, session, tool_call_id)
 
     def _on_terminal(self, session_id: str, update: Any) -> None:
+        self._unknown_keys(update, nested=True)
         self._apply_update(session_id, update)
         session = self._session(session_id)
         terminal_id = update.terminal_id
@@ -526,13 +538,14 @@ class V2ToV1Bridge:
     # Permissions and other messages
 
     def _on_permission(self, message: v2.PermissionRequestMessage) -> None:
+        self._losses.extend(unknown_keys(message, "$"))
         params = message.params
         session_id = params.session_id
         subject = params.subject
         refusal = self._forwarded.refusal(message.id)
         if refusal is not None:  # two answers would go back under one id
             self._replies.append(refusal[0])
-            self._losses.append(refusal[1])
+            self._losses += [refusal[1], *unknown_keys(params, "$.params", nested=True)]
             return
         session = self._session(session_id)
         named: str | None = None
@@ -554,6 +567,7 @@ class V2ToV1Bridge:
                 f"{len(params.options)} options, over the cap of {cap} (max_permission_options): "
                 "request not sent; answered the agent `cancelled`",
             )
+            self._losses.extend(unknown_keys(params, "$.params", nested=True))
             self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         shown = self._shown(session_id, session, named)
@@ -725,7 +739,7 @@ class V2ToV1Bridge:
             if "content" in changes and call.prompt.items:
                 changes["content"] = [*call.prompt.items, *changes["content"]]
         if changes:
-            update = msgspec.structs.replace(update, **changes)
+            update = replace(update, **changes)
         call.pending.clear()
         call.content_dirty = call.meta_dirty = False
         body = msgspec.structs.asdict(update)
@@ -736,7 +750,7 @@ class V2ToV1Bridge:
             call.source, call.flat, call.slots, call.count = None, [], [], 0
 
     def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
-        snapshot = msgspec.structs.replace(tc.snapshot(), content=UNSET)
+        snapshot = replace(tc.snapshot(), content=UNSET)  # its unknown keys are reported
         create, losses = tool_call_to_v1(snapshot, title_fallback=call.title_fallback)
         self._extend(losses, "$.params.update")
         content, meta = self._project(session_id, call, tc)
@@ -749,7 +763,7 @@ class V2ToV1Bridge:
         elif isinstance(tc.meta, dict):
             call.meta_sent = tc.meta
         if changes:
-            create = msgspec.structs.replace(create, **changes)
+            create = replace(create, **changes)
         call.known = True
         call.title = create.title
         call.pending.clear()
@@ -774,14 +788,14 @@ class V2ToV1Bridge:
             left = len(content) - keep
             marker = _text_item(f"[\u2026 {left:,} content item(s) omitted to fit a line]")
             cut = [*content[: keep // 2], marker, *content[len(content) - (keep - keep // 2) :]]
-            shorter = msgspec.structs.replace(update, content=cut)
+            shorter = replace(update, content=cut)
             size = len(encode(_notification(session_id, shorter)))
         self._loss(
             "$.params.update.content",
             f"{tc.tool_call_id}: {len(content) - keep} content item(s) left out so that the line "
             f"stays under {limit} bytes",
         )
-        return msgspec.structs.replace(update, content=cut)
+        return replace(update, content=cut)
 
     def _project(
         self, session_id: str, call: _Call, tc: ToolCallState

@@ -45,7 +45,7 @@ from .jsonrpc import (
     response,
 )
 from .lenient import DecodeError
-from .loss import Converted, Loss, LossReport
+from .loss import Converted, Loss, LossReport, unknown_keys
 from .state import Limits, trim_block
 from .v1_to_v2 import permission_request_to_v2, session_update_to_v2
 from .v2_to_v1 import permission_response_to_v1
@@ -169,7 +169,7 @@ class V1ToV2Bridge:
 
     def _dispatch(self, message: Any) -> None:
         if isinstance(message, v1.SessionUpdateMessage):
-            self._on_update(message.params)
+            self._on_update(message)
         elif isinstance(message, v1.PermissionRequestMessage):
             self._on_permission(message)
         elif isinstance(message, JsonRpcMessage):
@@ -181,7 +181,10 @@ class V1ToV2Bridge:
         else:
             raise TypeError(f"cannot convert a {type(message).__name__} from a v1 agent")
 
-    def _on_update(self, params: v1.SessionNotification) -> None:
+    def _on_update(self, message: v1.SessionUpdateMessage) -> None:
+        self._losses.extend(unknown_keys(message, "$"))
+        params = message.params
+        self._losses.extend(unknown_keys(params, "$.params", nested=True))
         update = params.update
         session = self._session(params.session_id)
         if isinstance(update, v1.ToolCall) and update.tool_call_id in session.final:
@@ -254,16 +257,18 @@ class V1ToV2Bridge:
         )
 
     def _on_permission(self, message: v1.PermissionRequestMessage) -> None:
+        self._losses.extend(unknown_keys(message, "$"))
         params = message.params
         refusal = self._forwarded.refusal(message.id)
         if refusal is not None or message.id is None:  # v2 ids are never null; a reused one
             assert refusal is not None  # would get two answers
             self._replies.append(refusal[0])
-            self._losses.append(refusal[1])
+            self._losses += [refusal[1], *unknown_keys(params, "$.params", nested=True)]
             return
         session = self._session(params.session_id)
         if not params.options:  # v2 needs at least one option (D5)
             self._losses.append(Loss("$.params.options", "no options: answered `cancelled`"))
+            self._losses.extend(unknown_keys(params, "$.params", nested=True))
             self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         cap = self.limits.max_permission_options
@@ -275,6 +280,7 @@ class V1ToV2Bridge:
                     "(max_permission_options): request not sent; answered the agent `cancelled`",
                 )
             )
+            self._losses.extend(unknown_keys(params, "$.params", nested=True))
             self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         tool_call_id = params.tool_call.tool_call_id

@@ -77,6 +77,7 @@ from .lenient import DecodeError
 from .loss import Converted
 from .methods import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
 from .state import Limits, trim_block
+from .wire import replace
 
 __all__ = ["ConnectionBridge", "ConnectionNote", "Outbox", "Version"]
 
@@ -1317,7 +1318,7 @@ def _is_request(message: Any) -> bool:
 
 
 def _with_id(message: Any, request_id: Any) -> Any:
-    return msgspec.structs.replace(message, id=request_id)
+    return replace(message, id=request_id)
 
 
 def _error_parts(error: Any) -> tuple[int, str]:

@@ -43,7 +43,7 @@ from msgspec import UNSET
 from . import v1, v2
 from .codec import Protocol, decode_message
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, response
-from .loss import ConversionError, Converted, Loss, LossReport
+from .loss import ConversionError, Converted, Loss, LossReport, unknown_keys
 from .v1_to_v2 import permission_request_to_v2, session_update_to_v2
 from .v2_to_v1 import (
     display_title,
@@ -52,7 +52,7 @@ from .v2_to_v1 import (
     tool_call_to_v1,
     tool_call_update_to_v1,
 )
-from .wire import WireStruct, extra_fields
+from .wire import WireStruct
 
 __all__ = ["StatelessV1ToV2", "StatelessV2ToV1"]
 
@@ -96,10 +96,7 @@ class _Out:
         return meta
 
     def extra(self, obj: WireStruct, root: str) -> None:
-        for key in extra_fields(obj):
-            self.losses.append(
-                Loss(f"{root}.{key}", "unknown field, not carried across versions (D19)")
-            )
+        self.losses.extend(unknown_keys(obj, root))
 
 
 class _Stateless:

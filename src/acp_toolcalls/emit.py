@@ -58,6 +58,7 @@ from .permissions import (
     permission_request,
 )
 from .v1_to_v2 import git_patch
+from .wire import replace
 
 __all__ = [
     "PermissionAsk",
@@ -909,7 +910,7 @@ class ToolCallEmitter:
     def _ask(
         self, request_id: int | str, request: v2.RequestPermissionRequest, subject: Any
     ) -> PermissionAsk:
-        request = msgspec.structs.replace(request, subject=subject)
+        request = replace(request, subject=subject)
         checked = tuple(request.options)
         key = request_key(request_id)
         message = v2.PermissionRequestMessage(id=request_id, params=request)

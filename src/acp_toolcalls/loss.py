@@ -11,13 +11,21 @@ arrays: ``$.content[2]``, ``$.locations[0].line``, ``$.content[1].content.annota
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import msgspec
 
+from .wire import extra_fields
+
 __all__ = ["ConversionError", "Converted", "Loss", "LossReport"]
+
+UNKNOWN_KEY = "unknown field, not carried across versions (D19)"
+"""Why an unknown key of a converted object is reported: it has no meaning in the other
+version, so it is dropped, never silently."""
 
 
 @dataclass(frozen=True)
@@ -103,3 +111,36 @@ class Converted(msgspec.Struct, frozen=True):
     messages: tuple[Any, ...] = ()
     replies: tuple[Any, ...] = ()
     losses: LossReport = msgspec.field(default_factory=LossReport)
+
+
+def key_path(path: str, key: str) -> str:
+    """The JSON path of ``key`` under ``path`` (``$.a.b``, or ``$.a["x y"]`` for a key that is
+    not an identifier)."""
+    return f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key)}]"
+
+
+def unknown_keys(obj: Any, path: str, *, nested: bool = False) -> list[Loss]:
+    """One loss per unknown key ``obj`` carries (D19), at its path under ``path``; with
+    ``nested``, those of every model inside it too (for what is dropped or never mapped
+    field by field)."""
+    found: list[Loss] = []
+    stack: list[tuple[str, Any]] = [(path, obj)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, list):
+            stack.extend((f"{where}[{i}]", value) for i, value in enumerate(item))
+            continue
+        if not isinstance(item, msgspec.Struct):
+            continue
+        keys = extra_fields(item)  # type: ignore[arg-type]  # any model of the package
+        found.extend(Loss(key_path(where, key), UNKNOWN_KEY) for key in keys)
+        if nested:
+            stack.extend(
+                (f"{where}.{wire}", getattr(item, name)) for name, wire in _wire_names(type(item))
+            )
+    return found
+
+
+@cache
+def _wire_names(cls: type[msgspec.Struct]) -> tuple[tuple[str, str], ...]:
+    return tuple((f.name, f.encode_name) for f in msgspec.structs.fields(cls))

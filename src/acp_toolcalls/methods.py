@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .loss import LossReport
+from .loss import UNKNOWN_KEY, LossReport
 from .v1_to_v2 import _block_to_v2, _config_option_to_v2, _Json, _Losses
 from .v2_to_v1 import _block_to_v1, _command_to_v1, _config_option_to_v1
 
@@ -102,7 +102,7 @@ def _pick(value: Any, keys: tuple[str, ...], path: str, losses: _Losses) -> _Jso
         if key in keys:
             out[key] = item
         else:
-            losses.lost(f"{path}.{key}", "unknown field, not carried across versions (D19)")
+            losses.lost(f"{path}.{key}", UNKNOWN_KEY)
     return out
 
 

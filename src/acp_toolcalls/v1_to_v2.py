@@ -56,8 +56,8 @@ from msgspec import UNSET
 from . import v1, v2
 from .codec import Protocol, decode, to_builtins
 from .lenient import DecodeError, Diagnostic
-from .loss import ConversionError, Loss, LossReport
-from .wire import WireStruct, extra_fields
+from .loss import UNKNOWN_KEY, ConversionError, Loss, LossReport, unknown_keys
+from .wire import WireStruct
 
 __all__ = [
     "DEFAULT_PERMISSION_TITLE",
@@ -116,8 +116,8 @@ def _lookup(table: Mapping[type[Any], V], obj: object) -> V:
 
 
 def _report_extra(obj: WireStruct, path: str, losses: _Losses) -> None:
-    for key in extra_fields(obj):
-        losses.lost(_key_path(path, key), "unknown field, not carried across versions (D19)")
+    for loss in unknown_keys(obj, path):
+        losses.lost(loss.path, loss.reason)
 
 
 # --------------------------------------------------------------------------------------------
@@ -548,7 +548,7 @@ def _copy_keys(data: Mapping[str, Any], keys: tuple[str, ...], losses: _Losses) 
         if key in keys:
             out[key] = value
         elif key != "sessionUpdate":
-            losses.lost(_key_path("$", key), "unknown field, not carried across versions (D19)")
+            losses.lost(_key_path("$", key), UNKNOWN_KEY)
     meta = out.get("_meta")
     if meta is not None and not isinstance(meta, dict):
         del out["_meta"]

@@ -40,6 +40,7 @@ __all__ = [
     "UnsetType",
     "WireStruct",
     "extra_fields",
+    "replace",
 ]
 
 
@@ -135,6 +136,17 @@ def with_extra_fields(cls: type[S], extra: Mapping[str, Any], **fields: Any) -> 
     obj.__dict__["_extra"] = dict(extra)
     _extras["seen"] = True
     return obj  # type: ignore[return-value]
+
+
+def replace(obj: S, **changes: Any) -> S:
+    """``obj`` with ``changes`` (attribute names), keeping the unknown keys it carries:
+    ``msgspec.structs.replace`` makes a plain copy, which loses them silently (D19)."""
+    extra = extra_fields(obj)
+    if not extra:
+        return msgspec.structs.replace(obj, **changes)
+    fields = {name: getattr(obj, name) for name in obj.__struct_fields__}
+    fields.update(changes)
+    return with_extra_fields(type(obj).__mro__[1], extra, **fields)
 
 
 def extras_seen() -> bool:

@@ -48,7 +48,7 @@ from acp_toolcalls.events import (
     ToolCallEvicted,
     ToolCallPatched,
 )
-from acp_toolcalls.loss import ConversionError, Converted
+from acp_toolcalls.loss import ConversionError, Converted, unknown_keys
 from acp_toolcalls.state import Limits, size_of
 
 from .invariants import (
@@ -378,6 +378,49 @@ def _receive(peer: Receiver, out: Converted, sessions: set[str] | None, raw: Any
 _EVICTING = frozenset({"$.max_sessions", "$.max_store_bytes"})
 
 
+def _unknown(value: Any) -> set[str]:
+    """The paths of the unknown keys kept anywhere in a decoded message (D19)."""
+    return {loss.path for loss in unknown_keys(value, "$", nested=True)}
+
+
+def _owe_unknown_keys(raw: Any, protocol: str, owed: set[str]) -> None:
+    """Add the unknown keys of an input line to what the bridge owes a carry or a report."""
+    decoded = decode_message(raw, protocol=protocol).value
+    items = decoded.items if isinstance(decoded, Batch) else (decoded,)
+    for index, item in enumerate(items):
+        root = f"$[{index}]" if isinstance(decoded, Batch) else "$"
+        owed |= {root + path[1:] for path in _unknown(item)}
+
+
+def _unbatched(path: str) -> str:
+    """``$[2].params.x`` as ``$.params.x`` (the bridges root batch elements' losses at ``$``)."""
+    return "$" + path.split("]", 1)[1] if path.startswith("$[") else path
+
+
+def _pay_unknown_keys(out: Converted, owed: set[str]) -> None:
+    """Strike the keys an output carries (a key of a message) or reports (a loss at the key's
+    path or at one holding it, like a dropped ``capabilities``). A bridge may report them
+    later than the line (a held-back chunk's items are mapped when they go out); at the end
+    of a script nothing may be owed (D19)."""
+    if not owed:
+        return
+    sent = json.dumps([json.loads(canonical_json(m)) for m in (*out.messages, *out.replies)])
+    reported = {loss.path for loss in out.losses}
+
+    def paid(path: str) -> bool:
+        key = path.rsplit(".", 1)[-1].rsplit("[", 1)[-1].strip('[]"')
+        if json.dumps(key) + ":" in sent:
+            return True
+        bare = _unbatched(path)
+        for where in reported:
+            base = _unbatched(where)
+            if bare == base or bare.startswith((base + ".", base + "[")):
+                return True
+        return False
+
+    owed -= {path for path in owed if paid(path)}
+
+
 def _withdraw_all(bridge: V2ToV1Bridge, peer: Receiver) -> None:
     """Settle every prompt still open, so that each call the v1 client shows is its own."""
     for request_id in sorted(peer.asked, key=repr):
@@ -442,6 +485,7 @@ def run_v2_to_v1(
     options: dict[str, Any] = {"coalesce": coalesce, "terminal_profile": profile, "limits": limits}
     bridge, shadow = V2ToV1Bridge(**options), V2ToV1Bridge(**options)
     peer = Receiver("v1", first_sight=True)
+    owed: set[str] = set()
     for action, argument in script:
         if action == "convert":
             before = bridge.store.document()
@@ -453,6 +497,7 @@ def run_v2_to_v1(
                 continue
             assert _same(out, shadow.convert(argument)), "a refused line changed later output"
             _receive(peer, out, named(argument)[0], argument)
+            _owe_unknown_keys(argument, "v2", owed)
         elif action == "flush":
             out = bridge.flush(argument)
             assert _same(out, shadow.flush(argument))
@@ -463,8 +508,13 @@ def run_v2_to_v1(
             _receive(peer, out, {argument})
             assert argument not in bridge.store.sessions
             peer.close(argument)
-    _receive(peer, bridge.flush(), None)
+        _pay_unknown_keys(out, owed)
+    out = bridge.flush()
+    _receive(peer, out, None)
+    _pay_unknown_keys(out, owed)
     _withdraw_all(bridge, peer)
+    if limits is None:  # (a cap may drop what carried a key before it went out: reported)
+        assert not owed, f"unknown keys lost without a report: {sorted(owed)}"
     if limits is None:
         _check_against_fresh(bridge, peer, note)
 
@@ -478,6 +528,7 @@ def run_v1_to_v2(script: Script, note: Note = _quiet) -> None:
     reached the v2 side, the v2 view of the output equals a v1 view of the input."""
     bridge, shadow = V1ToV2Bridge(), V1ToV2Bridge()
     peer = Receiver("v2", from_v1=True)
+    owed: set[str] = set()
     direct = ToolCallStore(protocol="v1", limits=UNCAPPED)  # a v1 client reading the input
     comparable = True
     for action, argument in script:
@@ -489,6 +540,9 @@ def run_v1_to_v2(script: Script, note: Note = _quiet) -> None:
                 continue
             assert _same(out, shadow.convert(argument)), "a refused line changed later output"
             _receive(peer, out, named(argument)[0], argument)
+            _owe_unknown_keys(argument, "v1", owed)
+            _pay_unknown_keys(out, owed)
+            assert not owed, f"unknown keys lost without a report: {sorted(owed)}"
             direct.apply(argument)
             # A request a v2 client cannot be shown (no options, no id) still patches a v1
             # client's call: from there on the two views may differ.
