@@ -325,24 +325,14 @@ def test_a_bridge_told_to_stop_ends_the_whole_group_of_a_wrapped_agent(tmp_path:
     assert len(started) == 3 and not any(alive(pid) for pid in started)
 
 
-PROMPT_IN_PASS_THROUGH = pytest.param(
-    (1, 1),
-    "session/prompt",
-    id="pass-through-v1-prompt",
-    marks=pytest.mark.xfail(
-        strict=True,
-        reason="connection.py: agent_gone answers no pass-through session/prompt (issue 15)",
-    ),
-)
-
-
 @pytest.mark.parametrize(
     ("pairing", "method"),
     [
         pytest.param((1, 2), "session/prompt", id="v1-editor-v2-agent"),
         pytest.param((2, 1), "session/prompt", id="v2-editor-v1-agent"),
         pytest.param((1, 1), "_vendor/work", id="pass-through-v1"),
-        PROMPT_IN_PASS_THROUGH,
+        pytest.param((1, 1), "session/prompt", id="pass-through-v1-prompt"),
+        pytest.param((2, 2), "session/prompt", id="pass-through-v2-prompt"),
     ],
 )
 def test_an_agent_that_exits_while_its_child_holds_its_stdout_ends_the_session(
@@ -350,8 +340,11 @@ def test_an_agent_that_exits_while_its_child_holds_its_stdout_ends_the_session(
 ) -> None:
     editor_version, _agent_version = pairing
     pidfile = tmp_path / "child"
-    steps = [
-        {"await": {"method": method}, "as": "prompt"},
+    steps: list[dict[str, Any]] = [{"await": {"method": method}, "as": "prompt"}]
+    if pairing == (2, 2):  # a v2 agent acknowledges the prompt: the turn runs
+        ack = {"jsonrpc": "2.0", "id": {"$id": "prompt"}, "result": {"messageId": "u1"}}
+        steps.append({"send": ack})
+    steps += [
         {"spawn": ["sleep", "30"], "pidfile": str(pidfile)},  # keeps the agent's stdout open
         {"exit": 3},
     ]

@@ -204,6 +204,7 @@ class ConnectionBridge:
         self._agent_caps: Mapping[str, Any] = {}
         self._messages = itertools.count(1)
         self._out = Outbox()
+        self._turns: dict[Any, Any] = {}  # pass-through, v2: sessions whose turn is running
         self._held: list[bytes] = []  # agent lines before it answered initialize
         self._held_bytes = 0
         self._now = 0.0  # the time of the line being handled
@@ -294,9 +295,15 @@ class ConnectionBridge:
             self._bridged(self._to_v1.flush(), "client")
         data = {"details": reason}
         for pending in list(self._to_agent.pending.values()):
-            if not pending.discard and pending.method != "session/prompt":
+            # A converted prompt ends below with its session; a passed-through one is here.
+            if not pending.discard and (
+                pending.method != "session/prompt" or self.mode == "passthrough"
+            ):
                 self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
         self._to_agent.pending.clear()
+        for session_id in self._turns.values():  # pass-through v2 turns acknowledged
+            self._client(rpc.update(session_id, _idle_error(INTERNAL_ERROR, reason)))
+        self._turns.clear()
         for session_id, session in self._sessions.items():
             for prompt in session.prompts:
                 if self.client_version == 2:  # acknowledged already: the turn ends in an error
@@ -430,7 +437,9 @@ class ConnectionBridge:
         for item in parsed if isinstance(parsed, list) else (parsed,):
             envelope = _as_envelope(item)
             if envelope is not None and envelope.method is not UNSET and envelope.id is not UNSET:
-                self._to_agent.keep(envelope.id, rpc.Pending(envelope.id, envelope.method))
+                session_id = _session_of(envelope) if envelope.method == "session/prompt" else None
+                pending = rpc.Pending(envelope.id, envelope.method, session_id)
+                self._to_agent.keep(envelope.id, pending)
 
     def _unique_options(self, line: bytes) -> bytes:
         """An agent's permission request whose option ids repeat, with the repeats dropped
@@ -472,7 +481,10 @@ class ConnectionBridge:
         return TO_V1.keys() | NO_V1.keys()
 
     def _untrack_passthrough(self, line: bytes) -> None:
-        if not self._to_agent.pending:
+        """What the client waits for that an agent line settles: an answer, and (v2) the idle
+        ``state_update`` that ends a turn the agent acknowledged."""
+        ending = bool(self._turns) and b'"idle"' in line
+        if not self._to_agent.pending and not ending:
             return
         try:
             parsed = rpc.read_line.decode(line)
@@ -480,8 +492,23 @@ class ConnectionBridge:
             return
         for item in parsed if isinstance(parsed, list) else (parsed,):
             envelope = _as_envelope(item)
-            if envelope is not None and envelope.method is UNSET and envelope.id is not UNSET:
-                self._to_agent.pop(envelope.id)
+            if envelope is None:
+                continue
+            if envelope.method is UNSET and envelope.id is not UNSET:
+                pending = self._to_agent.pop(envelope.id)
+                if (
+                    pending is not None
+                    and pending.method == "session/prompt"
+                    and self.client_version == 2
+                    and envelope.error is UNSET
+                ):
+                    key = request_key(pending.session_id)
+                    self._turns[key] = pending.session_id  # acknowledged: the turn runs
+            elif ending and envelope.method == "session/update":
+                params = _plain_or_none(envelope.params)
+                body = params.get("update") if isinstance(params, dict) else None
+                if isinstance(body, dict) and body.get("state") == "idle":
+                    self._turns.pop(request_key(params.get("sessionId")), None)
 
     # ----------------------------------------------------------------------------------------
     # From the client
@@ -1292,6 +1319,20 @@ _PARAMS_KEYS = frozenset({"sessionId", "update"})
 
 def _surrogates_replaced(count: int) -> str:
     return f"{count} unpaired UTF-16 surrogate escape(s) (half of an emoji, say) replaced by U+FFFD"
+
+
+def _session_of(envelope: rpc.Envelope) -> Any:
+    params = _plain_or_none(envelope.params)
+    return params.get("sessionId") if isinstance(params, dict) else None
+
+
+def _plain_or_none(raw: Any) -> Any:
+    """A raw payload as JSON values, or ``None`` when it cannot be read (pass-through only
+    looks: the peer says what is wrong with it)."""
+    try:
+        return rpc.plain(raw)
+    except rpc.Unreadable:
+        return None
 
 
 def _version_of(value: Any) -> Version | None:
