@@ -606,3 +606,39 @@ def test_limits_unlimited_disables_every_cap() -> None:
         max_permission_options=100,
         max_pending_permissions=1_000,
     )
+
+
+def chunk_of(tool_call_id: str, text: str, session_id: str = SID) -> bytes:
+    item = {"type": "content", "content": {"type": "text", "text": text}}
+    body = {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool_call_id, "content": item}
+    return json.dumps(message_of(body, session_id)).encode()
+
+
+def test_a_call_over_its_cap_keeps_its_last_item() -> None:
+    """Issue 15: two items of 1 MB in a call capped at 1.5 MB lost all their content (no
+    middle to drop, so the whole list went), the newest output included."""
+    store = ToolCallStore(limits=Limits(max_call_bytes=1_500_000))
+    apply_all(store, [update("c", title="c")])
+    apply_all(store, [chunk_of("c", letter * 1_000_000) for letter in "ab"])
+    content = store.view(SID, "c").content
+    assert isinstance(content, list) and [item.content.text[0] for item in content] == ["b"]
+
+
+def test_a_flush_with_a_budget_sends_the_oldest_changes_first() -> None:
+    """Issue 15: one flush after a flood of chunks built every held-back call's message at
+    once (the proxy's memory grew by all of them); a budget sends some, the rest later."""
+    bridge = V2ToV1Bridge(coalesce=True)
+    for i in range(10):
+        bridge.convert(update(f"c{i}", title=f"call {i}"))
+        bridge.convert(chunk_of(f"c{i}", "x" * 100_000))
+    assert bridge.pending
+    sent: list[str] = []
+    while bridge.pending:
+        before = len(sent)
+        sent += [
+            m["params"]["update"]["toolCallId"]
+            for m in v1_messages(bridge.flush(max_bytes=250_000))
+        ]
+        assert 1 <= len(sent) - before <= 3
+    assert sent == [f"c{i}" for i in range(10)]
+    assert not v1_messages(bridge.flush())

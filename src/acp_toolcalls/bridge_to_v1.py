@@ -243,6 +243,7 @@ class V2ToV1Bridge:
                 self.store.limits, max_terminal_bytes=terminal_cap
             )
         self._ghosts: dict[tuple[str, str], None] = {}  # calls shown, not held by the store
+        self._dirty: dict[str, None] = {}  # sessions with changes held back
         self._sessions: dict[str, _Session] = {}
         self._forwarded: Forwarded[_Asked] = Forwarded(self.store.limits.max_pending_permissions)
         # (session, terminal id) -> its rendering: a v1 item (text profile) and `_meta` keys
@@ -283,16 +284,35 @@ class V2ToV1Bridge:
         self._dispatch(message)
         return self._take()
 
-    def flush(self, session_id: str | None = None) -> Converted:
-        """Send every pending change (of one session, or of all)."""
-        for sid in [session_id] if session_id is not None else list(self._sessions):
-            self._flush_session(sid)
+    def flush(self, session_id: str | None = None, *, max_bytes: int | None = None) -> Converted:
+        """Send the pending changes (of one session, or of all), oldest first; with
+        ``max_bytes``, stop once calls of about that many bytes (as the store counts them)
+        went out, and ``pending`` says whether any change is left."""
+        budget = max_bytes
+        for sid in [session_id] if session_id is not None else list(self._dirty):
+            session = self._sessions.get(sid)
+            if session is None:
+                self._dirty.pop(sid, None)
+                continue
+            for tool_call_id in list(session.order):
+                if budget is not None and budget <= 0:
+                    return self._take()
+                held = self.store.tool_call(sid, tool_call_id)
+                self._flush_call(sid, session, tool_call_id)
+                if budget is not None and held is not None:
+                    budget -= held.size
         return self._take()
+
+    @property
+    def pending(self) -> bool:
+        """Whether a change is held back (coalescing)."""
+        return bool(self._dirty)
 
     def close_session(self, session_id: str) -> Converted:
         """Flush the session, then forget everything about it (store state included)."""
         self._flush_session(session_id)
         self._sessions.pop(session_id, None)
+        self._dirty.pop(session_id, None)
         self.store.drop_session(session_id)
         self._ghosts = {key: None for key in self._ghosts if key[0] != session_id}
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
@@ -404,7 +424,7 @@ class V2ToV1Bridge:
     def _ghost(self, session_id: str, session: _Session, tool_call_id: str, call: _Call) -> None:
         """Keep only what the client was shown of a call the store no longer holds (bounded:
         ``_MAX_GHOSTS`` in all, the oldest forgotten first)."""
-        session.order.pop(tool_call_id, None)
+        self._unqueue(session_id, session, tool_call_id)
         if not call.known:
             del session.calls[tool_call_id]
             return
@@ -462,6 +482,7 @@ class V2ToV1Bridge:
         if call.ghost:
             self._revive(session_id, tool_call_id, call)
         session.order[tool_call_id] = None
+        self._dirty[session_id] = None
         return session, call
 
     def _settle(self, session_id: str, session: _Session, tool_call_id: str, final: bool) -> None:
@@ -518,6 +539,7 @@ class V2ToV1Bridge:
         for tool_call_id in readers:
             session.calls[tool_call_id].content_dirty = True
             session.order[tool_call_id] = None
+            self._dirty[session_id] = None
             self._settle(session_id, session, tool_call_id, False)
 
     def _on_other_update(self, session_id: str, update: Any) -> None:
@@ -693,6 +715,11 @@ class V2ToV1Bridge:
     # ----------------------------------------------------------------------------------------
     # Flushing and projection
 
+    def _unqueue(self, session_id: str, session: _Session, tool_call_id: str) -> None:
+        session.order.pop(tool_call_id, None)
+        if not session.order:
+            self._dirty.pop(session_id, None)
+
     def _flush_session(self, session_id: str) -> None:
         session = self._sessions.get(session_id)
         if session is not None:
@@ -708,7 +735,7 @@ class V2ToV1Bridge:
     ) -> None:
         """Send the call's held-back changes (``tc``: its state, when the store is about to
         drop it)."""
-        session.order.pop(tool_call_id, None)
+        self._unqueue(session_id, session, tool_call_id)
         call = session.calls.get(tool_call_id)
         if tc is None:
             tc = self.store.tool_call(session_id, tool_call_id)

@@ -106,6 +106,7 @@ _AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
 """Notifications of each side that are handled as such even when they come with an id."""
 _PERMISSION_METHOD = b'"session/request_permission"'
 _MAX_HELD = 1_000
+_FLUSH_BYTES = 4 * 1024 * 1024  # tool-call changes one ``poll`` sends, about (in store bytes)
 _MAX_HELD_BYTES = 64 * 1024 * 1024
 """Agent messages held until the agent has answered ``initialize``, at most."""
 LIMIT_NOTE_INTERVAL = 10.0
@@ -260,7 +261,9 @@ class ConnectionBridge:
         if self._deadline is not None and now >= self._deadline:
             self._deadline = None
             if self._to_v1 is not None:
-                self._bridged(self._to_v1.flush(), "client")
+                self._bridged(self._to_v1.flush(max_bytes=_FLUSH_BYTES), "client")
+                if self._to_v1.pending:  # the rest goes once this is written
+                    self._deadline = now
         return self._take()
 
     def flush(self) -> Outbox:

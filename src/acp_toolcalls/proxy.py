@@ -8,7 +8,9 @@ Rules this module owns (every decision about messages is connection.py's):
   in the core's order (nothing is awaited in between).
 - Each side has its own writer: a buffer bounded in bytes (``QUEUE_BYTES``) that the event
   loop writes out as that side reads. After a line, its reader waits while a side it wrote to
-  has more than that waiting, and never waits on a side it did not write to: each direction
+  has more than that waiting (the agent's reader always waits on the client's writer, which
+  its lines reach later too, through coalescing; so does the timer that sends them), and
+  never waits on a side it does not write to: each direction
   makes progress on its own (an agent that writes a burst before it reads is still read while
   the client's prompt waits for it), and a side that does not read holds back, through the
   pipes, only the peer that writes to it.
@@ -514,6 +516,9 @@ class _Proxy:
             out = self._handle(self.core.from_agent, line, "agent", number)
             self._log("agent->proxy", self._agent_protocol(), [line])
             await self.send(out)
+            # What the agent says reaches the client later too (coalesced tool-call changes):
+            # the agent is read on only while the client's writer has room.
+            await self.to_client.room.wait()
             if self.core.gone:
                 self.say(f"agent line {number}: the session ends")
                 return
@@ -547,6 +552,7 @@ class _Proxy:
             delay = deadline - self.loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
+            await self.to_client.room.wait()  # one burst at a time
             self.deliver(self.core.poll(self.loop.time()))
 
     # -- start and end

@@ -932,7 +932,8 @@ class ToolCallStore:
         events: list[Event],
     ) -> None:
         """Cut a call down to ``target`` bytes: the middle of its content first (its head
-        quarter and its tail are kept), then its largest values."""
+        quarter and its tail are kept), then its head, on up to its last item, then its largest
+        values."""
         before = tc.size
         content = tc.fields.get("content")
         if isinstance(content, list) and len(content) > 1:
@@ -945,6 +946,14 @@ class ToolCallStore:
             if excess:
                 del content[head : head + excess]
                 self._dropped_items(session, tc, head, excess)
+            if tc.size > target and len(content) > 1:  # then the head, and on to the last item
+                cut, freed = head, sum(size_of(item) for item in content[:head])
+                need = tc.size - target
+                while cut < len(content) - 1 and freed < need:
+                    freed += size_of(content[cut])
+                    cut += 1
+                del content[:cut]
+                self._dropped_items(session, tc, 0, cut)
         held = {**tc.fields, **(tc.extra or {})}
         for name in sorted(tc.sizes, key=tc.sizes.__getitem__, reverse=True):
             if tc.size <= target or tc.sizes[name] <= 256:
