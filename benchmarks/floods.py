@@ -1,10 +1,15 @@
 """Floods through ``acp-toolcalls bridge``: peak RSS, bytes to the editor, wall time.
 
-Each scenario runs the real proxy (``python -m acp_toolcalls.cli bridge``) under
-``/usr/bin/time -v`` between a flooding agent (this script in ``agent`` mode, which writes
-its lines lazily and stays a few MiB) and an editor (this script, which drains the proxy's
-output on a thread). The flood ends with an agent message chunk saying ``FLOOD-DONE``; the
-editor then closes the proxy's stdin. Sizes scale with ``--scale`` (1 = the issue's sizes).
+Each scenario runs the real proxy (``python -m acp_toolcalls.cli bridge``) between a
+flooding agent (this script in ``agent`` mode, which writes its lines lazily and stays a few
+MiB) and an editor (this script, which drains the proxy's output on a thread). The flood ends
+with an agent message chunk saying ``FLOOD-DONE``; the editor then closes the proxy's stdin.
+Peak RSS is the proxy's ``ru_maxrss``, as ``/usr/bin/time -v`` prints it: this script in
+``rusage`` mode starts the proxy and reports it (a process's peak counts the memory of the one
+that started it, so that is a small one, not the editor; the agent, a child, counts only if it
+grew larger). Sizes scale with ``--scale`` (1 = the issue's
+sizes); ``--scale-caps`` scales the proxy's memory caps by the same factor (``--limit``), as
+tests/test_floods.py runs them.
 
 Scenarios (editor version / agent version; at scale 1):
 
@@ -27,6 +32,7 @@ Usage::
 
     python benchmarks/floods.py measure                 # every scenario, full size
     python benchmarks/floods.py measure chunks --scale 0.1
+    python benchmarks/floods.py measure --scale 0.1 --scale-caps
     python benchmarks/floods.py agent chunks 2 1.0      # the agent side (the proxy runs it)
 """
 
@@ -48,6 +54,7 @@ from typing import Any
 
 SID = "sess-1"
 DONE = "FLOOD-DONE"
+_RSS_PREFIX = "floods: peak RSS kB "
 MB = 1_000_000
 
 
@@ -262,6 +269,7 @@ def run_agent(name: str, version: int, scale: float) -> None:
 class Result:
     scenario: str
     exit: int | None
+    finished: bool  # the editor saw the end of the flood
     wall: float
     rss_mib: float
     bytes_in: int
@@ -269,6 +277,7 @@ class Result:
     longest_line: int
     stderr_lines: int
     first_note: str
+    notes: list[str]
 
 
 def _editor_lines(version: int) -> list[bytes]:
@@ -301,15 +310,17 @@ def run(name: str, scale: float, extra: list[str], timeout: float = 3600.0) -> R
     proxy = [sys.executable, "-m", "acp_toolcalls.cli", "bridge", *extra, "--", *agent]
     bytes_in = sum(len(line) for line in scenario.agent_flood(scale))
     started = time.monotonic()
+    measured = [sys.executable, os.path.abspath(__file__), "rusage", *proxy]
     process = subprocess.Popen(
-        ["/usr/bin/time", "-v", *proxy],
+        measured,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    counted = {"bytes": 0, "longest": 0}
+    counted = {"bytes": 0, "longest": 0, "done": 0}
     done = threading.Event()
+    session = threading.Event()  # session/new answered
     err_chunks: list[bytes] = []
 
     def drain() -> None:
@@ -317,7 +328,10 @@ def run(name: str, scale: float, extra: list[str], timeout: float = 3600.0) -> R
         for line in process.stdout:
             counted["bytes"] += len(line)
             counted["longest"] = max(counted["longest"], len(line))
+            if not session.is_set() and b'"sessionId"' in line and b'"result"' in line:
+                session.set()
             if DONE.encode() in line:
+                counted["done"] += 1
                 done.set()
         done.set()
 
@@ -335,23 +349,29 @@ def run(name: str, scale: float, extra: list[str], timeout: float = 3600.0) -> R
         process.stdin.write(line)
     process.stdin.flush()
     if scenario.editor_flood is not None:
+        session.wait(60)  # an editor's requests go to a session it has
         for line in scenario.editor_flood(scale):
             process.stdin.write(line)
             bytes_in += len(line)
         done_line = {"jsonrpc": "2.0", "id": 9, "method": "_vendor/done", "params": {}}
         process.stdin.write(_line(done_line))
         process.stdin.flush()
-    done.wait(timeout)
+    finished = done.wait(timeout) and counted["done"] > 0
     process.stdin.close()
-    process.wait(timeout)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
     for thread in threads:
         thread.join(60)
     err = b"".join(err_chunks).decode(errors="replace")
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
+    rss = re.search(rf"^{_RSS_PREFIX}(\d+)$", err, re.MULTILINE)
     notes = [line for line in err.splitlines() if line.startswith("acp-toolcalls bridge:")]
     return Result(
         scenario=name,
         exit=process.returncode,
+        finished=finished,
         wall=time.monotonic() - started,
         rss_mib=int(rss.group(1)) / 1024 if rss else float("nan"),
         bytes_in=bytes_in,
@@ -359,7 +379,33 @@ def run(name: str, scale: float, extra: list[str], timeout: float = 3600.0) -> R
         longest_line=counted["longest"],
         stderr_lines=len(notes),
         first_note=notes[0][len("acp-toolcalls bridge: ") :][:100] if notes else "",
+        notes=notes,
     )
+
+
+def run_measured(command: list[str]) -> None:
+    """Run ``command`` on this process's stdin, stdout and stderr, then write its peak RSS on
+    stderr and exit with its status."""
+    process = subprocess.Popen(command)
+    _, status, rusage = os.wait4(process.pid, 0)
+    sys.stderr.write(f"{_RSS_PREFIX}{rusage.ru_maxrss}\n")
+    sys.stderr.flush()
+    code = os.waitstatus_to_exitcode(status)
+    sys.exit(code if code >= 0 else 128 - code)
+
+
+def scaled_limits(scale: float) -> list[str]:
+    """``--limit`` options setting every memory cap of the proxy to ``scale`` times its
+    default (at least 1)."""
+    from acp_toolcalls import Limits
+
+    defaults = Limits()
+    options = []
+    for name in Limits.__struct_fields__:
+        value = getattr(defaults, name)
+        if value is not None:
+            options += ["--limit", f"{name}={max(1, round(value * scale))}"]
+    return options
 
 
 def measure(names: list[str], scale: float, extra: list[str]) -> None:
@@ -371,6 +417,9 @@ def measure(names: list[str], scale: float, extra: list[str]) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for name in names:
         r = run(name, scale, extra)
+        if not r.finished:
+            print(f"| {name} | did not finish (exit {r.exit}) |", flush=True)
+            continue
         ratio = f" ({r.bytes_out / r.bytes_in:.2f}x)" if r.bytes_in else ""
         print(
             f"| {name} | {r.bytes_in / MB:.1f} MB | {r.bytes_out / MB:.1f} MB{ratio} | "
@@ -389,18 +438,26 @@ def main() -> None:
     agent.add_argument("scenario", choices=list(SCENARIOS))
     agent.add_argument("version", type=int)
     agent.add_argument("scale", type=float)
+    rusage = sub.add_parser("rusage")
+    rusage.add_argument("command", nargs=argparse.REMAINDER)
     m = sub.add_parser("measure")
     m.add_argument("scenarios", nargs="*", metavar="SCENARIO", help=", ".join(SCENARIOS))
     m.add_argument("--scale", type=float, default=1.0)
     m.add_argument("--proxy-option", action="append", default=[], dest="extra")
+    m.add_argument(
+        "--scale-caps", action="store_true", help="scale the memory caps with --scale too"
+    )
     args = parser.parse_args()
     if args.mode == "agent":
         run_agent(args.scenario, args.version, args.scale)
         return
+    if args.mode == "rusage":
+        run_measured(args.command)
     unknown = [name for name in args.scenarios if name not in SCENARIOS]
     if unknown:
         parser.error(f"unknown scenario(s) {unknown}: one of {', '.join(SCENARIOS)}")
-    measure(args.scenarios or list(SCENARIOS), args.scale, args.extra)
+    extra = args.extra + (scaled_limits(args.scale) if args.scale_caps else [])
+    measure(args.scenarios or list(SCENARIOS), args.scale, extra)
 
 
 if __name__ == "__main__":

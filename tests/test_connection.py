@@ -1005,6 +1005,20 @@ def test_past_max_pending_requests_the_oldest_client_request_is_answered_an_erro
     assert wire.last_client()["id"] == 129
 
 
+def test_past_max_pending_requests_initialize_is_still_answered() -> None:
+    """Issue 15: requests sent before the agent answered `initialize` pushed it out of the
+    pending ones; the client got an error for it, its answer was dropped, and the connection
+    never left negotiation."""
+    wire = Wire(agent_version=2, limits=Limits(max_pending_requests=5))
+    wire.client(V1_INIT)
+    asked = wire.last_agent()["id"]
+    for i in range(100, 120):
+        wire.client(request(i, "_vendor/ping", {}))
+    wire.agent(result(asked, V2_AGENT_INIT))
+    answer = next(m for m in wire.to_client if m.get("id") == 0)
+    assert answer["result"]["protocolVersion"] == 1 and wire.core.mode == "convert"
+
+
 def test_past_max_pending_requests_the_oldest_agent_request_is_withdrawn() -> None:
     wire = v1_client_v2_agent(limits=Limits(max_pending_requests=20))
     for i in range(100, 150):

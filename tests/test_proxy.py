@@ -400,3 +400,31 @@ def test_an_agent_that_cannot_be_started_is_a_usage_error(
     assert "cannot start the agent '/nonexistent/agent'" in capsys.readouterr().err
     assert cli_main(["bridge"]) == 2
     assert "agent command is missing" in capsys.readouterr().err
+
+
+def test_limit_names_a_cap_and_its_value(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("max_sessions", "max_nothing=1", "max_sessions=0", "max_sessions=many"):
+        assert cli_main(["bridge", "--limit", bad, "--", "cat"]) == 2
+        err = capsys.readouterr().err
+        assert "argument --limit" in err and "Traceback" not in err, err
+
+
+def test_limit_reaches_the_connection() -> None:
+    """Issue 15: `--limit max_pending_requests=2` bites over real processes: the client's
+    oldest unanswered request gets an error, a note says which cap."""
+
+    async def scenario() -> tuple[list[Any], str]:
+        client = await RawClient.start(
+            "--agent-version", "2", "--limit", "max_pending_requests=2", agent=_fake("echo", 2)
+        )
+        await client.send(V1_INIT)
+        assert (await client.answer_to(0))["result"]["protocolVersion"] == 1
+        for i in range(100, 103):  # the agent answers none
+            await client.send({"jsonrpc": "2.0", "id": i, "method": "_vendor/ping", "params": {}})
+        answer = await client.answer_to(100)
+        _, err, _ = await client.finish()
+        return answer, err
+
+    answer, err = bounded(scenario())
+    assert answer["error"]["data"]["details"] == "too many requests wait for the agent"
+    assert "max_pending_requests: 2 requests of the client wait for the agent" in err

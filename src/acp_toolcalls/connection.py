@@ -333,12 +333,16 @@ class ConnectionBridge:
         other is answered with an error; the client is sent ``$/cancel_request`` for it."""
         while (over := self._to_agent.over_cap()) is not None:
             _forwarded, pending = over
+            # Passed through, the agent's late answer still reaches the client: it is only
+            # no longer answered for the agent if the agent goes away.
+            passed = self.mode == "passthrough"
             self._limit(
                 "max_pending_requests",
                 f"{self._to_agent.cap} requests of the client wait for the agent: the oldest "
-                f"({pending.method}) is answered with an error",
+                f"({pending.method}) is "
+                + ("no longer tracked" if passed else "answered with an error"),
             )
-            if not pending.discard and self.mode != "passthrough":
+            if not pending.discard and not passed:
                 self._give_up_on_agent(pending, "too many requests wait for the agent")
         while (over := self._to_client.over_cap()) is not None:
             forwarded, pending = over

@@ -54,6 +54,7 @@ from typing import IO, Any
 
 from .codec import DEFAULT_MAX_BYTES
 from .connection import ConnectionBridge, Outbox, VersionOption
+from .state import Limits
 from .traffic import Direction, Redactor, log_line, skipped_line
 
 __all__ = ["QUEUE_BYTES", "ProxyConfig", "run_proxy"]
@@ -80,6 +81,8 @@ class ProxyConfig:
     verbose: bool = False
     log_max_bytes: int | None = None
     log_secrets: bool = False
+    limits: Limits | None = None
+    """Memory caps of the connection and its bridges (``None``: the defaults)."""
     grace: float = 5.0
     """Seconds the agent gets to exit once its stdin is closed."""
     term_grace: float = 2.0
@@ -444,6 +447,8 @@ class _Proxy:
             client_version=config.client_version,
             agent_version=config.agent_version,
             coalesce_interval=config.coalesce_ms / 1000.0,
+            limits=config.limits,
+            max_line_bytes=config.max_line_bytes,
         )
         self.loop = asyncio.get_running_loop()
         self.wake = asyncio.Event()

@@ -245,11 +245,12 @@ class RequestIds:
         self._next = itertools.count(1)
 
     def over_cap(self) -> tuple[Any, Pending] | None:
-        """Past the cap: the oldest pending request, no longer pending (its forwarded id and
-        what was kept of it); else ``None``."""
+        """Past the cap: the oldest pending request but an ``initialize`` (the connection
+        cannot go on without its answer), no longer pending (its forwarded id and what was
+        kept of it); else ``None``."""
         if self.cap is None or len(self.pending) <= self.cap:
             return None
-        key = next(iter(self.pending))
+        key = next(k for k, p in self.pending.items() if p.method != "initialize")
         pending = self.pending.pop(key)
         forwarded = self.by_origin.pop(request_key(pending.origin_id), key)
         return forwarded, pending

@@ -4,7 +4,8 @@ Rules this module owns (issue 7; the command line is fixed):
 
 - ``acp-toolcalls bridge [--client-version 1|2|auto] [--agent-version 1|2|auto]
   [--coalesce-ms N] [--log FILE] -- AGENT_COMMAND [ARGS...]``, plus ``--log-max-bytes``,
-  ``--log-secrets``, ``--max-line-bytes`` and ``--verbose``. The editor starts it in place of
+  ``--log-secrets``, ``--max-line-bytes``, ``--limit NAME=N`` (a field of ``Limits``) and
+  ``--verbose``. The editor starts it in place of
   the agent command.
 - Exit 0 when the client ended the session; 1 when the agent exited, crashed or broke the
   protocol first; 2 for a usage error, an agent that cannot be started or a log that cannot be
@@ -19,6 +20,8 @@ from typing import Any
 
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import ProxyConfig, run_proxy
+from ..state import Limits
+from .lines import positive_int
 
 __all__ = ["register", "run"]
 
@@ -59,14 +62,19 @@ def _non_negative(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of bytes, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1 byte, not {text!r}")
-    return value
+_LIMIT_NAMES = tuple(Limits.__struct_fields__)
+
+
+def _limit(text: str) -> tuple[str, int | None]:
+    """``NAME=N`` or ``NAME=none``: one memory cap (a field of ``Limits``)."""
+    name, sep, value = text.partition("=")
+    if not sep or name not in _LIMIT_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=N with NAME one of {', '.join(_LIMIT_NAMES)}; not {text!r}"
+        )
+    if value == "none":
+        return name, None
+    return name, positive_int(value)
 
 
 def register(subparsers: Any) -> None:
@@ -119,7 +127,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--log-max-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="stop logging (one line on stderr; the session goes on) before FILE gets more "
@@ -132,10 +140,20 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-line-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_MAX_BYTES,
         metavar="N",
         help=f"skip (and report) a line longer than N bytes (default {DEFAULT_MAX_BYTES})",
+    )
+    parser.add_argument(
+        "--limit",
+        type=_limit,
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="change one memory cap (repeatable; N or none): "
+        + ", ".join(f"{name} ({getattr(Limits(), name)})" for name in _LIMIT_NAMES)
+        + "; a cap that bites is reported on stderr",
     )
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="report every conversion loss on stderr"
@@ -164,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
         log_max_bytes=args.log_max_bytes,
         log_secrets=args.log_secrets,
         max_line_bytes=args.max_line_bytes,
+        limits=Limits(**dict(args.limit)),
         verbose=args.verbose,
     )
     return run_proxy(config)
