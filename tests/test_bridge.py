@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from acp_toolcalls import encode
 from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
 from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+from acp_toolcalls.codec import decode_message
 from acp_toolcalls.jsonrpc import Batch
+from acp_toolcalls.lint import ToolCallLinter
 from acp_toolcalls.loss import Converted
 from acp_toolcalls.state import Limits
 from acp_toolcalls.store import ToolCallStore
@@ -450,6 +452,44 @@ def test_the_agents_cancel_request_is_answered_withdrawn_and_the_late_answer_dro
     assert plain(bridge.convert(other)) == [json.loads(other)]  # not ours: passed through
 
 
+def test_the_agents_cancel_request_is_a_flush_point() -> None:
+    """Issue 16 (9.9, C9): content held back by coalescing went out after the agent's
+    `$/cancel_request`, so the v1 client saw the cancel before the output it followed."""
+    bridge = V2ToV1Bridge(coalesce=True)
+    bridge.convert(tcu("a", title="Run tests", kind="execute"))
+    assert plain(bridge.convert(chunk(text("A")))) == []  # held back
+    other = b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":77}}'
+    held, cancel = plain(bridge.convert(other))
+    assert held["params"]["update"]["content"] == [text("A")]
+    assert cancel == json.loads(other)
+
+
+def compaction(**fields: Any) -> bytes:
+    return note({"sessionUpdate": "compaction_update", "compactionId": "k1", **fields})
+
+
+def test_compaction_updates_carry_the_whole_merged_meta() -> None:
+    """Issue 16 (D39, 9.8): a compaction's `_meta` patch (v2: by top-level key) reached the v1
+    client as the patch, which it reads as the whole value."""
+    bridge = V2ToV1Bridge(compaction=True)
+    sent = [
+        updates(bridge.convert(compaction(status="in_progress", _meta={"a": 1})))[0],
+        updates(bridge.convert(compaction(status="in_progress", _meta={"b": 2})))[0],
+        updates(bridge.convert(compaction(status="in_progress", _meta={"a": None})))[0],
+        updates(bridge.convert(compaction(status="completed")))[0],
+        updates(bridge.convert(compaction(status="completed", _meta=None)))[0],
+        updates(bridge.convert(compaction(status="completed", _meta={"c": 3})))[0],
+    ]
+    assert [update.get("_meta", "omitted") for update in sent] == [
+        {"a": 1},
+        {"a": 1, "b": 2},
+        {"b": 2},
+        "omitted",
+        None,
+        {"c": 3},
+    ]
+
+
 def test_past_the_pending_cap_the_oldest_is_withdrawn_and_its_late_answer_dropped() -> None:
     bridge = V2ToV1Bridge(limits=Limits(max_pending_permissions=2))
     for request_id, call in ((1, "a"), (2, "b")):
@@ -613,12 +653,19 @@ def test_v1_re_create_of_a_final_call_is_reported() -> None:
     assert updates(converted)[0]["title"] == "ls"
 
 
-def v1_permission(tool_call: dict[str, Any], options: list[Any] | None = None) -> bytes:
+def decoded(message: dict[str, Any]) -> Any:
+    return decode_message(json.dumps(message).encode()).value
+
+
+def v1_permission(
+    tool_call: dict[str, Any], options: list[Any] | None = None, request_id: int = 3
+) -> bytes:
     if options is None:
         options = [{"optionId": "y", "name": "Yes", "kind": "allow_once"}]
     params = {"sessionId": SID, "toolCall": tool_call, "options": options}
+    method = "session/request_permission"
     return json.dumps(
-        {"jsonrpc": "2.0", "id": 3, "method": "session/request_permission", "params": params}
+        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
     ).encode()
 
 
@@ -630,6 +677,32 @@ def test_v1_permission_title_comes_from_the_stored_call() -> None:
     assert request["params"]["subject"]["toolCall"]["toolCallId"] == "a"
     answer = bridge.convert(b'{"jsonrpc":"2.0","id":3,"result":{"outcome":{"outcome":"_maybe"}}}')
     assert plain(answer)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+
+
+def test_a_v1_permission_subject_carries_only_what_the_client_does_not_hold() -> None:
+    """Issue 16 (D37): every v1 permission request copied the call's title into both the
+    prompt `title` and the subject's `toolCall`, which `validate` flags (prompt-in-tool-call);
+    the subject is a patch of the displayed call against what the client holds."""
+    bridge = V1ToV2Bridge()
+    (created,) = plain(bridge.convert(v1_call(title="Run rm -rf build", kind="execute")))
+    held = {"toolCallId": "a", "title": "Run rm -rf build", "kind": "execute"}
+    (request,) = plain(bridge.convert(v1_permission(held)))
+    assert request["params"]["title"] == "Run rm -rf build"
+    assert request["params"]["subject"]["toolCall"] == {"toolCallId": "a"}
+    linter = ToolCallLinter()
+    findings = [f for n, m in enumerate([created, request]) for f in linter.feed(decoded(m), n)]
+    assert not findings
+    changed = {**held, "status": "in_progress", "rawInput": {"cmd": "rm -rf build"}}
+    (request,) = plain(bridge.convert(v1_permission(changed, request_id=4)))
+    assert request["params"]["subject"]["toolCall"] == {
+        "toolCallId": "a",
+        "status": "in_progress",
+        "rawInput": {"cmd": "rm -rf build"},
+    }
+    (request,) = plain(bridge.convert(v1_permission(changed, request_id=5)))  # no change since
+    assert request["params"]["subject"]["toolCall"] == {"toolCallId": "a"}
+    (request,) = plain(bridge.convert(v1_permission({"toolCallId": "new", "title": "F"}, None, 6)))
+    assert request["params"]["subject"]["toolCall"] == {"toolCallId": "new", "title": "F"}
 
 
 def test_a_v1_permission_request_with_a_null_id_is_refused() -> None:

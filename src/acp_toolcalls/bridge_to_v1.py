@@ -30,7 +30,9 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D3
   client ``$/cancel_request`` and drops the client's late answer. A request reusing the id of a
   pending one is refused (``-32600``).
 - v2-only session updates never reach the v1 side raw: mapped when a v1 variant exists,
-  otherwise dropped and reported (9.8, D30).
+  otherwise dropped and reported (9.8, D30). A ``compaction_update`` carries the compaction's
+  whole merged ``_meta`` (a v1 client replaces it; D39); the agent's ``$/cancel_request`` is a
+  flush point.
 - Every loss is reported; caps come from the store's ``Limits`` (its terminals keep about
   the tail a v1 client is shown, ``4 * tail_chars`` bytes); ``close_session`` frees all. What
   the store drops, the bridge sends first what it held back about (``on_evict``); a dropped
@@ -84,7 +86,7 @@ from .jsonrpc import (
 )
 from .lenient import DecodeError
 from .loss import Converted, Loss, LossReport, unknown_keys
-from .state import Limits, TerminalState, ToolCallState, trim_block
+from .state import Limits, TerminalState, ToolCallState, patch_meta, trim_block
 from .store import ToolCallStore
 from .terminal_text import DEFAULT_TAIL_CHARS, fenced, sanitize, tail
 from .v2 import ALLOW_OPTION_KINDS
@@ -113,6 +115,8 @@ _MAX_GHOSTS = 10_000
 """Calls the client was shown that the store no longer holds, remembered (the oldest go)."""
 _GHOST_TITLE = 256
 """Characters of its title a ghost call keeps (the title a restore after a prompt sends)."""
+_MAX_COMPACTIONS = 1_000
+"""Compactions whose merged ``_meta`` is kept (the least recently updated go)."""
 _UNFLUSHING_TAGS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 """Opaque v2 updates that are no flush point: message text streams beside tool calls."""
 _FAST_DECODE = fast_message_decoder("v2")
@@ -243,6 +247,8 @@ class V2ToV1Bridge:
                 self.store.limits, max_terminal_bytes=terminal_cap
             )
         self._ghosts: dict[tuple[str, str], None] = {}  # calls shown, not held by the store
+        # (session, compaction id) -> its merged `_meta`, most recently updated last
+        self._compactions: dict[tuple[str, str], dict[str, Any]] = {}
         self._dirty: dict[str, None] = {}  # sessions with changes held back
         self._sessions: dict[str, _Session] = {}
         self._forwarded: Forwarded[_Asked] = Forwarded(self.store.limits.max_pending_permissions)
@@ -316,6 +322,7 @@ class V2ToV1Bridge:
         self.store.drop_session(session_id)
         self._ghosts = {key: None for key in self._ghosts if key[0] != session_id}
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
+        self._compactions = {k: v for k, v in self._compactions.items() if k[0] != session_id}
         self._forwarded.forget(lambda asked: asked.session_id == session_id)
         return self._take()
 
@@ -549,12 +556,35 @@ class V2ToV1Bridge:
         if tag in _FLUSHING_TAGS:
             self._loss("$.params.update", f"`{tag}` has no v1 form: not forwarded")
             return
+        if tag == "compaction_update" and self.compaction:
+            update = self._compaction_meta(session_id, update)
         mapped, losses = session_update_to_v1(
             update, notices=self.notices, compaction=self.compaction
         )
         self._extend(losses, "$.params.update")
         if mapped is not None:
             self._emit_update(session_id, mapped)
+
+    def _compaction_meta(self, session_id: str, update: Any) -> Any:
+        """A ``compaction_update`` whose ``_meta`` patch (v2: by top-level key) is replaced by
+        the compaction's whole merged ``_meta``: a v1 client replaces it (D39, 9.8)."""
+        data = update.data
+        compaction_id = data.get("compactionId")
+        patch = data.get("_meta", UNSET)
+        if not isinstance(compaction_id, str) or not (patch is None or isinstance(patch, dict)):
+            return update  # nothing to merge (a `_meta` that is no object is reported later)
+        key = (session_id, compaction_id)
+        merged = patch_meta(self._compactions.pop(key, None), patch)
+        if isinstance(merged, dict):
+            cap = self.store.limits.max_meta_keys
+            if cap is not None and len(merged) > cap:
+                for name in list(merged)[: len(merged) - cap]:
+                    del merged[name]
+                self._loss("$.params.update._meta", f"more than {cap} keys: the oldest dropped")
+            self._compactions[key] = merged
+            if len(self._compactions) > _MAX_COMPACTIONS:
+                del self._compactions[next(iter(self._compactions))]
+        return v2.OpaqueSessionUpdate({**data, "_meta": merged})
 
     # ----------------------------------------------------------------------------------------
     # Permissions and other messages
@@ -678,6 +708,8 @@ class V2ToV1Bridge:
         data = message.data
         method = data.get("method")
         if method == "$/cancel_request":  # the agent withdraws a request it sent the client
+            for session_id in list(self._dirty):  # a flush point: what was held goes first
+                self._flush_session(session_id)
             params = data.get("params")
             request_id = params.get("requestId") if isinstance(params, dict) else None
             if request_id is not None and request_id in self._forwarded:

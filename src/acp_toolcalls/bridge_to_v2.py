@@ -9,8 +9,10 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
 - A repeated ``tool_call`` for a call whose status is final is still merged, and reported (a
   probable id reuse, D20).
 - A v1 permission request becomes a v2 one whose ``title`` is the tool call's title, else the
-  title the bridge last saw for that call, else a neutral default (D37); with no options it is
-  not sent and the agent is answered ``cancelled`` (D5); a repeated option id keeps the first.
+  title the bridge last saw for that call, else a neutral default (D37); its subject carries
+  only the call's fields that differ from what the client holds (the bridge keeps a digest of
+  each field it sent), so the prompt is not copied into a displayed call. With no options it
+  is not sent and the agent is answered ``cancelled`` (D5); a repeated option id keeps the first.
   The client's answer is mapped back; an unknown outcome is never approval.
 - Each forwarded request is answered once: by the client's answer, or by the bridge, which
   answers ``cancelled`` when it gives the request up (a cap, ``withdraw``), sends the client
@@ -33,9 +35,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import v1, v2
+from msgspec import UNSET
+
+from . import v1, v2, wire
 from ._forwarded import Forwarded
-from .codec import decode, decode_message, to_builtins
+from .codec import canonical_json, decode, decode_message, to_builtins
 from .jsonrpc import (
     CANCELLED_OUTCOME,
     REQUEST_CANCELLED,
@@ -57,11 +61,26 @@ _TITLE_KEPT = 1_024
 """Characters of a call's title remembered for a permission prompt that has none (D37)."""
 
 
+_HELD_FIELDS = tuple(
+    name for name in v2.ToolCallUpdate.__struct_fields__ if name not in ("tool_call_id", "meta")
+)
+"""The fields a permission subject sends only when they differ from what the client holds."""
+
+
+def _digest(value: Any) -> int:
+    """A value's fingerprint (equal wire values, equal fingerprints): what the bridge keeps of
+    what the client holds, instead of the value."""
+    if value is None or type(value) is str:
+        return hash((type(value), value))
+    return hash(canonical_json(value))
+
+
 class _Session:
-    __slots__ = ("final", "message", "seen", "titles", "touched")
+    __slots__ = ("final", "held", "message", "seen", "titles", "touched")
 
     def __init__(self) -> None:
         self.seen: dict[str, None] = {}  # ids the v2 client was sent an update about
+        self.held: dict[str, dict[str, int]] = {}  # id -> field -> digest of what it holds
         self.titles: dict[str, str] = {}
         self.final: dict[str, None] = {}  # ids whose last status was final, oldest first
         self.message: tuple[str, str] | None = None  # (chunk kind, messageId) being streamed
@@ -228,6 +247,11 @@ class V1ToV2Bridge:
 
     def _remember(self, session_id: str, session: _Session, update: v2.ToolCallUpdate) -> None:
         session.seen[update.tool_call_id] = None
+        held = session.held.setdefault(update.tool_call_id, {})
+        for name in _HELD_FIELDS:
+            value = getattr(update, name)
+            if value is not UNSET:
+                held[name] = _digest(value)
         if isinstance(update.title, str) and update.title:
             session.titles[update.tool_call_id] = update.title[:_TITLE_KEPT]
         if isinstance(update.status, str):
@@ -239,7 +263,12 @@ class V1ToV2Bridge:
         if cap is None or len(session.seen) <= cap:
             return
         forgotten = 0
-        tables: tuple[dict[str, Any], ...] = (session.seen, session.titles, session.final)
+        tables: tuple[dict[str, Any], ...] = (
+            session.seen,
+            session.held,
+            session.titles,
+            session.final,
+        )
         for table in tables:
             excess = len(table) - cap
             if excess > 0:  # one block past the cap at a time: amortised O(1)
@@ -293,12 +322,28 @@ class V1ToV2Bridge:
             return
         subject = request.subject
         if isinstance(subject, v2.ToolCallPermissionSubject):
-            self._remember(params.session_id, session, subject.tool_call)
+            patch = self._patch(session, subject.tool_call)
+            request = wire.replace(request, subject=wire.replace(subject, tool_call=patch))
+            self._remember(params.session_id, session, patch)
         oldest = self._forwarded.add(message.id, params.session_id)
         if oldest is not None:  # past the cap: the oldest is given up
             self._losses.append(oldest[1])
             self._give_up(oldest[0])
         self._out.append(v2.PermissionRequestMessage(id=message.id, params=request))
+
+    def _patch(self, session: _Session, call: v2.ToolCallUpdate) -> v2.ToolCallUpdate:
+        """The call's fields that differ from what the client holds (all of them for a call
+        it was never sent): the subject patches the displayed call, and the prompt is the
+        request's own ``title`` (D37, 7.5)."""
+        held = session.held.get(call.tool_call_id)
+        if held is None:
+            return call
+        same = {
+            name: UNSET
+            for name in _HELD_FIELDS
+            if (value := getattr(call, name)) is not UNSET and held.get(name) == _digest(value)
+        }
+        return wire.replace(call, **same) if same else call
 
     def _on_other(self, message: JsonRpcMessage) -> None:
         data = message.data
