@@ -344,6 +344,38 @@ def test_an_evicted_call_that_comes_back_is_no_first_sight() -> None:
     assert sent["sessionUpdate"] == "tool_call_update" and "title" not in sent
 
 
+def test_v1_to_v2_bridge_keeps_at_most_max_store_bytes() -> None:
+    """Issue 15: V1ToV2Bridge bounded its memory in counts only: 1,000 sessions x 50,000
+    calls x a 1,024-character title each is tens of GB before any count cap bites."""
+    bridge = V1ToV2Bridge(limits=Limits(max_store_bytes=2_000_000))
+    reported: list[tuple[str, str]] = []
+    for i in range(6_000):
+        body = {"sessionUpdate": "tool_call", "toolCallId": f"c{i}", "title": "t" * 2_000}
+        line = json.dumps(message_of(body, f"s{i % 30}")).encode()
+        reported += losses(bridge.convert(line))
+        kept = sum(
+            len(s.seen) * 400 + sum(map(len, s.titles.values())) for s in bridge._sessions.values()
+        )
+        assert bridge._bytes == kept <= 2_000_000
+    assert reported and all(path == "$.max_store_bytes" for path, _ in reported)
+    assert "forgot 1 least recently used session(s)" in reported[0][1]
+    (request,) = bridge.convert(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/request_permission",
+                "params": {
+                    "sessionId": "s29",
+                    "toolCall": {"toolCallId": "c5999"},
+                    "options": [{"optionId": "y", "name": "Yes", "kind": "allow_once"}],
+                },
+            }
+        ).encode()
+    ).messages
+    assert json.loads(encode(request))["params"]["title"] == "t" * 1_024  # still remembered
+
+
 def test_v1_to_v2_bridge_remembers_at_most_max_tool_calls_titles() -> None:
     bridge = V1ToV2Bridge(limits=Limits(max_tool_calls=1_000))
     template = json.dumps(

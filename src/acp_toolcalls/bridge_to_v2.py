@@ -23,9 +23,11 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
 - v2 requires a ``messageId`` on every message chunk: a v1 chunk without one continues the
   session's current message of its kind, and any other update, or ``end_message``, ends it.
 - Every other message passes through unchanged.
-- Memory is bounded by ``Limits``: per session the titles (their first 1,024 characters) and
-  final statuses of at most ``max_tool_calls`` ids (oldest forgotten first), at most
-  ``max_sessions`` sessions (least recently used forgotten first), at most
+- Memory is bounded by ``Limits``: per session the titles (their first 1,024 characters),
+  field digests and final statuses of at most ``max_tool_calls`` ids (oldest forgotten first),
+  at most ``max_sessions`` sessions (least recently used forgotten first), about
+  ``max_store_bytes`` in all (least recently used sessions first, then the oldest calls of the
+  current one), at most
   ``max_pending_permissions`` unanswered requests (the oldest given up: the agent is
   answered ``cancelled``); a request with more than ``max_permission_options`` options is not
   forwarded and answered ``cancelled``. Every cap that bites is reported as a loss.
@@ -57,6 +59,10 @@ from .v2_to_v1 import permission_response_to_v1
 __all__ = ["V1ToV2Bridge"]
 
 _MESSAGE_CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
+_FORGOTTEN = (
+    "their titles for permission prompts, what the client holds of them, id-reuse reports, and "
+    "that a later `tool_call` of one merges"
+)
 _TITLE_KEPT = 1_024
 """Characters of a call's title remembered for a permission prompt that has none (D37)."""
 
@@ -75,8 +81,13 @@ def _digest(value: Any) -> int:
     return hash(canonical_json(value))
 
 
+_CALL_BYTES = 400
+"""What the bridge keeps per call (its id in three tables, a digest per field sent), about, in
+bytes; a title it keeps counts a byte a character more."""
+
+
 class _Session:
-    __slots__ = ("final", "held", "message", "seen", "titles", "touched")
+    __slots__ = ("bytes", "final", "held", "message", "seen", "titles", "touched")
 
     def __init__(self) -> None:
         self.seen: dict[str, None] = {}  # ids the v2 client was sent an update about
@@ -85,6 +96,7 @@ class _Session:
         self.final: dict[str, None] = {}  # ids whose last status was final, oldest first
         self.message: tuple[str, str] | None = None  # (chunk kind, messageId) being streamed
         self.touched = 0  # when the bridge last switched to this session
+        self.bytes = 0  # what the tables above hold, about (`_CALL_BYTES`)
 
 
 class V1ToV2Bridge:
@@ -93,6 +105,7 @@ class V1ToV2Bridge:
     def __init__(self, *, limits: Limits | None = None) -> None:
         self.limits = limits if limits is not None else Limits()
         self._sessions: dict[str, _Session] = {}
+        self._bytes = 0  # what all sessions keep, about
         self._current: _Session | None = None
         self._switches = 0
         self._messages = 0  # message ids made up for chunks without one
@@ -134,7 +147,11 @@ class V1ToV2Bridge:
 
     def close_session(self, session_id: str) -> Converted:
         """Forget what the bridge remembers about the session."""
-        self._sessions.pop(session_id, None)
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            self._bytes -= session.bytes
+            if session is self._current:
+                self._current = None
         self._forwarded.forget(lambda session: session == session_id)
         return Converted()
 
@@ -177,7 +194,7 @@ class V1ToV2Bridge:
         others.sort()
         victims = [sid for _, sid in others[: trim_block(cap)]]
         for sid in victims:
-            del self._sessions[sid]
+            self._bytes -= self._sessions.pop(sid).bytes
         self._losses.append(
             Loss(
                 "$.max_sessions",
@@ -246,42 +263,73 @@ class V1ToV2Bridge:
         return session.message[1]
 
     def _remember(self, session_id: str, session: _Session, update: v2.ToolCallUpdate) -> None:
-        session.seen[update.tool_call_id] = None
-        held = session.held.setdefault(update.tool_call_id, {})
+        tool_call_id = update.tool_call_id
+        grown = 0
+        if tool_call_id not in session.seen:
+            session.seen[tool_call_id] = None
+            grown = _CALL_BYTES
+        held = session.held.setdefault(tool_call_id, {})
         for name in _HELD_FIELDS:
             value = getattr(update, name)
             if value is not UNSET:
                 held[name] = _digest(value)
         if isinstance(update.title, str) and update.title:
-            session.titles[update.tool_call_id] = update.title[:_TITLE_KEPT]
+            kept = update.title[:_TITLE_KEPT]
+            grown += len(kept) - len(session.titles.get(tool_call_id, ""))
+            session.titles[tool_call_id] = kept
+        session.bytes += grown
+        self._bytes += grown
         if isinstance(update.status, str):
             if update.status in v2.FINAL_STATUSES:
-                session.final[update.tool_call_id] = None
+                session.final[tool_call_id] = None
             else:
-                session.final.pop(update.tool_call_id, None)
+                session.final.pop(tool_call_id, None)
         cap = self.limits.max_tool_calls
-        if cap is None or len(session.seen) <= cap:
-            return
-        forgotten = 0
-        tables: tuple[dict[str, Any], ...] = (
-            session.seen,
-            session.held,
-            session.titles,
-            session.final,
-        )
-        for table in tables:
-            excess = len(table) - cap
-            if excess > 0:  # one block past the cap at a time: amortised O(1)
-                block = min(len(table), excess + trim_block(cap) - 1)
-                for tool_call_id in list(table)[:block]:
-                    del table[tool_call_id]
-                forgotten = max(forgotten, block)
+        if cap is not None and len(session.seen) > cap:  # a block at a time: amortised O(1)
+            count = len(session.seen) - cap + trim_block(cap) - 1
+            self._forget_calls(session, count)
+            self._losses.append(
+                Loss(
+                    "$.max_tool_calls",
+                    f"{session_id}: forgot the {count} oldest tool-call id(s) (cap {cap} per "
+                    f"session): {_FORGOTTEN}",
+                )
+            )
+        budget = self.limits.max_store_bytes
+        if budget is not None and self._bytes > budget:
+            self._over_budget(session, budget)
+
+    def _forget_calls(self, session: _Session, count: int) -> None:
+        """Forget the session's ``count`` oldest calls."""
+        for tool_call_id in list(session.seen)[:count]:
+            del session.seen[tool_call_id]
+            session.held.pop(tool_call_id, None)
+            session.titles.pop(tool_call_id, None)
+            session.final.pop(tool_call_id, None)
+        kept = len(session.seen) * _CALL_BYTES + sum(map(len, session.titles.values()))
+        self._bytes += kept - session.bytes
+        session.bytes = kept
+
+    def _over_budget(self, current: _Session, budget: int) -> None:
+        """Past ``max_store_bytes``: the least recently used sessions are forgotten, then the
+        oldest calls of the current one, until what is kept fits."""
+        sessions = 0
+        others = sorted((s.touched, sid) for sid, s in self._sessions.items() if s is not current)
+        for _, session_id in others:
+            if self._bytes <= budget:
+                break
+            self._bytes -= self._sessions.pop(session_id).bytes
+            sessions += 1
+        calls = 0
+        while self._bytes > budget and current.seen:
+            count = trim_block(len(current.seen))
+            self._forget_calls(current, count)
+            calls += count
         self._losses.append(
             Loss(
-                "$.max_tool_calls",
-                f"{session_id}: forgot the {forgotten} oldest tool-call id(s) (cap {cap} per "
-                "session): their titles for permission prompts, id-reuse reports, and that a "
-                "later `tool_call` of one merges",
+                "$.max_store_bytes",
+                f"what the bridge keeps went over {budget} bytes: forgot {sessions} least "
+                f"recently used session(s) and {calls} tool-call id(s) of this one: {_FORGOTTEN}",
             )
         )
 
