@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from acp_toolcalls.terminal_text import sanitize, tail
+from acp_toolcalls.terminal_text import TailRenderer, sanitize, tail
 
 
 @pytest.mark.parametrize(
@@ -51,3 +53,46 @@ def test_fence_is_longer_than_any_backtick_run_inside() -> None:
     assert fenced("a") == "```\na\n```"
     assert fenced("x ```` y", "diff") == "`````diff\nx ```` y\n`````"
     assert fenced("") == "```\n```"
+
+
+_PIECES = [
+    b"ab",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\x08",
+    b"\x1b[31m",
+    b"\x1b]0;t",
+    b"\x07",
+    b"\x1b\\",
+    b"\x1bP",
+    b"\xe2\x82",
+    b"\xac",
+    b"\x9b",
+    b"\x1b",
+    b"`",
+    b"\t",
+    b"\x00",
+    "é".encode(),
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(_PIECES), max_size=12), min_size=1, max_size=20),
+    st.sampled_from([0, 1, 5, 20, 100]),
+)
+def test_the_tail_renderer_equals_the_whole_render(appends: list[list[bytes]], chars: int) -> None:
+    """Issue 19: the renderer settles complete lines once; after every append its transcript
+    is the one of all the bytes (escape strings that run over line ends included)."""
+    renderer = TailRenderer(chars)
+    data = bytearray()
+    for pieces in appends:
+        data += b"".join(pieces)
+        assert renderer.render(data) == tail(sanitize(bytes(data)), chars)
+
+
+def test_the_tail_renderer_starts_again_on_shorter_output() -> None:
+    renderer = TailRenderer(10)
+    assert renderer.render(b"one\ntwo\nthree\n") == "[… 4 earlier characters omitted]\ntwo\nthree\n"
+    assert renderer.render(b"x\n") == "x\n"

@@ -88,7 +88,7 @@ from .lenient import DecodeError
 from .loss import Converted, Loss, LossReport, unknown_keys
 from .state import Limits, TerminalState, ToolCallState, patch_meta, trim_block
 from .store import ToolCallStore
-from .terminal_text import DEFAULT_TAIL_CHARS, fenced, sanitize, tail
+from .terminal_text import DEFAULT_TAIL_CHARS, TailRenderer, fenced
 from .v2 import ALLOW_OPTION_KINDS
 from .v2_to_v1 import (
     content_to_v1,
@@ -115,6 +115,8 @@ _MAX_GHOSTS = 10_000
 """Calls the client was shown that the store no longer holds, remembered (the oldest go)."""
 _GHOST_TITLE = 256
 """Characters of its title a ghost call keeps (the title a restore after a prompt sends)."""
+_RENDERERS = 64
+"""Terminals whose output's tail is rendered incrementally (the most recently rendered)."""
 _MAX_COMPACTIONS = 1_000
 """Compactions whose merged ``_meta`` is kept (the least recently updated go)."""
 _UNFLUSHING_TAGS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
@@ -254,6 +256,8 @@ class V2ToV1Bridge:
         self._forwarded: Forwarded[_Asked] = Forwarded(self.store.limits.max_pending_permissions)
         # (session, terminal id) -> its rendering: a v1 item (text profile) and `_meta` keys
         self._rendered: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
+        # (session, terminal id) -> what renders its output's tail as it grows
+        self._texts: dict[tuple[str, str], TailRenderer] = {}
         self._out: list[Any] = []
         self._replies: list[Any] = []
         self._losses: list[Loss] = []
@@ -323,6 +327,7 @@ class V2ToV1Bridge:
         self._ghosts = {key: None for key in self._ghosts if key[0] != session_id}
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
         self._compactions = {k: v for k, v in self._compactions.items() if k[0] != session_id}
+        self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
         self._forwarded.forget(lambda asked: asked.session_id == session_id)
         return self._take()
 
@@ -401,6 +406,9 @@ class V2ToV1Bridge:
                     self._loss(event.path, event.reason)
             elif isinstance(event, LimitReached):
                 self._loss(f"$.{event.limit}", f"{event.subject}: {event.detail}")
+                self._texts.pop((event.session_id, event.subject), None)  # output cut, maybe
+            elif isinstance(event, (TerminalPatched, TerminalCleared)) and "output" in event.fields:
+                self._texts.pop((event.session_id, event.terminal_id), None)  # output replaced
 
     def _evicted(self, session_id: str, state: Any) -> None:
         """The store is about to drop ``state`` (a call, terminal or session): what is held back
@@ -419,6 +427,7 @@ class V2ToV1Bridge:
                 if tool_call_id in session.order:
                     self._flush_call(session_id, session, tool_call_id)
             self._rendered.pop((session_id, state.terminal_id), None)
+            self._texts.pop((session_id, state.terminal_id), None)
         else:
             for tool_call_id in list(session.order):
                 held = state.tool_calls.get(tool_call_id)
@@ -427,6 +436,7 @@ class V2ToV1Bridge:
                 self._ghost(session_id, session, tool_call_id, call)
             session.readers.clear()
             self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
+            self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
 
     def _ghost(self, session_id: str, session: _Session, tool_call_id: str, call: _Call) -> None:
         """Keep only what the client was shown of a call the store no longer holds (bounded:
@@ -922,7 +932,7 @@ class V2ToV1Bridge:
         command = terminal.command if terminal is not None else None
         exit_status = terminal.exit_status if terminal is not None else None
         cwd = terminal.cwd if terminal is not None else None
-        output = tail(sanitize(terminal.output_bytes), self.tail_chars) if terminal else ""
+        output = self._terminal_text(session_id, terminal) if terminal is not None else ""
         if self.terminal_profile == "meta":
             info: dict[str, Any] = {"terminal_id": terminal_id}
             if command is not None:
@@ -947,6 +957,19 @@ class V2ToV1Bridge:
             lines.append(_exit_line(exit_status))
         text = fenced("\n".join(lines))
         return v1.Content(content=v1.TextContent(text=text)), {}
+
+    def _terminal_text(self, session_id: str, terminal: TerminalState) -> str:
+        """The sanitized tail of the terminal's output, through its renderer (output that only
+        grew since the last render costs what it grew by)."""
+        data = terminal.output
+        if not isinstance(data, bytearray):
+            return ""
+        key = (session_id, terminal.terminal_id)
+        renderer = self._texts.pop(key, None) or TailRenderer(self.tail_chars)
+        self._texts[key] = renderer  # the most recently rendered last
+        if len(self._texts) > _RENDERERS:
+            del self._texts[next(iter(self._texts))]
+        return renderer.render(data)
 
     def _emit_update(self, session_id: str, update: Any) -> None:
         self._out.append(_notification(session_id, update))

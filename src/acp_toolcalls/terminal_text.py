@@ -13,13 +13,17 @@ Rules this module owns:
   inside the text, so no text can close it early (9.5).
 - A transcript keeps only the last ``tail_chars`` characters, behind a line saying how many
   earlier ones were omitted.
+- ``TailRenderer`` gives the same transcript of output that grows at its end in time that does
+  not grow with the output: complete lines are sanitized once, and what follows them on each
+  render. Sanitizing is line by line but for escape strings (OSC, DCS) that may span lines, so
+  a line end is settled only when no escape sequence runs over it.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["DEFAULT_TAIL_CHARS", "fenced", "sanitize", "tail"]
+__all__ = ["DEFAULT_TAIL_CHARS", "TailRenderer", "fenced", "sanitize", "tail"]
 
 DEFAULT_TAIL_CHARS = 65_536
 """Characters of output a transcript keeps (the spec's ``terminal_tail_chars``)."""
@@ -66,6 +70,53 @@ def tail(text: str, tail_chars: int = DEFAULT_TAIL_CHARS) -> str:
         return text
     omitted = len(text) - tail_chars
     return f"[… {omitted} earlier characters omitted]\n{text[omitted:]}"
+
+
+class TailRenderer:
+    """``tail(sanitize(data), tail_chars)`` of one output as it grows at its end.
+
+    ``render(data)`` needs ``data`` to start with what the previous call was given (the
+    caller makes a new renderer when the output was replaced or cut); it sanitizes only what
+    came after the lines it settled before.
+    """
+
+    __slots__ = ("_consumed", "_kept", "_length", "tail_chars")
+
+    def __init__(self, tail_chars: int = DEFAULT_TAIL_CHARS) -> None:
+        self.tail_chars = tail_chars
+        self._consumed = 0  # bytes of settled lines
+        self._length = 0  # their sanitized length
+        self._kept = ""  # the last `tail_chars` characters of their sanitized text
+
+    def render(self, data: bytes | bytearray) -> str:
+        """The transcript of ``data``."""
+        if len(data) < self._consumed:  # not the output it was given: start again
+            self._consumed, self._length, self._kept = 0, 0, ""
+        rest = bytes(data[self._consumed :])
+        text = sanitize(rest)
+        total = self._length + len(text)
+        if total <= self.tail_chars:
+            out = self._kept + text
+        else:
+            omitted = total - self.tail_chars
+            shown = (self._kept + text)[-self.tail_chars :] if self.tail_chars else ""
+            out = f"[… {omitted} earlier characters omitted]\n{shown}"
+        self._settle(rest, text)
+        return out
+
+    def _settle(self, rest: bytes, text: str) -> None:
+        cut = rest.rfind(b"\n") + 1
+        if cut == 0:
+            return
+        done = rest[:cut].decode("utf-8", "replace")
+        start = done.rfind("\x1b")  # an escape string can only run on from the last ESC
+        escape = _ESCAPES.match(done, start) if start >= 0 else None
+        if escape is not None and escape.end() >= len(done):
+            return  # it runs past the line end: what follows may end it
+        lines = sanitize(done) if cut < len(rest) else text
+        self._consumed += cut
+        self._length += len(lines)
+        self._kept = (self._kept + lines)[-self.tail_chars :] if self.tail_chars else ""
 
 
 _BACKTICK_RUNS = re.compile(r"`+")
