@@ -144,8 +144,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--cost-only", action="store_true", help="skip the bytes (part 1)")
+    parser.add_argument(
+        "--sequential",
+        type=int,
+        metavar="CALLS",
+        help="only: CALLS sequential calls, uncoalesced, against a minimal dict bridge",
+    )
     args = parser.parse_args(argv)
     print_environment()
+    if args.sequential:
+        _sequential_cost(args.sequential, args.reps)
+        return 0
     lines = stream(args.chunks)
     print(f"input  {len(lines):,} v2 lines, {sum(map(len, lines)):,} bytes")
 
@@ -199,6 +208,84 @@ def _cost(lines: Sequence[bytes], reps: int) -> int:
         f"{ours:,.0f} ns; ratio {ours / base:.2f}x (target <= 3x), best of {reps}"
     )
     return 0
+
+
+# --------------------------------------------------------------------------------------------
+# Sequential calls, uncoalesced, against a minimal dict bridge (issue 19)
+
+_V1_UPDATE_ORDER = ("toolCallId", "kind", "status", "title", "content", "locations")
+_V1_UPDATE_ORDER += ("rawInput", "rawOutput")
+_V1_CALL_ORDER = ("toolCallId", "title", "kind", "status", "content", "locations")
+_V1_CALL_ORDER += ("rawInput", "rawOutput")
+
+
+def sequential(calls: int) -> list[bytes]:
+    """``calls`` tool calls one after another, each: a first report (title, kind, status,
+    rawInput, locations), four text chunks, completion with rawOutput."""
+    out = []
+    for i in range(calls):
+        call = f"call_{i}"
+        first = {"sessionUpdate": "tool_call_update", "toolCallId": call, "title": f"Read {i}.py"}
+        first |= {"kind": "read", "status": "in_progress", "rawInput": {"path": f"/src/{i}.py"}}
+        out.append(_update_line({**first, "locations": [{"path": f"/src/{i}.py"}]}))
+        for j in range(4):
+            text = {"type": "text", "text": f"line {j} of the file {i} with some words in it"}
+            chunk = {"sessionUpdate": "tool_call_content_chunk", "toolCallId": call}
+            out.append(_update_line({**chunk, "content": {"type": "content", "content": text}}))
+        done = {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"}
+        out.append(_update_line({**done, "rawOutput": {"bytes": 1234}}))
+    return out
+
+
+def _update_line(update: dict[str, object]) -> bytes:
+    params = {"sessionId": "sess_bench", "update": update}
+    return orjson.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+
+def minimal_bridge(lines: Sequence[bytes]) -> list[bytes]:
+    """What ``V2ToV1Bridge()`` writes for these lines, with dicts and orjson: the first report
+    of a call becomes a v1 ``tool_call``, a chunk a ``tool_call_update`` with the whole
+    content, any other update a ``tool_call_update`` with its fields (only what this stream
+    uses: text content, no clears, no terminals, no unknown keys)."""
+    loads, dumps = orjson.loads, orjson.dumps
+    calls: dict[tuple[str, str], list[object]] = {}
+    out = []
+    for line in lines:
+        params = loads(line)["params"]
+        session, update = params["sessionId"], params["update"]
+        key = (session, update["toolCallId"])
+        content = calls.get(key)
+        if update["sessionUpdate"] == "tool_call_content_chunk":
+            assert content is not None
+            content.append(update["content"])
+            body = {"sessionUpdate": "tool_call_update", "toolCallId": key[1], "content": content}
+        elif content is None:
+            calls[key] = []
+            body = {"sessionUpdate": "tool_call"}
+            body |= {name: update[name] for name in _V1_CALL_ORDER if name in update}
+        else:
+            body = {"sessionUpdate": "tool_call_update"}
+            body |= {name: update[name] for name in _V1_UPDATE_ORDER if name in update}
+        message = {"method": "session/update", "jsonrpc": "2.0"}
+        out.append(dumps({**message, "params": {"sessionId": session, "update": body}}))
+    return out
+
+
+def _sequential_cost(calls: int, reps: int) -> None:
+    lines = sequential(calls)
+
+    def ours() -> list[bytes]:
+        bridge = V2ToV1Bridge()
+        return [encode(m) for line in lines for m in bridge.convert(line).messages]
+
+    same = ours() == minimal_bridge(lines)
+    base = _timed(lambda: minimal_bridge(lines), reps) / len(lines)
+    mine = _timed(ours, reps) / len(lines)
+    print(
+        f"sequential calls, uncoalesced: {len(lines):,} lines; byte-identical to the minimal "
+        f"dict bridge: {same}; per line: minimal {base:,.0f} ns, V2ToV1Bridge {mine:,.0f} ns, "
+        f"ratio {mine / base:.2f}x (target <= 1.5x), best of {reps}"
+    )
 
 
 if __name__ == "__main__":

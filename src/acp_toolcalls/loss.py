@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from .wire import extra_fields
+from .wire import extra_fields, extras_seen
 
 __all__ = ["ConversionError", "Converted", "Loss", "LossReport"]
 
@@ -123,22 +123,36 @@ def unknown_keys(obj: Any, path: str, *, nested: bool = False) -> list[Loss]:
     """One loss per unknown key ``obj`` carries (D19), at its path under ``path``; with
     ``nested``, those of every model inside it too (for what is dropped or never mapped
     field by field)."""
+    if not extras_seen():  # no model in this process was given an unknown key
+        return []
     found: list[Loss] = []
-    stack: list[tuple[str, Any]] = [(path, obj)]
+    # (where, item): `where` is the path, or (parent where, ".key" or "[i]") until needed
+    stack: list[tuple[Any, Any]] = [(path, obj)]
     while stack:
         where, item = stack.pop()
-        if isinstance(item, list):
-            stack.extend((f"{where}[{i}]", value) for i, value in enumerate(item))
+        if type(item) is list:
+            stack.extend(((where, f"[{i}]"), value) for i, value in enumerate(item))
             continue
         if not isinstance(item, msgspec.Struct):
             continue
         keys = extra_fields(item)  # type: ignore[arg-type]  # any model of the package
-        found.extend(Loss(key_path(where, key), UNKNOWN_KEY) for key in keys)
+        if keys:
+            base = _path(where)
+            found.extend(Loss(key_path(base, key), UNKNOWN_KEY) for key in keys)
         if nested:
-            stack.extend(
-                (f"{where}.{wire}", getattr(item, name)) for name, wire in _wire_names(type(item))
-            )
+            for name, wire in _wire_names(type(item)):
+                value = getattr(item, name)
+                if type(value) is list or isinstance(value, msgspec.Struct):
+                    stack.append(((where, f".{wire}"), value))
     return found
+
+
+def _path(where: Any) -> str:
+    parts: list[str] = []
+    while type(where) is tuple:
+        where, part = where
+        parts.append(part)
+    return str(where) + "".join(reversed(parts))
 
 
 @cache
