@@ -281,8 +281,12 @@ def test_bad_base64_in_a_snapshot_leaves_the_output_unchanged() -> None:
     store = ToolCallStore()
     events = apply_all(store, [BEFORE, output_chunk("YWJj"), snapshot, AFTER])
     assert store.sessions[SID].terminals["t"].output_bytes == b"abc"
+    # An invalid value at decode (D22): the output reads as omitted, with a diagnostic.
     assert [(e.path, e.reason) for e in events if isinstance(e, DiagnosticReported)] == [
-        ("$.params.update.output.data", "not valid base64: output left unchanged")
+        (
+            "$.params.update.output.data",
+            "not valid base64 (padded, no characters outside it); treated as omitted",
+        )
     ]
     assert stored_ids(store) == ["before", "after"]
 

@@ -1555,16 +1555,15 @@ def test_q7_command_subject_with_null_optional_fields(schema_valid: SchemaCheck)
     assert decoded.diagnostics == ()
     value = decoded.value.params.subject
     assert isinstance(value, v2.CommandPermissionSubject)
-    # Omitted and null are equivalent for these fields ("no id"); the codec keeps the null.
-    assert value.tool_call_id is None and value.terminal_id is None and value.meta is None
-    # The codec keeps what was received (the same JSON value comes back, issue 2 section 4);
-    # the reference crate would drop the nulls on re-serialization.
-    out = encode(decoded.value)
-    assert json.loads(out) == message
-    schema_valid(out, "v2")
+    # Omitted and null are equivalent for these fields ("no id"): read as omitted (Q7), and
+    # re-serialized without them, as the reference crate does (issue 16).
+    assert value.tool_call_id is UNSET and value.terminal_id is UNSET and value.meta is UNSET
     omitted = {k: v for k, v in subject.items() if v is not None}
+    out = encode(decoded.value)
+    assert json.loads(out) == _request(subject=omitted)
+    schema_valid(out, "v2")
     decoded_omitted = decode_message(dumps(_request(subject=omitted))).value.params.subject
-    assert decoded_omitted.tool_call_id is UNSET and decoded_omitted.meta is UNSET
+    assert decoded_omitted == value
     assert json.loads(encode(decoded_omitted)) == omitted
 
 
@@ -1772,3 +1771,33 @@ def test_v1_responses(schema_valid: SchemaCheck) -> None:
             "v1",
             response_method="session/request_permission",
         )
+
+
+def test_t5_exit_status_null_fields_read_as_omitted(schema_valid: SchemaCheck) -> None:
+    def terminal(exit_status: dict[str, Any]) -> bytes:
+        body = {"sessionUpdate": "terminal_update", "terminalId": "t", "exitStatus": exit_status}
+        params = {"sessionId": "s", "update": body}
+        return dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+    with_nulls = decode_message(terminal({"exitCode": None, "signal": None, "_meta": None}))
+    empty = decode_message(terminal({}))
+    assert with_nulls.diagnostics == ()
+    assert with_nulls.value == empty.value  # the same exit status: omitted and null are one
+    out = encode(with_nulls.value)
+    assert json.loads(out)["params"]["update"]["exitStatus"] == {}
+    schema_valid(out, "v2")
+
+
+def test_d22_invalid_base64_in_a_terminal_snapshot_is_an_invalid_value_at_decode() -> None:
+    body = {"sessionUpdate": "terminal_update", "terminalId": "t", "output": {"data": "abc"}}
+    params = {"sessionId": "s", "update": body}
+    decoded = decode_message(
+        dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
+    )
+    assert decoded.value.params.update.output is UNSET  # read as omitted
+    assert [d.path for d in decoded.diagnostics] == ["$.params.update.output.data"]
+    with pytest.raises(DecodeError) as raised:
+        decode_message(
+            dumps({"jsonrpc": "2.0", "method": "session/update", "params": params}), strict=True
+        )
+    assert raised.value.path == "$.params.update.output.data"

@@ -11,6 +11,7 @@ Example counts follow the hypothesis profile (``HYPOTHESIS_PROFILE=ci|long``, se
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import math
@@ -87,6 +88,10 @@ def unknown_variant(tag_key: str) -> S[dict[str, Json]]:
 
 
 OPT_META = {"_meta": nullable(META)}
+# Where omitted and null are the same (T5, Q7) a null reads as omitted and is not written back:
+# such fields are generated without null.
+SAME_AS_OMITTED_META = {"_meta": META}
+B64 = st.binary(max_size=12).map(lambda data: base64.b64encode(data).decode("ascii"))
 
 # --------------------------------------------------------------------------------------------
 # v2 payloads
@@ -206,9 +211,9 @@ V2_TERMINAL_UPDATE = obj(
     {
         "command": nullable(TEXT),
         "cwd": nullable(TEXT),
-        "output": nullable(obj({"data": TEXT}, OPT_META)),
+        "output": nullable(obj({"data": B64}, OPT_META)),  # not base64: invalid (D22)
         "exitStatus": nullable(
-            obj(optional={"exitCode": nullable(INT64), "signal": nullable(TEXT), **OPT_META})
+            obj(optional={"exitCode": INT64, "signal": TEXT, **SAME_AS_OMITTED_META})
         ),
         "size": nullable(
             obj({"cols": st.integers(1, 65535), "rows": st.integers(1, 65535)}, OPT_META)
@@ -248,7 +253,7 @@ V2_SUBJECT: S[dict[str, Json]] = st.one_of(
         "command",
         obj(
             {"command": TEXT, "cwd": TEXT},
-            {"toolCallId": nullable(TEXT), "terminalId": nullable(TEXT), **OPT_META},
+            {"toolCallId": TEXT, "terminalId": TEXT, **SAME_AS_OMITTED_META},
         ),
     ),
     unknown_variant("type"),

@@ -21,6 +21,7 @@ from acp_toolcalls.events import (
     TerminalPatched,
     ToolCallCleared,
     ToolCallCreated,
+    ToolCallEndedLocally,
     ToolCallEvicted,
     ToolCallPatched,
     ToolCallReopened,
@@ -637,18 +638,21 @@ def test_reused_id_after_final_status_is_applied_and_warned() -> None:
     assert not any(isinstance(e, ToolCallReopened) for e in store.apply(update(title="x")))
 
 
-def test_unknown_status_counts_as_open_and_sweep_finishes_open_calls() -> None:
+def test_unknown_status_counts_as_open_and_sweep_marks_open_calls() -> None:
     store = ToolCallStore()
     store.apply(update("a", status="_waiting"))
     store.apply(update("b", status="completed"))
     store.apply(update("c", status="paused"))
     assert [v.tool_call_id for v in store.open_calls()] == ["a", "c"]
     events = store.sweep(SID, "cancelled", now=5.0)
+    # The client's conclusion is an overlay on the view, not protocol state (D14, D15).
     assert events == [
-        ToolCallPatched(SID, "a", ("status",)),
-        ToolCallPatched(SID, "c", ("status",)),
+        ToolCallEndedLocally(SID, "a", "cancelled"),
+        ToolCallEndedLocally(SID, "c", "cancelled"),
     ]
-    assert store.open_calls() == []
+    assert [v.ended_locally for v in store.views(SID)] == ["cancelled", None, "cancelled"]
+    assert [v.status for v in store.views(SID)] == ["_waiting", "completed", "paused"]
+    assert [v.tool_call_id for v in store.open_calls()] == ["a", "c"]
     assert store.view(SID, "a").updated_at == 5.0
     with pytest.raises(ValueError):
         store.sweep(SID, "in_progress")
@@ -871,3 +875,90 @@ def test_snapshot_recreates_the_state_on_an_empty_store(ops: Any) -> None:
         fresh = ToolCallStore()
         fresh.apply(update(**snapshot))
         assert call(fresh, tool_call_id) == snapshot
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 16: v1 enums as v1 reads them (D32); the client's own conclusions (7.11, D14, D15)
+
+
+def test_v1_strings_v1_does_not_define_are_not_applied_but_sent_on() -> None:
+    store = ToolCallStore(protocol="v1")
+    created = {"sessionUpdate": "tool_call", "toolCallId": "a", "title": "T"}
+    store.apply(v1_notification({**created, "kind": "_custom", "status": "cancelled"}))
+    view = store.view(SID, "a")
+    # v1 enums are closed: an unknown string reads as omitted, the default on a create.
+    assert (view.kind, view.status, view.is_final) == ("other", "pending", False)
+    assert [v.tool_call_id for v in store.open_calls()] == ["a"]
+    # ... and is kept only to be sent on as it came.
+    assert (call(store)["kind"], call(store)["status"]) == ("_custom", "cancelled")
+
+    store.apply(v1_notification({**created, "toolCallId": "b", "status": "paused"}))
+    assert store.view(SID, "b").status == "pending"
+    store.apply(
+        v1_notification(
+            {"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "in_progress"}
+        )
+    )
+    store.apply(
+        v1_notification(
+            {"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "cancelled"}
+        )
+    )
+    assert store.view(SID, "b").status == "in_progress"  # an update: no change
+    assert not store.view(SID, "b").is_final
+    # A status v1 defines replaces the kept string.
+    store.apply(
+        v1_notification(
+            {"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "failed"}
+        )
+    )
+    assert store.view(SID, "b").status == "failed" and call(store, "b")["status"] == "failed"
+
+
+def test_a_v2_store_applies_any_status_and_kind_as_received() -> None:
+    store = ToolCallStore()
+    store.apply(update(kind="_custom", status="cancelled"))
+    view = store.view(SID, "a")
+    assert (view.kind, view.status, view.is_final) == ("_custom", "cancelled", True)
+
+
+def _request(method: str, params: dict[str, Any], request_id: int = 9) -> bytes:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    return json.dumps(message).encode()
+
+
+def test_session_cancel_and_sweep_are_a_local_overlay_never_protocol_state() -> None:
+    store = ToolCallStore()
+    store.apply(update("a", status="in_progress", title="A"))
+    store.apply(update("b", status="in_progress", title="B"))
+    store.apply(update("c", status="completed", title="C"))
+    background = [{"type": "tool_call", "toolCallId": "b"}]
+    store.apply(
+        notification(
+            {"sessionUpdate": "state_update", "state": "running", "background": background}
+        )
+    )
+    before = store.document()
+    events = store.apply(_request("session/cancel", {"sessionId": SID}), now=3.0)
+    # Open calls not listed as background work are marked; finished and background ones not.
+    assert events == [ToolCallEndedLocally(SID, "a", "cancelled")]
+    assert [v.ended_locally for v in store.views(SID)] == ["cancelled", None, None]
+    assert store.view(SID, "a").status == "in_progress"  # what the agent said
+    # Never exported: the snapshot, the document and the open calls are unchanged.
+    assert store.document() == before
+    assert "status" in call(store, "a") and call(store, "a")["status"] == "in_progress"
+    assert [v.tool_call_id for v in store.open_calls()] == ["a", "b"]
+    # tool_call/cancel marks its one call, background or not.
+    store.apply(_request("tool_call/cancel", {"sessionId": SID, "toolCallId": "b"}))
+    assert store.view(SID, "b").ended_locally == "cancelled"
+    # The agent's next status (a value, or null) replaces the mark (D15: the agent wins).
+    store.apply(update("a", status="completed"))
+    assert store.view(SID, "a").ended_locally is None
+    assert store.view(SID, "a").status == "completed"
+    store.apply(update("b", status=None))
+    assert store.view(SID, "b").ended_locally is None
+    # A title change is not a status: the mark stays.
+    store.apply(update("d", status="in_progress"))
+    store.sweep(SID, "failed")
+    store.apply(update("d", title="D2"))
+    assert store.view(SID, "d").ended_locally == "failed"

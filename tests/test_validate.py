@@ -726,3 +726,29 @@ def test_findings_are_the_same_without_jsonschema_rs(tmp_path: Path) -> None:
         check=True,
     )
     assert engine.stdout.strip() == "jsonschema"
+
+
+# --- issue 16: methods of the other version -------------------------------------------------
+
+
+def test_v1_only_methods_in_a_v2_log_are_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    read = {"sessionId": SESSION, "path": "/tmp/a.txt"}
+    terminal = {"sessionId": SESSION, "command": "ls"}
+    lines = [
+        *initialize(2),
+        {"jsonrpc": "2.0", "id": 5, "method": "fs/read_text_file", "params": read},
+        {"jsonrpc": "2.0", "id": 6, "method": "terminal/create", "params": terminal},
+        *CLEAN_V2[2:],
+    ]
+    code, document = run_json(capsys, "--protocol", "v2", str(write_log(tmp_path, lines)))
+    assert code == 1
+    wrong = [f for f in document["findings"] if f["code"] == "wrong-version-method"]
+    assert [(f["line"], f["path"]) for f in wrong] == [(3, "$.method"), (4, "$.method")]
+    assert "exists only in v1" in wrong[0]["message"] and "file system" in wrong[0]["message"]
+    assert "terminal_update" in wrong[1]["message"]
+    # The same requests in a v1 log are what v1 defines.
+    v1_lines = [*initialize(1), *lines[2:4]]
+    code, document = run_json(capsys, "--protocol", "v1", str(write_log(tmp_path, v1_lines)))
+    assert not [f for f in document["findings"] if f["code"] == "wrong-version-method"]

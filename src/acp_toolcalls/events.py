@@ -9,6 +9,8 @@ Rules this module owns:
   given the value it already had is still reported: the store does not compare values.
 - Warnings and salvages travel as events too (``ToolCallReopened``, ``LimitReached``,
   ``DiagnosticReported``): nothing the store does to the data is silent.
+- The client's own conclusions are not protocol state and have their own event
+  (``ToolCallEndedLocally``); the agent's next status for the call is a ``ToolCallPatched``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "TerminalPatched",
     "ToolCallCleared",
     "ToolCallCreated",
+    "ToolCallEndedLocally",
     "ToolCallEvicted",
     "ToolCallPatched",
     "ToolCallReopened",
@@ -78,6 +81,15 @@ class ToolCallReopened(_Event, frozen=True, gc=False):
 
     tool_call_id: str
     previous_status: str
+    status: str
+
+
+class ToolCallEndedLocally(_Event, frozen=True, gc=False):
+    """The client concluded that a call the agent has not finished ended with ``status``
+    (``session/cancel``, ``tool_call/cancel``, ``ToolCallStore.sweep``): a local overlay on the
+    view (``ended_locally``), not protocol state; the agent's next status replaces it (D15)."""
+
+    tool_call_id: str
     status: str
 
 
@@ -165,6 +177,7 @@ Event = Union[
     ToolCallCleared,
     ContentAppended,
     ToolCallReopened,
+    ToolCallEndedLocally,
     ToolCallEvicted,
     TerminalCreated,
     TerminalPatched,

@@ -11,6 +11,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 5.2-5.7, D11, D19, D32):
   item error, never the unknown fallback; an unknown one becomes the union's ``Unknown*`` object
   (open unions) or an item error (closed v1 unions).
 - Unknown keys of known objects are kept (``extra``), never interpreted.
+- A model's own check (``wire.InvalidValue`` from its ``__post_init__``) is an item error of
+  the field it names, like a value of the wrong type.
 - Every absorbed error is recorded as a ``Diagnostic`` (path + reason). In strict mode the first
   one is raised instead.
 
@@ -37,6 +39,7 @@ from .wire import (
     DEFAULT_ON_ERROR,
     SKIP_INVALID_ITEMS,
     AnyOf,
+    InvalidValue,
     Open,
     WireStruct,
     with_extra_fields,
@@ -359,6 +362,7 @@ def _compile_struct(cls: type[WireStruct]) -> Reader:
     known = {key for key, _, _, _ in plan}
     if tag is not None:
         known.add(tag[0])
+    wire_keys = {name: key for key, name, _, _ in plan}
 
     def read(value: Any, path: str, s: Salvage) -> Any:
         if not isinstance(value, dict):
@@ -373,9 +377,13 @@ def _compile_struct(cls: type[WireStruct]) -> Reader:
                     kwargs[name] = result
             elif required:
                 raise ItemError(path, f"missing required field `{key}`")
-        if len(value) > len(kwargs):
-            extra = {k: v for k, v in value.items() if k not in known}
-            return with_extra_fields(cls, extra, **kwargs)
-        return cls(**kwargs)
+        try:
+            if len(value) > len(kwargs):
+                extra = {k: v for k, v in value.items() if k not in known}
+                return with_extra_fields(cls, extra, **kwargs)
+            return cls(**kwargs)
+        except InvalidValue as exc:  # the model's own check of one field
+            key = wire_keys.get(exc.field, exc.field)
+            raise ItemError(_key_path(path, key), exc.reason) from None
 
     return read

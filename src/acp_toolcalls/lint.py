@@ -17,7 +17,9 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   ``current_mode_update``) are reported with a pointer to D17.
 - ``recreated-after-final``: a tool call that reached ``completed``/``failed``/``cancelled``
   later gets a non-final status (v2 ``status: null`` resets to ``pending``, so it counts; a v1
-  ``null`` means "unchanged" and does not), or, in v1, a new ``tool_call`` (D20, D23).
+  ``null`` means "unchanged" and does not, nor does a status v1 does not define, such as a
+  leaked ``cancelled``, which a v1 client does not apply: D32), or, in v1, a new ``tool_call``
+  (D20, D23).
 - ``never-final``: at the end of the log a tool call has no final status (10.6). Reported at
   the line and path of its last update. Exempt: the session's latest ``state_update`` is
   ``idle`` and its (well-formed) ``background`` list names the call (7.10 item 8).
@@ -25,9 +27,9 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   text content item equals or contains the request's own ``title`` or ``description``
   (whitespace-normalised; empty strings ignored): prompt copy that would overwrite the displayed
   tool call (7.5, 10.3).
-- ``invalid-base64`` (v2): a ``terminal_output_chunk`` ``data`` or a ``terminal_update``
-  ``output.data`` that is not canonical base64 (bad padding, stray characters): a client drops
-  the chunk, or leaves the output unchanged for a snapshot (D22).
+- ``invalid-base64`` (v2): a ``terminal_output_chunk`` ``data`` that is not valid base64 (bad
+  padding, stray characters): a client drops the chunk (D22). (In a ``terminal_update``
+  ``output.data`` it is an invalid value the decoder reads as omitted and reports.)
 - ``lint-limit``: more than ``max_calls`` tool calls (default ``MAX_CALLS``) are tracked; the
   oldest finished ones, then the oldest open ones, are forgotten, so their id reuse, final
   status and first title are no longer checked. Reported once per forgotten block.
@@ -52,7 +54,7 @@ from . import v1, v2
 from .codec import decode
 from .jsonrpc import Batch
 from .lenient import DecodeError
-from .store import valid_base64
+from .wire import base64_bytes
 
 __all__ = [
     "CODES",
@@ -140,6 +142,7 @@ _REMOVED_V1_UPDATES: Mapping[str, str] = {
 """v1 ``sessionUpdate`` values a v2 reader ignores as unknown (D17): say what to send instead."""
 
 _FINAL = v2.FINAL_STATUSES
+_V1_STATUSES = v1.TOOL_CALL_ENUMS["status"]
 _WHITESPACE = re.compile(r"\s+")
 
 MAX_CALLS = 100_000
@@ -350,9 +353,7 @@ class ToolCallLinter:
             self._touch(session, update.tool_call_id, upath, UNSET)
             self._v2_content_item(update.content, f"{upath}.content")
         elif isinstance(update, v2.TerminalOutputChunk):
-            self._base64(update.data, f"{upath}.data", "the chunk is dropped")
-        elif isinstance(update, v2.TerminalUpdate) and isinstance(update.output, v2.TerminalOutput):
-            self._base64(update.output.data, f"{upath}.output.data", "the output stays as it was")
+            self._base64(update.data, f"{upath}.data")
         elif isinstance(update, v2.OpaqueSessionUpdate):
             self._custom("sessionUpdate", update.tag, f"{upath}.sessionUpdate")
             if update.tag == "state_update":
@@ -389,31 +390,20 @@ class ToolCallLinter:
             if isinstance(item.patch, v2.DiffPatch):
                 self._custom("diff patch format", item.patch.format, f"{path}.patch.format")
 
-    def _base64(self, data: str, path: str, effect: str) -> None:
-        if not valid_base64(data):
+    def _base64(self, data: str, path: str) -> None:
+        if base64_bytes(data) is None:
             self._report(
                 path,
                 "invalid-base64",
                 f"terminal output {_quote(data, 24)} is not valid base64 (padded, no stray "
-                f"characters): a client cannot decode it and {effect}",
+                "characters): a client cannot decode it and the chunk is dropped",
             )
 
     def _state_update(self, session: str, data: Mapping[str, Any]) -> None:
-        background = data.get("background")
-        listed: set[str] = set()
-        well_formed = data.get("state") == "idle" and isinstance(background, list)
-        for work in background if isinstance(background, list) and well_formed else ():
-            # A malformed list is "not reported" (6.12), so one bad element voids the exemption.
-            if not isinstance(work, dict) or not isinstance(work.get("type"), str):
-                well_formed = False
-                break
-            if work["type"] == "tool_call":
-                if not isinstance(work.get("toolCallId"), str):
-                    well_formed = False
-                    break
-                listed.add(work["toolCallId"])
-        if well_formed:
-            self._idle_background[session] = frozenset(listed)
+        # A malformed list is "not reported" (6.12), so one bad element voids the exemption.
+        listed = v2.background_work(data) if data.get("state") == "idle" else None
+        if listed is not None:
+            self._idle_background[session] = listed[0]
         else:
             self._idle_background.pop(session, None)
 
@@ -487,7 +477,7 @@ class ToolCallLinter:
                 f"tool call {_quote(create.tool_call_id)} reached {previous.status!r} on line "
                 f"{previous.final_line} and is created again; use a new toolCallId",
             )
-        status = create.status if isinstance(create.status, str) else None
+        status = create.status if create.status in _V1_STATUSES else None
         # D9: a repeated `tool_call` merges, and its default `pending` counts as omitted.
         if status is not None and (previous is None or status != "pending"):
             call = self._calls[(session, create.tool_call_id)]
@@ -497,7 +487,8 @@ class ToolCallLinter:
 
     def _v1_update(self, session: str, update: v1.ToolCallUpdate, path: str) -> None:
         self._touch(session, update.tool_call_id, path, update.title)
-        if isinstance(update.status, str):  # v1 null means "unchanged" (D8)
+        # v1 null means "unchanged" (D8), and so does a status v1 does not define (D32).
+        if isinstance(update.status, str) and update.status in _V1_STATUSES:
             self._set_status(session, update.tool_call_id, update.status, f"{path}.status")
 
     def _v1_permission(self, message: v1.PermissionRequestMessage, path: str, raw: Any) -> None:

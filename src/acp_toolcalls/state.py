@@ -11,6 +11,12 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 6.2, 7.2, 7.3, 7.11; D2, D4, D
   "Tool call" (D10).
 - ``_meta`` patches by top-level key (``patch_meta``): stored maps never hold ``None`` values.
 - ``snapshot()`` gives one update that recreates the state on an empty store (D35).
+- A v1 call keeps, beside ``fields`` (which hold what v1 reads: an unknown ``kind`` or
+  ``status`` string is not applied, D32), the raw strings the agent sent (``raw``), only to
+  send them on: ``snapshot()`` writes them in place of the applied values.
+- ``ended_locally`` is the client's own conclusion about an open call (``sweep``,
+  ``session/cancel``): a local overlay shown on the view, never protocol state, so never in
+  ``snapshot()`` (D14, D15).
 """
 
 from __future__ import annotations
@@ -215,15 +221,19 @@ class ToolCallState:
     ``fields`` maps wire names (``rawInput``) to values for every patch field that any
     update has set; a cleared field maps to ``None`` (``[]`` for a collection cleared that
     way); a field never set is absent. ``meta`` is ``UNSET``, ``None`` or a dict without
-    ``None`` values; ``extra`` holds unknown update fields by wire name.
+    ``None`` values; ``extra`` holds unknown update fields by wire name. ``raw`` holds, by
+    wire name, the ``kind``/``status`` strings a v1 agent sent that v1 does not define (not
+    applied, kept to re-emit); ``ended_locally`` the status the client concluded on its own.
     """
 
     __slots__ = (
         "dropped_at",
         "dropped_items",
+        "ended_locally",
         "extra",
         "fields",
         "meta",
+        "raw",
         "size",
         "sizes",
         "tool_call_id",
@@ -235,6 +245,10 @@ class ToolCallState:
         self.fields: dict[str, Any] = {}
         self.meta: dict[str, Any] | UnsetType | None = UNSET
         self.extra: dict[str, Any] | None = None
+        self.raw: dict[str, str] | None = None
+        """v1 strings not applied (an unknown ``kind``/``status``), by wire name (D32)."""
+        self.ended_locally: str | None = None
+        """The client's own conclusion (a final status), shown until the agent sets a status."""
         self.updated_at: float | None = None
         self.dropped_items = 0
         """Content items dropped by a cap (``max_content_items``, ``max_call_bytes``, ...)."""
@@ -284,6 +298,9 @@ class ToolCallState:
                 fields[name] = list(fields[name])
         if self.meta is not UNSET:
             fields["meta"] = dict(self.meta) if self.meta is not None else None
+        if self.raw:  # what a v1 agent sent, re-emitted as sent (D32)
+            for wire, value in self.raw.items():
+                fields[_CALL_ATTRS[wire]] = value
         if self.extra:
             return with_extra_fields(
                 v2.ToolCallUpdate, self.extra, tool_call_id=self.tool_call_id, **fields
@@ -365,16 +382,30 @@ class TerminalState:
 class SessionState:
     """The tool calls (first-seen order) and terminals of one session."""
 
-    __slots__ = ("session_id", "size", "terminals", "tool_calls", "touched")
+    __slots__ = ("background", "session_id", "size", "terminals", "tool_calls", "touched")
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.tool_calls: dict[str, ToolCallState] = {}
         self.terminals: dict[str, TerminalState] = {}
+        self.background: tuple[frozenset[str], frozenset[str]] | None = None
+        """Tool-call ids and terminal ids the latest ``state_update`` listed as background
+        work (``v2.background_work``); ``None`` when it listed none."""
         self.touched = 0
         """When the store last switched to this session (its own counter, for eviction)."""
         self.size = _str_size(session_id) + 400
         """Bytes held: its id, its calls and its terminals."""
+
+    def in_background(self, tc: ToolCallState) -> bool:
+        """Whether the latest background list names the call, or a terminal it shows (D15)."""
+        if self.background is None:
+            return False
+        calls, terminals = self.background
+        if tc.tool_call_id in calls:
+            return True
+        return bool(terminals) and any(
+            isinstance(item, v2.Terminal) and item.terminal_id in terminals for item in tc.content
+        )
 
     @property
     def live(self) -> bool:
@@ -395,8 +426,10 @@ class ToolCallView(msgspec.Struct, frozen=True, kw_only=True):
     kind: str
     """Effective kind: ``other`` when unset or cleared; unknown kinds kept as received."""
     status: str
-    """Effective status: ``pending`` when unset or cleared; unknown ones kept."""
+    """Effective status: ``pending`` when unset or cleared; unknown ones kept (v2). What the
+    agent said, whatever the client concluded (``ended_locally``)."""
     is_final: bool
+    """Whether ``status`` is final (``completed``, ``failed``, ``cancelled``)."""
     content: list[v2.ToolCallContent]
     locations: list[v2.ToolCallLocation]
     raw_input: Any
@@ -405,6 +438,10 @@ class ToolCallView(msgspec.Struct, frozen=True, kw_only=True):
     can_cancel: bool
     updated_at: float | None
     dropped_items: int
+    ended_locally: str | None = None
+    """The client's own conclusion about a call the agent has not finished (``"cancelled"``
+    after ``session/cancel``, or what ``sweep`` was given), until the agent sets a status:
+    shown, never exported or converted (D14, D15)."""
 
 
 def view_of(session_id: str, tc: ToolCallState) -> ToolCallView:
@@ -429,4 +466,5 @@ def view_of(session_id: str, tc: ToolCallState) -> ToolCallView:
         and isinstance(caps.cancel, v2.ToolCallCancelCapabilities),
         updated_at=tc.updated_at,
         dropped_items=tc.dropped_items,
+        ended_locally=tc.ended_locally,
     )

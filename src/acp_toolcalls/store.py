@@ -1,8 +1,8 @@
 """The client-side tool-call store: the reducer every ACP client needs, done once.
 
 Rules this module owns (shared/spec/TOOL-CALLS.md 7.1-7.6, 7.11 and 8.7; decisions D1-D4, D9,
-D11, D13, D17, D18, D20, D22, D23, D35). Everything that changes stored tool-call or terminal
-state lives here.
+D11, D13-D15, D17, D18, D20, D22, D23, D32, D35). Everything that changes stored tool-call or
+terminal state lives here.
 
 - State is per ``sessionId``: tool calls by ``toolCallId`` in first-seen order, terminals by
   ``terminalId``. A session exists once it has seen a tool call or a terminal.
@@ -18,19 +18,30 @@ state lives here.
 - A permission request's ``tool_call`` subject is applied exactly like an update, when the
   request is read (D18); its ``title`` and ``description`` never touch stored state.
 - v1 input goes through the v1 -> v2 mapping (``acp_toolcalls.v1_to_v2``, spec 9.3): a v1
-  ``null`` changes nothing, a repeated v1 ``tool_call`` merges (D9).
+  ``null`` changes nothing, a repeated v1 ``tool_call`` merges (D9). A ``kind`` or ``status``
+  string v1 does not define (``v1.TOOL_CALL_ENUMS``: a leaked ``cancelled``, ``paused``, a
+  custom kind) is not applied, as v1 reads it (the default on a create, no change on an
+  update), and is kept beside the state only to be sent on (``snapshot``; D32). v2 input is
+  applied as received (v2 enums are open).
 - Terminals: same patch rules; ``output`` is a snapshot that replaces every stored byte, each
   ``terminal_output_chunk`` is base64-decoded on its own and appended; invalid base64 in a
-  chunk drops that chunk, in a snapshot it reads as omitted (D22).
+  chunk drops that chunk; in a snapshot it was already read as omitted by the decoder (D22).
 - The store applies any status as received and never invents one (D14, D23); a final call
   given a non-final status is applied and reported (``ToolCallReopened``, D20).
+- What the client concludes on its own is a local overlay on the view, never stored as
+  protocol state (7.11, D14, D15): ``session/cancel`` marks every open call not listed as
+  background work (the latest ``state_update``'s ``background``) ``ended_locally="cancelled"``,
+  ``tool_call/cancel`` its one call, ``sweep`` what it is given; the agent's next status for
+  the call (a value or ``null``) replaces the mark. ``snapshot``, ``document`` and the bridges
+  never see it.
 - Memory is bounded by ``Limits``; every eviction is reported (``LimitReached``,
   ``ToolCallEvicted``, ``TerminalEvicted``, ``SessionEvicted``) and the export reflects what
   is retained. Bytes are measured as values are stored (``state.size_of``), per value, call,
   session and store: a cut value says what it omitted; finished calls, exited terminals and
   idle sessions go before open ones; ``on_evict`` sees each dropped state first.
-- Other ``session/update`` variants and other messages are ignored; a v1-only ``tool_call`` on
-  a v2 stream is ignored and reported (D17).
+- Other ``session/update`` variants and other messages are ignored (a ``state_update`` is read
+  for its ``background`` list only); a v1-only ``tool_call`` on a v2 stream is ignored and
+  reported (D17).
 
 Theory of operation: ``apply`` decodes raw input with ``decode_message`` (the protocol given,
 or the one the stream's ``initialize`` exchange negotiated), dispatches on the type of the
@@ -41,10 +52,8 @@ keeps no clock: the caller passes ``now`` and it is recorded as the call's last-
 
 from __future__ import annotations
 
-import binascii
 import heapq
-from base64 import b64decode
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -72,6 +81,7 @@ from .events import (
     TerminalPatched,
     ToolCallCleared,
     ToolCallCreated,
+    ToolCallEndedLocally,
     ToolCallEvicted,
     ToolCallPatched,
     ToolCallReopened,
@@ -91,8 +101,8 @@ from .state import (
     view_of,
 )
 from .v1_to_v2 import tool_call_to_v2, tool_call_update_to_v2
-from .v2 import FINAL_STATUSES
-from .wire import extra_fields, with_extra_fields
+from .v2 import FINAL_STATUSES, background_work
+from .wire import base64_bytes, extra_fields, replace, with_extra_fields
 
 __all__ = ["StoreProtocol", "ToolCallStore"]
 
@@ -135,6 +145,7 @@ _patch_call = _compile_patcher(v2.ToolCallUpdate, frozenset({"toolCallId", "_met
 _patch_terminal = _compile_patcher(v2.TerminalUpdate, frozenset({"terminalId", "_meta", "output"}))
 _PLAIN_UPDATES = frozenset({v2.ToolCallUpdate, v2.SessionToolCallUpdate})
 """Update types that never carry unknown keys (those come as same-named subclasses)."""
+_V1_ENUMS = tuple(v1.TOOL_CALL_ENUMS.items())
 
 
 def _protocol_of(version: object) -> Literal["v1", "v2"] | None:
@@ -193,6 +204,16 @@ class ToolCallStore:
             v2.ToolCallContentChunk: self._append_chunk,
             v2.TerminalUpdate: self._update_terminal,
             v2.TerminalOutputChunk: self._append_output,
+        }
+        # Other updates and messages the store reads, by tag and by method.
+        self._opaque_updates: dict[str, Callable[[str, Any, list[Event]], None]] = {
+            "tool_call": self._stray_tool_call,
+            "state_update": self._state_update,
+        }
+        self._methods: dict[str, Callable[[Mapping[str, Any], list[Event], Any], None]] = {
+            "initialize": self._initialize,
+            "session/cancel": self._cancel_session,
+            "tool_call/cancel": self._cancel_call,
         }
 
     # ----------------------------------------------------------------------------------------
@@ -305,23 +326,29 @@ class ToolCallStore:
         error = item.error
         events.append(DiagnosticReported("", error.path, f"batch element skipped: {error.reason}"))
 
-    def _other_message(self, message: JsonRpcMessage, _events: Any, _now: Any) -> None:
+    def _other_message(self, message: JsonRpcMessage, events: list[Event], now: Any) -> None:
         data = message.data
         method = data.get("method")
-        if method == "initialize":
-            params = data.get("params")
-            version = params.get("protocolVersion") if isinstance(params, dict) else None
-            negotiated = _protocol_of(version)
-            if negotiated is not None and self._negotiated is None:
-                self._negotiate(negotiated)
-            if "id" in data:
-                self._initialize_ids.add(_hashable(data["id"]))
-        elif method is None and _hashable(data.get("id")) in self._initialize_ids:
-            result = data.get("result")
-            version = result.get("protocolVersion") if isinstance(result, dict) else None
-            negotiated = _protocol_of(version)
-            if negotiated is not None:
-                self._negotiate(negotiated)  # the response wins
+        if method is None:
+            if _hashable(data.get("id")) in self._initialize_ids:
+                result = data.get("result")
+                version = result.get("protocolVersion") if isinstance(result, dict) else None
+                negotiated = _protocol_of(version)
+                if negotiated is not None:
+                    self._negotiate(negotiated)  # the response wins
+            return
+        handler = self._methods.get(method) if isinstance(method, str) else None
+        if handler is not None:
+            handler(data, events, now)
+
+    def _initialize(self, data: Mapping[str, Any], _events: Any, _now: Any) -> None:
+        params = data.get("params")
+        version = params.get("protocolVersion") if isinstance(params, dict) else None
+        negotiated = _protocol_of(version)
+        if negotiated is not None and self._negotiated is None:
+            self._negotiate(negotiated)
+        if "id" in data:
+            self._initialize_ids.add(_hashable(data["id"]))
 
     def _negotiate(self, protocol: Literal["v1", "v2"]) -> None:
         self._negotiated = protocol
@@ -340,15 +367,9 @@ class ToolCallStore:
         handler = self._v2_updates.get(type(update))
         if handler is None:
             if isinstance(update, v2.OpaqueSessionUpdate):
-                if update.tag == "tool_call":
-                    events.append(
-                        DiagnosticReported(
-                            params.session_id,
-                            "$.params.update.sessionUpdate",
-                            "v1-only `tool_call` update on a v2 stream: ignored",
-                            "ignored",
-                        )
-                    )
+                read = self._opaque_updates.get(update.tag)
+                if read is not None:
+                    read(params.session_id, update, events)
                 return
             for cls in type(update).__mro__[1:]:  # a model with unknown keys (a subclass)
                 handler = self._v2_updates.get(cls)
@@ -385,6 +406,66 @@ class ToolCallStore:
                 call = with_extra_fields(v2.ToolCallUpdate, kept, **msgspec.structs.asdict(call))
             self._update_call(self._session(params.session_id, events), call, events, now)
 
+    def _stray_tool_call(self, session_id: str, _update: Any, events: list[Event]) -> None:
+        events.append(
+            DiagnosticReported(
+                session_id,
+                "$.params.update.sessionUpdate",
+                "v1-only `tool_call` update on a v2 stream: ignored",
+                "ignored",
+            )
+        )
+
+    def _state_update(self, session_id: str, update: v2.OpaqueSessionUpdate, _events: Any) -> None:
+        # Only its background list is read: which open calls a cancel does not cover (D15).
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.background = background_work(update.data)
+
+    # ----------------------------------------------------------------------------------------
+    # The client's own conclusions: a local overlay on the view, never protocol state (D15)
+
+    def _cancel_session(self, data: Mapping[str, Any], events: list[Event], now: Any) -> None:
+        params = data.get("params")
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is not None:
+            self._end_locally(session, session.tool_calls.values(), "cancelled", events, now)
+
+    def _cancel_call(self, data: Mapping[str, Any], events: list[Event], now: Any) -> None:
+        params = data.get("params")
+        if not isinstance(params, dict):
+            return
+        session_id, tool_call_id = params.get("sessionId"), params.get("toolCallId")
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None or not isinstance(tool_call_id, str):
+            return
+        tc = session.tool_calls.get(tool_call_id)
+        if tc is not None:
+            self._end_locally(session, (tc,), "cancelled", events, now, background=True)
+
+    def _end_locally(
+        self,
+        session: SessionState,
+        calls: Iterable[ToolCallState],
+        status: str,
+        events: list[Event],
+        now: Any,
+        *,
+        background: bool = False,
+    ) -> None:
+        """Mark the open ones of ``calls`` ended with ``status`` by the client; unless
+        ``background``, not those the latest background list names."""
+        for tc in calls:
+            if tc.is_final or tc.ended_locally == status:
+                continue
+            if not background and session.in_background(tc):
+                continue
+            tc.ended_locally = status
+            if now is not None:
+                tc.updated_at = now
+            events.append(ToolCallEndedLocally(session.session_id, tc.tool_call_id, status))
+
     # ----------------------------------------------------------------------------------------
     # v1: mapped to v2 patches (spec 9.3), then the same rules
 
@@ -406,14 +487,20 @@ class ToolCallStore:
         for loss in losses:
             path = "$.params.update" + loss.path[1:]
             events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
+        raw = _unknown_v1_strings(update)
         if isinstance(update, v1.ToolCall) and known is not None and known.is_final:
             # A repeated create of a finished call: merged (D9) but reported (D20), even when
             # its default `pending` status leaves the stored status final.
-            status = update.status if isinstance(update.status, str) else "pending"
+            status = "pending" if raw and "status" in raw else update.status
             events.append(
-                ToolCallReopened(params.session_id, update.tool_call_id, known.status, status)
+                ToolCallReopened(
+                    params.session_id,
+                    update.tool_call_id,
+                    known.status,
+                    status if isinstance(status, str) else "pending",
+                )
             )
-        self._update_call(session, patch, events, now)
+        self._v1_update_call(session, patch, raw, events, now)
 
     def _v1_permission_message(
         self, message: v1.PermissionRequestMessage, events: list[Event], now: Any
@@ -427,7 +514,41 @@ class ToolCallStore:
         for loss in losses:
             path = "$.params.toolCall" + loss.path[1:]
             events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
-        self._update_call(self._session(params.session_id, events), patch, events, now)
+        session = self._session(params.session_id, events)
+        self._v1_update_call(session, patch, _unknown_v1_strings(params.tool_call), events, now)
+
+    def _v1_update_call(
+        self,
+        session: SessionState,
+        patch: v2.ToolCallUpdate,
+        raw: dict[str, str] | None,
+        events: list[Event],
+        now: Any,
+    ) -> None:
+        """Apply a v1 patch as v1 reads it: its ``kind``/``status`` strings that v1 does not
+        define (``raw``) are not applied, only kept to be sent on (D32)."""
+        if raw is None:
+            self._update_call(session, patch, events, now)
+            return
+        self._update_call(session, replace(patch, **dict.fromkeys(raw, UNSET)), events, now)
+        tc = session.tool_calls.get(patch.tool_call_id)
+        if tc is None:  # dropped by a cap on the way
+            return
+        before = _raw_size(tc.raw)
+        held = tc.raw if tc.raw is not None else {}
+        cap = self.limits.max_value_bytes
+        for name, value in raw.items():
+            size = size_of(value)
+            if cap is not None and size > cap:
+                value, _ = _cut(value, size, cap)
+                detail = f"`{name}`: {size:,} bytes, over the cap of {cap:,}: cut"
+                _limit_reached(
+                    events, session.session_id, "max_value_bytes", tc.tool_call_id, detail
+                )
+            held[name] = value
+        tc.raw = held
+        self._grow(session, _raw_size(held) - before, tc)
+        self._budgets(session, tc, events)
 
     # ----------------------------------------------------------------------------------------
     # Tool calls
@@ -516,6 +637,8 @@ class ToolCallStore:
                     (cleared if value is None else patched).append(key)
         if now is not None:
             tc.updated_at = now
+        if tc.raw is not None or tc.ended_locally is not None:
+            self._agent_spoke(session, tc, patched, cleared)
         sid = session.session_id
         if patched:
             events.append(ToolCallPatched(sid, tool_call_id, tuple(patched)))
@@ -529,6 +652,22 @@ class ToolCallStore:
         if cap is not None and update.content and len(fields["content"]) > cap:
             self._cap_content(session, tc, events)
         self._budgets(session, tc, events)
+
+    def _agent_spoke(
+        self, session: SessionState, tc: ToolCallState, patched: list[str], cleared: list[str]
+    ) -> None:
+        """What an applied value replaces beside the state: a kept v1 string of that field, and
+        the client's own conclusion once the agent sets a status (D15: the agent wins)."""
+        raw = tc.raw
+        if raw is not None:
+            before = _raw_size(raw)
+            for name in [name for name in raw if name in patched or name in cleared]:
+                del raw[name]
+            if not raw:
+                tc.raw = None
+            self._grow(session, _raw_size(tc.raw) - before, tc)
+        if tc.ended_locally is not None and ("status" in patched or "status" in cleared):
+            tc.ended_locally = None
 
     def _append_chunk(
         self,
@@ -667,8 +806,8 @@ class ToolCallStore:
             terminal.output = None
             cleared.append("output")
         elif output is not UNSET:
-            data = _b64(output.data)
-            if data is None:  # D22: an invalid snapshot reads as omitted
+            data = base64_bytes(output.data)
+            if data is None:  # D22; decoded input never gets here (`TerminalOutput` checks)
                 events.append(
                     DiagnosticReported(
                         session.session_id,
@@ -703,7 +842,7 @@ class ToolCallStore:
         events: list[Event],
         now: Any,
     ) -> None:
-        data = _b64(chunk.data)
+        data = base64_bytes(chunk.data)
         terminal = self._terminal(session, chunk.terminal_id, events)
         if data is None:  # D22: the whole chunk is dropped
             events.append(
@@ -1106,22 +1245,23 @@ class ToolCallStore:
     def sweep(
         self, session_id: str, status: str = "failed", *, now: float | None = None
     ) -> list[Event]:
-        """Move every open call of the session to ``status`` (a turn-end helper).
+        """Mark every open call of the session that is not background work as ended with
+        ``status`` by the client (a turn-end helper).
 
-        The store never does this on its own (D14): a client calls it when it decides the
-        turn is over, for example after an idle ``state_update`` for calls not listed as
-        background work. Returns the events, one ``ToolCallPatched`` per call moved.
+        The mark is the client's own conclusion, an overlay on the view (``ended_locally``),
+        never protocol state: the call's status stays what the agent said, so ``snapshot``,
+        ``document``, ``open_calls`` and the bridges do not see it, and the agent's next status
+        for the call replaces it (7.11, D14, D15). A client calls it when it decides the turn is
+        over, for example after an idle ``state_update``; calls the latest background list
+        names (or whose terminal it names) are left alone. ``now`` is recorded as each marked
+        call's last-update time. Returns one ``ToolCallEndedLocally`` per call marked.
         """
         if status not in FINAL_STATUSES:
             raise ValueError(f"sweep needs a final status, one of {sorted(FINAL_STATUSES)}")
         session = self.sessions.get(session_id)
         events: list[Event] = []
-        if session is None:
-            return events
-        for tc in [tc for tc in session.tool_calls.values() if not tc.is_final]:
-            self._update_call(
-                session, v2.ToolCallUpdate(tool_call_id=tc.tool_call_id, status=status), events, now
-            )
+        if session is not None:
+            self._end_locally(session, session.tool_calls.values(), status, events, now)
         return events
 
     def document(self) -> dict[str, Any]:
@@ -1210,16 +1350,21 @@ def _limit_reached(
     events.append(DiagnosticReported(session_id, "$", f"{limit}: {subject}: {detail}", "limit"))
 
 
-def _b64(data: str) -> bytes | None:
-    try:
-        return b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return None
+def _unknown_v1_strings(update: v1.ToolCall | v1.ToolCallUpdate) -> dict[str, str] | None:
+    """The ``kind``/``status`` strings of a v1 update that v1 does not define, by wire name
+    (D32); ``None`` when there are none, as almost always."""
+    raw = None
+    for name, known in _V1_ENUMS:
+        value = getattr(update, name)
+        if isinstance(value, str) and value not in known:
+            if raw is None:
+                raw = {}
+            raw[name] = value
+    return raw
 
 
-def valid_base64(data: str) -> bool:
-    """Whether the store can decode ``data`` (terminal output): padded, no stray characters."""
-    return _b64(data) is not None
+def _raw_size(raw: dict[str, str] | None) -> int:
+    return sum(size_of(value) for value in raw.values()) if raw else 0
 
 
 def _hashable(value: Any) -> Any:

@@ -8,6 +8,9 @@ Rules this module owns (shared/spec/TOOL-CALLS.md section 8):
   the model (store, converters), never by the codec.
 - Enums are closed (``ToolKind``, ``ToolCallStatus``, option kinds, ``Role``): an unknown string,
   such as a leaked v2 ``"cancelled"``, is kept verbatim (D32) and reported; strict mode rejects it.
+  What it means to a v1 reader is ``TOOL_CALL_ENUMS``: nothing (an invalid value reads as
+  omitted: the default on a create, no change on an update, 8.1-8.2); the string is kept only
+  to be sent on.
 - Unions are closed: an unknown content or content-block type is an item error (skipped inside
   ``content``). Other ``sessionUpdate`` variants are carried untouched as
   ``OpaqueSessionUpdate``; one that v1 does not define is kept and reported.
@@ -16,6 +19,7 @@ Rules this module owns (shared/spec/TOOL-CALLS.md section 8):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 import msgspec
@@ -49,6 +53,12 @@ KNOWN_KINDS = (
 )  # fmt: skip
 KNOWN_STATUSES = ("pending", "in_progress", "completed", "failed")
 KNOWN_OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+TOOL_CALL_ENUMS: Mapping[str, frozenset[str]] = {
+    "kind": frozenset(KNOWN_KINDS),
+    "status": frozenset(KNOWN_STATUSES),
+}
+"""The closed enums of a v1 tool call, by wire name: the strings a v1 reader applies. Any other
+string means nothing in v1 (D32): read as omitted, kept only to be sent on."""
 KNOWN_SESSION_UPDATES = frozenset(
     {
         "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call",

@@ -12,12 +12,20 @@ Rules this module owns (shared/spec/TOOL-CALLS.md sections 5-6):
   a known discriminator with a bad payload is an error for that item, never the fallback.
 - Leniency markers on each field mirror the schema's ``x-deserialize-*`` keywords.
 - ``session/update`` updates other than the four tool-call and terminal ones are carried as
-  ``OpaqueSessionUpdate``: untouched values.
+  ``OpaqueSessionUpdate``: untouched values; ``background_work`` reads a ``state_update``'s
+  ``background`` list (6.12).
+- Where the schema says omitted and ``null`` are equivalent and the spec's vectors agree (an
+  exit status's ``exitCode``/``signal``/``_meta``, T5; a command subject's
+  ``toolCallId``/``terminalId``/``_meta``, Q7), ``null`` is read as omitted: decoded equal, never
+  written back. Everywhere else ``null`` stays ``null``.
+- A terminal ``output`` whose ``data`` is not valid base64 is an invalid value (D22): read as
+  omitted, with a diagnostic (``TerminalOutput`` checks it; ``wire.InvalidValue``).
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 import msgspec
@@ -27,9 +35,11 @@ from .wire import (
     DEFAULT_ON_ERROR,
     SKIP_INVALID_ITEMS,
     AnyOf,
+    InvalidValue,
     Open,
     UnknownVariant,
     WireStruct,
+    base64_bytes,
 )
 
 T = TypeVar("T")
@@ -406,18 +416,32 @@ class ToolCallContentChunk(
 
 
 class TerminalOutput(Struct, kw_only=True):
-    """Replacement output bytes, base64."""
+    """Replacement output bytes, base64 (checked: anything else is an invalid value, D22)."""
 
     data: str
     meta: MetaField = _meta()
 
+    def __post_init__(self) -> None:
+        if base64_bytes(self.data) is None:
+            raise InvalidValue("data", "not valid base64 (padded, no characters outside it)")
+
+
+def _null_is_omitted(obj: Any, names: tuple[str, ...]) -> None:
+    for name in names:
+        if getattr(obj, name) is None:
+            setattr(obj, name, UNSET)
+
 
 class TerminalExitStatus(Struct, kw_only=True):
-    """Presence marks the terminal exited, even as ``{}``."""
+    """Presence marks the terminal exited, even as ``{}``; a ``null`` inside reads as omitted
+    (T5)."""
 
     exit_code: Lenient[Int64] = UNSET
     signal: Lenient[str] = UNSET
     meta: MetaField = _meta()
+
+    def __post_init__(self) -> None:
+        _null_is_omitted(self, ("exit_code", "signal", "meta"))
 
 
 class TerminalSize(Struct, kw_only=True):
@@ -489,6 +513,36 @@ else:
     ]
 
 
+def background_work(update: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The tool-call ids and terminal ids that a ``state_update`` (as received) lists as
+    background work, or ``None`` when it reports none: ``background`` omitted, ``null`` or
+    malformed (6.12: one bad element makes the whole list "not reported"). An item of an
+    unknown type is well-formed work that names nothing here."""
+    items = update.get("background")
+    if not isinstance(items, list):
+        return None
+    calls: set[str] = set()
+    terminals: set[str] = set()
+    for item in items:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(kind, str):
+            return None
+        held = _BACKGROUND_IDS.get(kind)
+        if held is not None:
+            value = item.get(held[0])
+            if not isinstance(value, str):
+                return None
+            (calls if held[1] else terminals).add(value)
+    return frozenset(calls), frozenset(terminals)
+
+
+_BACKGROUND_IDS: Mapping[str, tuple[str, bool]] = {
+    "tool_call": ("toolCallId", True),
+    "terminal": ("terminalId", False),
+}
+"""Known background item types: the key of the id each carries, and whether it is a call's."""
+
+
 class UpdateSessionNotification(Struct, kw_only=True):
     """Params of ``session/update``."""
 
@@ -509,13 +563,17 @@ class ToolCallPermissionSubject(Struct, kw_only=True, tag_field="type", tag="too
 
 
 class CommandPermissionSubject(Struct, kw_only=True, tag_field="type", tag="command"):
-    """The request is about a command; the ids only associate, they change nothing."""
+    """The request is about a command; the ids only associate, they change nothing. A ``null``
+    id or ``_meta`` reads as omitted (Q7)."""
 
     command: str
     cwd: str
     tool_call_id: Lenient[str] = UNSET
     terminal_id: Lenient[str] = UNSET
     meta: MetaField = _meta()
+
+    def __post_init__(self) -> None:
+        _null_is_omitted(self, ("tool_call_id", "terminal_id", "meta"))
 
 
 class UnknownPermissionSubject(UnknownVariant):

@@ -13,6 +13,9 @@ Rules this module owns:
   (``acp_toolcalls.lenient``) obeys them.
 - Unknown keys of known objects are kept in ``extra`` and written back after the known fields.
 - Unknown variants of open unions are kept verbatim, every key included (``UnknownVariant``).
+- A model's own check of a value (``__post_init__``, run by every decode and construction)
+  raises ``InvalidValue`` naming the field; the lenient reader treats it as that field's item
+  error (e.g. base64 that does not decode, D22: ``base64_bytes`` is the one test of it).
 
 Runtime annotations are what the fast msgspec decoder accepts; where a union cannot be expressed
 to msgspec (an unknown-variant fallback, an untagged union of objects), the runtime annotation
@@ -22,6 +25,8 @@ the model modules give type checkers the full union.
 
 from __future__ import annotations
 
+import binascii
+from base64 import b64decode
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -35,10 +40,12 @@ __all__ = [
     "SKIP_INVALID_ITEMS",
     "UNSET",
     "AnyOf",
+    "InvalidValue",
     "Open",
     "UnknownVariant",
     "UnsetType",
     "WireStruct",
+    "base64_bytes",
     "extra_fields",
     "replace",
 ]
@@ -78,6 +85,25 @@ class Open:
 
     unknown: type[UnknownVariant]
     known_opaque: frozenset[str] | None = None
+
+
+class InvalidValue(ValueError):
+    """A model's ``__post_init__`` refused the value of ``field`` (its attribute name): the
+    lenient reader reports it at that field's path as an item error."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def base64_bytes(data: str) -> bytes | None:
+    """The bytes of standard base64 ``data`` (RFC 4648: padded, no characters outside the
+    alphabet), or ``None`` when it is not valid base64. The one test of terminal output."""
+    try:
+        return b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ Rules this module owns:
 - Columns: id, title (the display title), kind, status (coloured by ``STATUS_STYLES``;
   unknown statuses plain), a content summary and the locations (``path:line``). Ids and
   paths are never split across lines: when a column is too narrow they end in an ellipsis.
+- The status is what the agent said. What the client concluded on its own about a call the
+  agent left open (``ended_locally``: ``session/cancel``, ``sweep``) is shown beside it as
+  ``client: cancelled``, never in its place (D15); counts and summaries use the agent's.
 - A big log (more than ``SUMMARY_AFTER`` tool calls in all) is summarized per session: the
   counts by status and by kind, then only the calls still open, the failed ones (the latest
   ``LISTED_CALLS`` of each) and the last ``LAST_CALLS``, in log order. ``replay --all`` asks
@@ -142,6 +145,19 @@ _PATH_OPERATIONS: tuple[tuple[type[Any], str], ...] = (
 
 def _status(status: str) -> Text:
     return Text(_one_line(status), style=STATUS_STYLES.get(status, ""))
+
+
+def _local(ended: str) -> Text:
+    """The client's own conclusion about a call."""
+    return Text(f"client: {_one_line(ended)}", style=f"italic {STATUS_STYLES.get(ended, '')}")
+
+
+def _status_cell(tc: ToolCallView) -> Text:
+    cell = _status(tc.status)
+    if tc.ended_locally is not None:
+        cell.append("\n")
+        cell.append_text(_local(tc.ended_locally))
+    return cell
 
 
 def last_output_lines(terminal: TerminalState, count: int = TERMINAL_LINES) -> list[str]:
@@ -381,7 +397,7 @@ class _Session:
                 Text(_one_line(tc.tool_call_id)),
                 Text(_one_line(tc.title)),
                 Text(_one_line(tc.kind)),
-                _status(tc.status),
+                _status_cell(tc),
                 view.content(tc),
                 view.locations(tc),
             )
@@ -412,6 +428,10 @@ class _Session:
             head.append(_one_line(tc.tool_call_id), style="bold")
             head.append("  ")
             head.append_text(_status(tc.status))
+            if tc.ended_locally is not None:
+                head.append(" (")
+                head.append_text(_local(tc.ended_locally))
+                head.append(")")
             head.append("  " + _one_line(tc.kind))
             yield head
             details: list[RenderableType] = [Text(_one_line(tc.title), overflow="ellipsis")]

@@ -10,7 +10,10 @@ Rules this module owns (issue 2, item 5):
 - Per line: unreadable input (``invalid-utf8``, ``invalid-json``, ``not-a-message``), a key
   repeated in one object (``duplicate-key``: readers keep the last value), schema
   violations of every message (``schema-violation``; batch elements get ``$[i]`` path
-  prefixes), tool-call lint (``acp_toolcalls.lint``) and what the lenient decoder salvaged
+  prefixes), a method that exists only in the other protocol version (``wrong-version-method``:
+  a v1 agent's ``fs/*`` or ``terminal/*`` requests in a v2 log, a v2 ``tool_call/cancel`` in a
+  v1 log, ...; the methods are those each bundled schema defines), tool-call lint
+  (``acp_toolcalls.lint``) and what the lenient decoder salvaged
   (``lenient-salvage``) or could not read (``unreadable-message``). A decoder report is left out
   when a schema violation at the same path or below it already says the same thing. A decoder
   that raises anything but ``DecodeError`` is a library bug: ``decoder-error``, always shown,
@@ -122,10 +125,12 @@ DECODE_CODES: Mapping[str, str] = {
     "unreadable-message": "the decoder cannot read the message (dropped, per the spec)",
     "lenient-salvage": "the lenient decoder dropped or kept a value against the schema",
     "schema-violation": "the message does not match the upstream schema",
+    "wrong-version-method": "a method that exists only in the other protocol version",
     "decoder-error": "the decoder raised something other than DecodeError (a library bug)",
     "duplicate-key": "a key occurs twice in one object; readers keep the last value",
 }
-"""Codes of the non-lint findings (``kind`` "decode", except ``schema-violation``: "schema")."""
+"""Codes of the non-lint findings (``kind`` "decode", except ``schema-violation`` and
+``wrong-version-method``: "schema")."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -147,6 +152,33 @@ def _hint_tables() -> tuple[Mapping[str, WireProtocol], Mapping[str, WireProtoco
     for method in v2_methods - v1_methods:
         methods[method] = "v2"
     return updates, methods
+
+
+_GONE_IN_V2: Mapping[str, str] = {
+    "fs/": "v2 clients serve no file system; a v2 agent reads and writes files itself",
+    "terminal/": "v2 terminals belong to the agent, which shows them with `terminal_update`",
+}
+"""Why a family of v1-only methods has no v2 counterpart, by method prefix."""
+
+
+def _wrong_version(message: Mapping[str, Any], protocol: WireProtocol) -> str | None:
+    """What is wrong with a message whose method exists only in the other version, if so."""
+    method = message.get("method")
+    if not isinstance(method, str):
+        return None
+    only = _hint_tables()[1].get(method)
+    if only is None or only == protocol:
+        return None
+    spec = method_table(only)[method]
+    sender = {"client": "the agent", "agent": "the client"}.get(spec.side, "either side")
+    said = f"method {method!r} exists only in {only} (a {spec.kind} from {sender})"
+    if only == "v1":
+        why = next(
+            (hint for prefix, hint in _GONE_IN_V2.items() if method.startswith(prefix)), None
+        )
+        if why is not None:
+            return f"{said}: {why}"
+    return f"{said}; a {protocol} peer does not know it"
 
 
 _PERMISSION_KEYS: Mapping[str, WireProtocol] = {"toolCall": "v1", "title": "v2", "subject": "v2"}
@@ -369,6 +401,10 @@ class Validator:
                 violation_paths.append(path)
                 message = violation.message
                 findings.append(Finding(line, path, "schema-violation", message, "schema"))
+            wrong = _wrong_version(element, protocol) if isinstance(element, dict) else None
+            if wrong is not None:
+                path = _prefixed("$.method", prefix)
+                findings.append(Finding(line, path, "wrong-version-method", wrong, "schema"))
         for path, code, message in problems:
             if not _covered(path, violation_paths):
                 findings.append(_decode_finding(line, path, code, message))
