@@ -280,6 +280,12 @@ def test_auto_asks_in_the_clients_version_and_converts_when_the_agent_answers_th
     wire.client(V2_INIT)
     assert wire.last_agent()["params"]["protocolVersion"] == 2  # asked as it is
     wire.agent(result(0, V1_AGENT_INIT))  # a v1 agent answers with its own version
+    assert wire.to_client == []  # ... and is asked again in it (issue 16)
+    again = wire.last_agent()
+    assert again["params"]["protocolVersion"] == 1
+    assert again["params"]["clientInfo"] == {"name": "toad", "version": "1"}
+    assert "capabilities" not in again["params"] and "info" not in again["params"]
+    wire.agent(result(again["id"], V1_AGENT_INIT))
     assert wire.core.mode == "convert"
     assert wire.last_client()["result"]["protocolVersion"] == 2
     assert wire.last_client()["result"]["info"]["name"] == "old-agent"
@@ -288,6 +294,10 @@ def test_auto_asks_in_the_clients_version_and_converts_when_the_agent_answers_th
 def test_an_initialize_error_is_forwarded_and_the_client_may_try_again() -> None:
     wire = Wire(agent_version=2)
     wire.client(V1_INIT)
+    first = wire.last_agent()["id"]
+    refused = {"jsonrpc": "2.0", "id": first, "error": {"code": -32602, "message": "v1?"}}
+    wire.agent(refused)  # refused in v2: asked once more, in v1 (the client's line as it is)
+    assert wire.to_client == [] and wire.last_agent()["params"] == V1_INIT["params"]
     asked = wire.last_agent()["id"]
     error = {"jsonrpc": "2.0", "id": asked, "error": {"code": -32602, "message": "bad"}}
     wire.agent(error)
@@ -759,7 +769,7 @@ def test_resume_with_replay_is_a_v1_load_and_without_it_a_load_whose_replay_is_d
     wire.agent(result(asked["id"], {"modes": {"currentModeId": "a", "availableModes": []}}))
     assert [u["sessionUpdate"] for u in wire.client_updates()] == ["user_message_chunk"]
     assert wire.last_client() == result(5, {})
-    assert any("no session modes" in note for note in wire.notes)
+    assert any("the modes are not shown" in note for note in wire.notes)
     wire.clear()
     wire.client(request(6, "session/resume", {"sessionId": SID, "cwd": CWD}))
     asked = wire.last_agent()
@@ -1071,3 +1081,31 @@ def test_flush_sends_what_waits_for_the_coalescing_deadline() -> None:
     wire._take(wire.core.flush())
     [sent] = wire.client_updates("tool_call_update")
     assert len(sent["content"]) == 1 and wire.core.next_deadline() is None
+
+
+def test_client_lines_wait_while_the_agent_answers_initialize() -> None:
+    # A client that does not wait for the initialize answer: its session/new must reach the
+    # agent only once the versions are known, in the agent's version (here a v2 agent asked
+    # in v1 first, then again in v2: the first session/new would have been v1 to a v2 agent).
+    wire = Wire()
+    wire.client(V1_INIT)
+    wire.client(request(1, "session/new", {"cwd": CWD, "mcpServers": []}))
+    wire.client({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": SID}})
+    assert [m.get("method") for m in wire.to_agent] == ["initialize"]
+    wire.agent(result(wire.last_agent()["id"], V2_AGENT_INIT))  # asked again in v2
+    assert [m.get("method") for m in wire.to_agent] == ["initialize", "initialize"]
+    wire.agent(result(wire.last_agent()["id"], V2_AGENT_INIT))
+    assert wire.core.mode == "convert"
+    new = wire.to_agent[2]
+    assert new["method"] == "session/new" and new["params"]["cwd"] == CWD  # checked as v2
+    assert wire.to_agent[3]["method"] == "session/cancel"
+    wire.agent(result(new["id"], {"sessionId": SID}))
+    assert wire.last_client() == result(1, {"sessionId": SID})
+
+
+def test_client_requests_held_during_initialize_are_answered_when_the_agent_goes() -> None:
+    wire = Wire()
+    wire.client(V1_INIT)
+    wire.client(request(1, "session/new", {"cwd": CWD, "mcpServers": []}))
+    wire.agent_gone("the agent exited")
+    assert {m["id"] for m in wire.to_client if "error" in m} == {0, 1}

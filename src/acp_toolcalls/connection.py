@@ -75,7 +75,7 @@ from .jsonrpc import (
 )
 from .lenient import DecodeError
 from .loss import Converted
-from .methods import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
+from .methods import MODES_TO_V1, NO_V1, NO_V2, TO_V1, TO_V2, Modes, map_params, map_result
 from .state import Limits, trim_block
 from .wire import replace
 
@@ -100,11 +100,14 @@ _V2_TYPED = frozenset(
     {"tool_call_update", "tool_call_content_chunk", "terminal_update", "terminal_output_chunk"}
 )
 _V1_TYPED = frozenset({"tool_call", "tool_call_update"})
+_MODE_UPDATES = frozenset({"current_mode_update", "config_option_update"})
 """``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
+_SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
 _CLIENT_NOTIFICATIONS = frozenset({"session/cancel", "$/cancel_request"})
 _AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
 """Notifications of each side that are handled as such even when they come with an id."""
 _PERMISSION_METHOD = b'"session/request_permission"'
+UNSUPPORTED_VERSION = -32022  # no protocol version the agent speaks is at or below the asked one
 _MAX_HELD = 1_000
 _FLUSH_BYTES = 4 * 1024 * 1024  # tool-call changes one ``poll`` sends, about (in store bytes)
 _MAX_HELD_BYTES = 64 * 1024 * 1024
@@ -145,8 +148,9 @@ class Outbox:
 @dataclass
 class _Prompt:
     client_id: Any
-    acknowledged: bool = False  # v1 client: the v2 agent answered the prompt request
+    acknowledged: bool = False  # v1 client: the v2 agent answered; v2 client: it was told so
     stop: dict[str, Any] | None = None  # v1 client: the idle state seen before that answer
+    content: Any = None  # v2 client: the prompt, echoed when it is acknowledged
 
 
 @dataclass
@@ -156,6 +160,8 @@ class _Session:
     permissions: int = 0  # permission requests waiting for the client's answer
     replay_suppressed: bool = False  # a v2 resume without replay served by a v1 load
     touched: int = 0  # when it was last used: the least recently used go first
+    established: bool = False  # the agent answered a session/new, load or resume of it
+    modes: Modes | None = None  # v2 client: the v1 agent's modes, shown as a config option
 
     @property
     def busy(self) -> bool:
@@ -208,6 +214,9 @@ class ConnectionBridge:
         self._turns: dict[Any, Any] = {}  # pass-through, v2: sessions whose turn is running
         self._held: list[bytes] = []  # agent lines before it answered initialize
         self._held_bytes = 0
+        self._initializing = False  # the client's initialize is with the agent, unanswered
+        self._client_held: list[tuple[rpc.Envelope, bytes]] = []  # client lines meanwhile
+        self._client_held_bytes = 0
         self._now = 0.0  # the time of the line being handled
         self.gone = False
 
@@ -304,19 +313,25 @@ class ConnectionBridge:
             ):
                 self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
         self._to_agent.pending.clear()
+        for envelope, _line in self._client_held:  # held while the agent answered initialize
+            if envelope.method is not UNSET and envelope.id is not UNSET:
+                self._client(
+                    rpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
+                )
+        self._client_held, self._client_held_bytes = [], 0
         for session_id in self._turns.values():  # pass-through v2 turns acknowledged
             self._client(rpc.update(session_id, _idle_error(INTERNAL_ERROR, reason)))
         self._turns.clear()
         for session_id, session in self._sessions.items():
             for prompt in session.prompts:
-                if self.client_version == 2:  # acknowledged already: the turn ends in an error
+                if self.client_version == 2 and prompt.acknowledged:  # the turn ends in error
                     self._client(rpc.update(session_id, _idle_error(INTERNAL_ERROR, reason)))
                 else:  # the v1 prompt response is still owed
                     self._client(
                         rpc.error(prompt.client_id, INTERNAL_ERROR, "Internal error", data)
                     )
             session.prompts.clear()
-        self._note("agent", reason, "error")
+        self._note("agent", f"{reason}; the session ends", "error")
 
     # ----------------------------------------------------------------------------------------
     # Output
@@ -376,7 +391,7 @@ class ConnectionBridge:
             prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
         if prompt is not None and session is not None:
             session.prompts.remove(prompt)
-            if self.client_version == 2:  # acknowledged already: the turn ends in an error
+            if self.client_version == 2 and prompt.acknowledged:  # the turn ends in an error
                 self._client(rpc.update(pending.session_id, _idle_error(INTERNAL_ERROR, reason)))
                 return
         self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
@@ -591,7 +606,9 @@ class ConnectionBridge:
             self._client_response(envelope, line)
             return
         params = rpc.plain(envelope.params)
-        if envelope.id is UNSET:
+        if self._initializing and method != "initialize":
+            self._hold_client(envelope, line)
+        elif envelope.id is UNSET:
             self._client_notification(method, params, line)
         elif method == "initialize" and self.mode == "negotiating":
             self._client_initialize(envelope.id, params, line)
@@ -606,27 +623,68 @@ class ConnectionBridge:
             self._client_request(envelope.id, method, params, line)
 
     def _client_initialize(self, request_id: Any, params: Any, line: bytes) -> None:
-        params = params if isinstance(params, dict) else {}
         if self.client_version is None:
-            self.client_version = _version_of(params.get("protocolVersion"))
+            version = self._requested_version(request_id, params)
+            if version is None:
+                return  # answered: the client may try again
+            self.client_version = version
+        self._initializing = True
+        params = params if isinstance(params, dict) else {}
         caps = params.get("clientCapabilities") or params.get("capabilities")
         self._client_caps = caps if isinstance(caps, dict) else {}
         target = self.client_version if self._asked_agent == "auto" else self._asked_agent
-        if target is None or target == self.client_version:
+        if target == self.client_version:
             self._to_agent.keep(
-                request_id, rpc.Pending(request_id, "initialize", params=(target, params))
+                request_id, rpc.Pending(request_id, "initialize", params=(target, params, False))
             )
             self._out.to_agent.append(line)
             return
         self._ask_agent(request_id, target, params)
 
-    def _ask_agent(self, request_id: Any, target: Version, params: Any) -> None:
-        """The client's ``initialize``, converted for an agent asked in ``target``."""
-        table = TO_V2 if target == 2 else TO_V1
-        _method, mapped = map_params(table, "initialize", params)
-        self._losses("client", "initialize", mapped.losses)
-        pending = rpc.Pending(request_id, "initialize", params=(target, params))
-        self._agent(rpc.request(self._to_agent.allocate(pending), "initialize", mapped.value))
+    def _requested_version(self, request_id: Any, params: Any) -> Version | None:
+        """The client's side of the connection from its ``initialize``: v1 for 1, v2 for 2 and
+        above (the newest the proxy speaks); ``None`` when it is answered instead: ``-32602``
+        naming the field that cannot be read, ``-32022`` for version 0."""
+        requested = params.get("protocolVersion", UNSET) if isinstance(params, dict) else UNSET
+        if not isinstance(params, dict):
+            path, reason = "$.params", "initialize needs params: an object with `protocolVersion`"
+        elif type(requested) is int and 1 <= requested <= 0xFFFF:
+            if requested > 2:
+                self._note(
+                    "client",
+                    f"initialize asks for protocol version {requested}; the proxy speaks 1 and "
+                    "2: the client is spoken to in v2",
+                )
+            return 1 if requested == 1 else 2
+        elif requested == 0 and type(requested) is int:
+            data = {"requested": 0, "supported": [1, 2]}
+            self._client(
+                rpc.error(request_id, UNSUPPORTED_VERSION, "Unsupported protocol version", data)
+            )
+            self._note("client", "initialize asks for protocol version 0: answered -32022", "error")
+            return None
+        else:
+            shown = "missing" if requested is UNSET else msgspec.json.encode(requested).decode()
+            path = "$.params.protocolVersion"
+            reason = f"`protocolVersion` must be an integer, 1 or 2; it is {shown}"
+        data = {"path": path, "reason": reason}
+        self._client(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+        self._note("client", f"initialize: {path}: {reason}: answered -32602", "error")
+        return None
+
+    def _ask_agent(
+        self, request_id: Any, target: Version, params: Any, *, again: bool = False
+    ) -> None:
+        """The client's ``initialize`` for an agent asked in ``target`` (converted when that
+        is not the client's version); ``again``: the second and last time it is asked."""
+        value = params
+        if target != self.client_version:
+            table = TO_V2 if target == 2 else TO_V1
+            _method, mapped = map_params(table, "initialize", params)
+            self._losses("client", "initialize", mapped.losses)
+            value = mapped.value
+        pending = rpc.Pending(request_id, "initialize", params=(target, params, again))
+        self._agent(rpc.request(self._to_agent.allocate(pending), "initialize", value))
 
     def _client_notification(self, method: str, params: Any, line: bytes) -> None:
         if self.mode != "convert":
@@ -665,8 +723,20 @@ class ConnectionBridge:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         if self.client_version == 2 and self._answer_for_v1_agent(request_id, method, params):
             return
+        modes = self._modes_of(session_id) if method == "session/set_config_option" else None
+        if modes is not None and modes.targets(params):
+            invalid = modes.invalid(params)
+            if invalid is not None:
+                data = {"path": "$.params", "reason": invalid}
+                self._client(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+                return
+            table = MODES_TO_V1  # the v1 agent's modes: session/set_mode
         target, mapped = map_params(table, method, params)
         self._losses("client", method, mapped.losses)
+        if method == "session/load" or (
+            method == "session/resume" and isinstance(params, dict) and "replayFrom" in params
+        ):  # the client asked for the session's history
+            self._replaying(session_id)
         if self.client_version == 2 and method == "session/resume":
             resumed = self._resume_method(session_id, target)
             if resumed is None:
@@ -681,7 +751,24 @@ class ConnectionBridge:
                 return
             self._start_prompt(request_id, session_id, params)
         pending = rpc.Pending(request_id, method, session_id)  # its params are not kept
+        if table is MODES_TO_V1:
+            pending.params = ("mode", mapped.value.get("modeId"))
         self._agent(rpc.request(self._to_agent.allocate(pending), target, mapped.value))
+
+    def _modes_of(self, session_id: Any) -> Modes | None:
+        session = self._sessions.get(request_key(session_id))
+        return session.modes if session is not None else None
+
+    def _replaying(self, session_id: Any) -> None:
+        """A load (or a resume with replay) replays the whole session to a client that starts
+        over: what it was sent of it is forgotten, so that the replay reaches it whole (its
+        tool calls as first sights, its messages as chunks again)."""
+        session = self._sessions.get(request_key(session_id))
+        if session is not None:
+            session.forwarded_messages.clear()
+        bridge = self._to_v1 if self.client_version == 1 else self._to_v2
+        if bridge is not None and isinstance(session_id, str):
+            self._bridged(bridge.close_session(session_id), "client")
 
     def _answer_for_v1_agent(self, request_id: Any, method: str, params: Any) -> bool:
         """v2 baseline methods a v1 agent may lack: answered here when it does."""
@@ -849,6 +936,38 @@ class ConnectionBridge:
         self._held.append(line)
         self._held_bytes += len(line)
 
+    def _hold_client(self, envelope: rpc.Envelope, line: bytes) -> None:
+        """A client line while its initialize is with the agent waits for the answer: the
+        agent may answer in the other version (or be asked again in it), and each side gets
+        only messages of its own version. Past the bound it goes on as it is."""
+        if (
+            len(self._client_held) >= _MAX_HELD
+            or self._client_held_bytes + len(line) > _MAX_HELD_BYTES
+        ):
+            self._note(
+                "client",
+                f"more than {_MAX_HELD} messages before the agent answered initialize: "
+                "forwarded as they are",
+                "error",
+            )
+            self._release_client_held()
+            self._out.to_agent.append(line)
+            return
+        self._client_held.append((envelope, line))
+        self._client_held_bytes += len(line)
+
+    def _release_client_held(self) -> None:
+        """The client's lines held while the agent answered initialize, in the mode that
+        answer chose (as they are when it refused)."""
+        self._initializing = False
+        held, self._client_held, self._client_held_bytes = self._client_held, [], 0
+        for envelope, line in held:
+            if self.mode == "passthrough":
+                self._track_passthrough(line)
+                self._out.to_agent.append(line)
+            else:
+                self._client_message(envelope, line, self._now)
+
     def _release_held(self, now: float) -> None:
         held, self._held, self._held_bytes = self._held, [], 0
         for line in held:
@@ -883,12 +1002,24 @@ class ConnectionBridge:
         if pending.method not in table:
             self._client(rpc.result(pending.origin_id, result))
             return
+        modes = self._modes_of(pending.session_id)
+        if isinstance(pending.params, tuple) and pending.params[0] == "mode" and modes:
+            self._client(rpc.result(pending.origin_id, modes.selected(pending.params[1], result)))
+            return
         mapped = map_result(table, pending.method, result)
         self._losses("agent", f"{pending.method} result", mapped.losses)
-        self._client(rpc.result(pending.origin_id, mapped.value))
+        value = mapped.value
+        if modes is not None and pending.method == "session/set_config_option":
+            value = modes.with_agent_options(value)
         session_id = pending.session_id
-        if session_id is None and isinstance(mapped.value, dict):
-            session_id = mapped.value.get("sessionId")
+        if session_id is None and isinstance(value, dict):
+            session_id = value.get("sessionId")
+        if pending.method in _SESSION_SETUP and isinstance(session_id, str):
+            session = self._session(session_id)
+            session.established = True
+            if self.client_version == 2:
+                session.modes = Modes.shown(result, value)
+        self._client(rpc.result(pending.origin_id, value))
         for update in mapped.updates:
             self._client(rpc.update(session_id, update))
         if pending.method == "session/close":
@@ -902,32 +1033,41 @@ class ConnectionBridge:
             prompt = next((p for p in prompts if p.client_id == pending.origin_id), None)
             if prompt is not None:
                 prompts.remove(prompt)
-                if self.client_version == 2:  # acknowledged already: the turn ends in error
+                if self.client_version == 2 and prompt.acknowledged:  # the turn ends in error
                     code, message = _error_parts(error)
                     self._client(rpc.update(pending.session_id, _idle_error(code, message, error)))
                     return
         self._client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
 
     def _agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
-        asked, params = pending.params
+        asked, params, again = pending.params
+        other: Version = 2 if asked == 1 else 1
         if "error" in data:
-            other: Version | None = 2 if asked == 1 else 1 if asked == 2 else None
-            if self._asked_agent == "auto" and asked == self.client_version and other:
-                # `auto`: an agent that refuses the client's version may speak the other one.
+            if not again:  # an agent that refuses one version may speak the other
                 self._note("agent", f"initialize refused in v{asked}: asked again in v{other}")
-                self._ask_agent(pending.origin_id, other, params)
+                self._ask_agent(pending.origin_id, other, params, again=True)
                 return
             data["id"] = pending.origin_id  # still negotiating: the client may try again
             self._client(data)
+            self._release_client_held()
             return
         result = data.get("result")
         answered = _version_of(result.get("protocolVersion") if isinstance(result, dict) else None)
+        if answered == other and not again:
+            # It speaks the other version: it is asked again in that one, so that the
+            # client's capabilities and info reach it in the shape it reads.
+            self._note(
+                "agent", f"initialize answered in v{answered} when asked in v{asked}: asked again"
+            )
+            self._ask_agent(pending.origin_id, other, params, again=True)
+            return
         self.agent_version = answered or asked
         if self.client_version is None or self.agent_version in (None, self.client_version):
             self.mode = "passthrough"
             data["id"] = pending.origin_id
             self._client(data)
             self._release_held(0.0)
+            self._release_client_held()
             return
         self.mode = "convert"
         self._agent_caps = (
@@ -951,6 +1091,7 @@ class ConnectionBridge:
             self._to_v2 = V1ToV2Bridge(limits=self.limits)
         self._client(rpc.result(pending.origin_id, mapped.value))
         self._release_held(self._now)
+        self._release_client_held()
 
     def _agent_request(
         self, request_id: Any, method: str, envelope: rpc.Envelope, line: bytes
@@ -1052,9 +1193,28 @@ class ConnectionBridge:
         session = self._session(session_id)
         if session.replay_suppressed:
             return  # the replay of a load that serves a resume without replay
+        self._agent_works_on(session_id)
+        if session.modes is not None and tag in _MODE_UPDATES:
+            self._mode_update(session.modes, line)
+            return
         assert self._to_v2 is not None
         data = line if tag in _V1_TYPED else (_opaque_message(rpc.whole(line), 1) or line)
         self._bridge_update(self._to_v2, data)
+
+    def _mode_update(self, modes: Modes, line: bytes) -> None:
+        """A v1 agent's mode or config option change, for a session whose modes the v2
+        client is shown as a config option: one ``config_option_update`` with them all."""
+        message = rpc.whole(line)
+        params = message.get("params") if isinstance(message, dict) else None
+        mapped = modes.update(params.get("update") if isinstance(params, dict) else None)
+        self._losses("agent", "session/update", mapped.losses)
+        if mapped.value is None:
+            return
+        assert isinstance(params, dict)
+        out: dict[str, Any] = {"sessionId": params.get("sessionId"), "update": mapped.value}
+        if isinstance(params.get("_meta"), dict):
+            out["_meta"] = params["_meta"]
+        self._client(rpc.notification("session/update", out))
 
     def _convert(
         self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any, side: Side
@@ -1097,6 +1257,8 @@ class ConnectionBridge:
         ``$/cancel_request`` names that id."""
         if _is_request(message):  # a permission request
             session_id = message.params.session_id
+            if self.client_version == 2:
+                self._agent_works_on(session_id)
             session = self._session(session_id)
             if self.client_version == 2 and session.prompts and not session.permissions:
                 waiting = {"sessionUpdate": "state_update", "state": "requires_action"}
@@ -1167,28 +1329,41 @@ class ConnectionBridge:
 
     def _start_prompt(self, request_id: Any, session_id: Any, params: Any) -> None:
         session = self._session(session_id)
-        session.prompts.append(_Prompt(request_id))
-        if self.client_version != 2:
-            return
-        # A v1 agent accepts a prompt by working on it: acknowledge it for the v2 client now.
+        prompt = _Prompt(request_id, content=params.get("prompt", []))
+        session.prompts.append(prompt)
+        if self.client_version == 2 and session.established:
+            # A v1 agent accepts a prompt by working on it: acknowledged for the v2 client now.
+            # For a session it has not set up here, the agent's first word on it does (its
+            # error, first, is the answer: a prompt it refused was never inserted).
+            self._acknowledge(session_id, prompt)
+
+    def _acknowledge(self, session_id: Any, prompt: _Prompt) -> None:
+        """A v2 client's prompt to a v1 agent is accepted: ``messageId``, the echo, running."""
         assert self._to_v2 is not None
         self._to_v2.end_message(session_id)
         message_id = f"acp-toolcalls-user-{next(self._messages)}"
-        session.prompts[-1].acknowledged = True
-        self._client(rpc.result(request_id, {"messageId": message_id}))
-        echo = {
-            "sessionUpdate": "user_message",
-            "messageId": message_id,
-            "content": params.get("prompt", []),
-        }
+        prompt.acknowledged = True
+        self._client(rpc.result(prompt.client_id, {"messageId": message_id}))
+        echo = {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt.content}
         self._client(rpc.update(session_id, echo))
         self._client(rpc.update(session_id, {"sessionUpdate": "state_update", "state": "running"}))
+
+    def _agent_works_on(self, session_id: Any) -> None:
+        """The v1 agent said something about a session: its prompts not acknowledged yet are."""
+        session = self._sessions.get(request_key(session_id))
+        if session is None:
+            return
+        for prompt in session.prompts:
+            if not prompt.acknowledged:
+                self._acknowledge(session_id, prompt)
 
     def _prompt_answered(self, pending: rpc.Pending, result: Any) -> None:
         session = self._session(pending.session_id)
         prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
         if self.client_version == 2:  # the v1 response ends the turn
             if prompt is not None:
+                if not prompt.acknowledged:
+                    self._acknowledge(pending.session_id, prompt)
                 session.prompts.remove(prompt)
             assert self._to_v2 is not None
             self._to_v2.end_message(pending.session_id)

@@ -22,6 +22,15 @@ bridges' and converters' job, shared/spec/TOOL-CALLS.md 9):
   ``methodId`` on auth methods, ``id`` <-> ``configId`` and ``group`` <-> ``groupId`` on config
   options; MCP servers gain (v2) or lose (v1) their ``type``; ``info`` is required in v2 and
   made up, reported, when a v1 peer sent none.
+- Auth methods of a type the target has no shape for are carried with every key (v2 keeps
+  unknown types; v1 knows ``env_var``, codex-acp's, from its unstable surface); toward v1 any
+  other type is dropped, reported.
+- Session modes (v1 only) reach a v2 client as the config option ``mode`` (category ``mode``,
+  ``MODE_CONFIG_ID``) added to the session's options, unless the agent's own options have one
+  of that category (it stands for them) or that id. ``Modes`` keeps it for a session: a v2
+  ``session/set_config_option`` on it is the v1 ``session/set_mode``, answered with the whole
+  option list; ``current_mode_update`` and the agent's ``config_option_update`` become one
+  ``config_option_update`` holding the agent's options and the mode option.
 - ``session/prompt`` maps its params here; its result does not map (v1 answers at the end of
   the turn, v2 at once): the connection layer answers it (connection.py).
 - Results that v1 cannot carry in place (a v2 response's ``availableCommands``) come back as
@@ -39,12 +48,15 @@ from .v1_to_v2 import _block_to_v2, _config_option_to_v2, _Json, _Losses
 from .v2_to_v1 import _block_to_v1, _command_to_v1, _config_option_to_v1
 
 __all__ = [
+    "MODES_TO_V1",
+    "MODE_CONFIG_ID",
     "NO_V1",
     "NO_V2",
     "TO_V1",
     "TO_V2",
     "Mapped",
     "MethodMap",
+    "Modes",
     "map_params",
     "map_result",
 ]
@@ -247,28 +259,35 @@ def _agent_capabilities_to_v1(caps: Mapping[str, Any], losses: _Losses) -> _Json
     return _meta(caps, out)
 
 
+_AUTH_KEYS: dict[str, tuple[str, ...] | None] = {
+    "agent": ("name", "description", "_meta"),
+    "terminal": ("name", "description", "_meta", "args", "env"),
+    "env_var": None,  # codex-acp's; v1 has it in its unstable surface: every key carried
+}
+"""Auth method types both versions know, and their keys besides the id (``None``: all)."""
+
+
 def _auth_method_to_v1(method: Any, path: str, losses: _Losses) -> _Json | None:
     if not isinstance(method, Mapping) or not isinstance(method.get("methodId"), str):
         losses.lost(path, "not a valid auth method: dropped")
         return None
     kind = method.get("type")
-    keys: tuple[str, ...] = ("methodId", "name", "description", "_meta")
-    if kind == "terminal":
-        keys += ("args", "env")
-    elif kind != "agent":
+    if not isinstance(kind, str) or kind not in _AUTH_KEYS:
         losses.lost(path, f"v1 has no auth method of type {kind!r}: dropped")
         return None
-    out = _pick({k: v for k, v in method.items() if k != "type"}, keys, path, losses)
-    out = {("id" if key == "methodId" else key): value for key, value in out.items()}
-    if kind == "terminal":
-        out["type"] = "terminal"
-        env = out.get("env")
-        if isinstance(env, list):  # v2: [{name, value}], v1: {name: value}
-            out["env"] = {
-                e["name"]: e["value"]
-                for e in env
-                if isinstance(e, Mapping) and isinstance(e.get("name"), str)
-            }
+    keys = _AUTH_KEYS[kind]
+    body = {k: v for k, v in method.items() if k not in ("type", "methodId")}
+    out: _Json = {"id": method["methodId"]}
+    out.update(body if keys is None else _pick(body, keys, path, losses))
+    if kind != "agent":  # v1's untyped form is an agent method
+        out["type"] = kind
+    env = out.get("env")
+    if kind == "terminal" and isinstance(env, list):  # v2: [{name, value}], v1: {name: value}
+        out["env"] = {
+            e["name"]: e["value"]
+            for e in env
+            if isinstance(e, Mapping) and isinstance(e.get("name"), str)
+        }
     return out
 
 
@@ -277,17 +296,16 @@ def _auth_method_to_v2(method: Any, path: str, losses: _Losses) -> _Json | None:
         losses.lost(path, "not a valid auth method: dropped")
         return None
     kind = method.get("type", "agent")
-    keys: tuple[str, ...] = ("id", "name", "description", "_meta")
-    if kind == "terminal":
-        keys += ("args", "env")
-    elif kind != "agent":
-        losses.lost(path, f"v2 has no auth method of type {kind!r}: dropped")
+    if not isinstance(kind, str):
+        losses.lost(f"{path}.type", f"an auth method type is a string, not {kind!r}: dropped")
         return None
-    out = _pick({k: v for k, v in method.items() if k != "type"}, keys, path, losses)
-    out = {("methodId" if key == "id" else key): value for key, value in out.items()}
+    keys = _AUTH_KEYS.get(kind)  # a type v2 has no shape for keeps every key (`other`)
+    body = {k: v for k, v in method.items() if k not in ("type", "id")}
+    out: _Json = {"methodId": method["id"]}
+    out.update(body if keys is None else _pick(body, keys, path, losses))
     out["type"] = kind
     env = out.get("env")
-    if isinstance(env, Mapping):  # v1: {name: value}, v2: [{name, value}]
+    if kind == "terminal" and isinstance(env, Mapping):  # v1: {name: value}, v2: [{name, value}]
         out["env"] = [{"name": name, "value": value} for name, value in env.items()]
     return out
 
@@ -431,17 +449,164 @@ def _session_result_to_v1(result: Any, losses: _Losses) -> _Json:
 
 def _session_result_to_v2(result: Any, losses: _Losses) -> _Json:
     out = _pick(result, ("sessionId", "configOptions", "modes", "_meta"), "$", losses)
-    if out.pop("modes", None) is not None:
-        losses.lost(
-            "$.modes", "v2 has no session modes (only config options): the mode list is not shown"
-        )
-    if isinstance(out.get("configOptions"), list):
-        out["configOptions"] = _items(
-            out["configOptions"], _config_option_to_v2, "$.configOptions", losses
+    modes = out.pop("modes", None)
+    options = out.get("configOptions")
+    if isinstance(options, list):
+        options = out["configOptions"] = _items(
+            options, _config_option_to_v2, "$.configOptions", losses
         )
     else:
+        options = None
         out.pop("configOptions", None)  # v1 allows `null`; v2 does not
+    option = _modes_option(modes, options, "$.modes", losses)
+    if option is not None:
+        out["configOptions"] = [*(options or []), option]
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Session modes (v1) as a config option (v2)
+
+MODE_CONFIG_ID = "mode"
+"""The ``configId`` under which a v1 agent's session modes are shown to a v2 client."""
+
+
+def _modes_option(modes: Any, options: Any, path: str, losses: _Losses) -> _Json | None:
+    """The config option shown to a v2 client for v1 ``modes`` beside the agent's ``options``
+    (v2 shape), or ``None``: no modes, or the agent's own options already show them."""
+    if modes is None:
+        return None
+    own = [o for o in options or () if isinstance(o, Mapping)]
+    if any(o.get("category") == "mode" for o in own):
+        return None  # the agent's own mode option stands for its modes
+    if any(o.get("configId") == MODE_CONFIG_ID for o in own):
+        losses.lost(
+            path,
+            f"the agent's config option {MODE_CONFIG_ID!r} has the id the modes would be shown "
+            "under: the modes are not shown",
+        )
+        return None
+    modes = _obj(modes)
+    values: list[_Json] = []
+    for index, mode in enumerate(_obj_list(modes.get("availableModes"))):
+        where = f"{path}.availableModes[{index}]"
+        if not (isinstance(mode, Mapping) and isinstance(mode.get("id"), str)):
+            losses.lost(where, "not a session mode: dropped")
+            continue
+        value = _pick(mode, ("id", "name", "description", "_meta"), where, losses)
+        value = {("value" if key == "id" else key): item for key, item in value.items()}
+        if value.get("description") is None:
+            value.pop("description", None)
+        value.setdefault("name", value["value"])
+        values.append(value)
+    current = modes.get("currentModeId")
+    if not values or not isinstance(current, str):
+        losses.lost(path, "no mode to choose from or no current mode: the modes are not shown")
+        return None
+    option: _Json = {
+        "configId": MODE_CONFIG_ID,
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": current,
+        "options": values,
+    }
+    return _meta(modes, option)
+
+
+def _obj_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _set_mode_params(params: Any, losses: _Losses) -> _Json:
+    params = _obj(params)
+    out = _pick(params, ("sessionId", "configId", "type", "value", "_meta"), "$", losses)
+    return _meta(out, {"sessionId": out.get("sessionId"), "modeId": out.get("value")})
+
+
+MODES_TO_V1: dict[str, MethodMap] = {}  # filled below, beside the tables
+
+
+@dataclass
+class Modes:
+    """A v1 agent's session modes as a v2 client is shown them: the config option
+    ``MODE_CONFIG_ID`` after the agent's own options (v2 shape, as last sent to the client).
+    The connection keeps one per session whose modes are shown this way."""
+
+    option: _Json
+    agent_options: list[Any]
+
+    @classmethod
+    def shown(cls, result: Any, value: Any) -> Modes | None:
+        """The modes a v1 ``session/new|load|resume`` ``result``, mapped to ``value``, shows
+        as a config option of their own (``None``: it shows none)."""
+        options = _obj(value).get("configOptions")
+        if _obj(result).get("modes") is None or not isinstance(options, list) or not options:
+            return None
+        own = _obj_list(_obj(result).get("configOptions"))
+        last = options[-1]
+        if len(options) == len(own) or not isinstance(last, dict):
+            return None
+        return cls(last, options[:-1])
+
+    def options(self) -> list[Any]:
+        """Every option of the session, the agent's own and the mode option."""
+        return [*self.agent_options, dict(self.option)]
+
+    def targets(self, params: Any) -> bool:
+        """Whether a v2 ``session/set_config_option`` sets the mode option."""
+        return _obj(params).get("configId") == MODE_CONFIG_ID
+
+    @staticmethod
+    def invalid(params: Any) -> str | None:
+        """Why a v2 ``session/set_config_option`` of the mode option cannot be a v1
+        ``session/set_mode`` (``None``: it can)."""
+        params = _obj(params)
+        if params.get("type") != "id" or not isinstance(params.get("value"), str):
+            return 'the mode option takes a value id (`type: "id"` and a string `value`)'
+        return None
+
+    def selected(self, value: Any, result: Any) -> _Json:
+        """The v1 agent accepted mode ``value``: the v2 ``session/set_config_option`` result."""
+        self.option["currentValue"] = value
+        return _meta(_obj(result), {"configOptions": self.options()})
+
+    def with_agent_options(self, value: Any) -> Any:
+        """A mapped v2 result or update holding the agent's options: they are remembered and
+        the mode option is added to them."""
+        if isinstance(value, dict) and isinstance(value.get("configOptions"), list):
+            self.agent_options = list(value["configOptions"])
+            value = {**value, "configOptions": self.options()}
+        return value
+
+    def update(self, update: Any) -> Mapped:
+        """A v1 ``current_mode_update`` or ``config_option_update`` as the v2
+        ``config_option_update`` holding the agent's options and the mode option (``value``
+        ``None``: dropped, reported)."""
+        losses = _Losses(False)
+        update = _obj(update)
+        out: _Json | None = None
+        if update.get("sessionUpdate") == "current_mode_update":
+            current = update.get("currentModeId")
+            if isinstance(current, str):
+                self.option["currentValue"] = current
+                out = {"sessionUpdate": "config_option_update", "configOptions": self.options()}
+            else:
+                losses.lost("$.currentModeId", "not a mode id: the update is dropped")
+        else:
+            own = _items(
+                _obj_list(update.get("configOptions")),
+                _config_option_to_v2,
+                "$.configOptions",
+                losses,
+            )
+            out = {"sessionUpdate": "config_option_update"}
+            out.update(self.with_agent_options({"configOptions": own}))
+        for key in sorted(
+            update.keys() - {"sessionUpdate", "currentModeId", "configOptions", "_meta"}
+        ):
+            losses.lost(f"$.{key}", UNKNOWN_KEY)
+        return Mapped(out if out is None else _meta(update, out), losses.report())
 
 
 def _set_config_to_v2(params: Any, losses: _Losses) -> _Json:
@@ -559,6 +724,12 @@ NO_V1: dict[str, str] = {
 }
 """v2 client methods a v1 agent has no counterpart for, and why (the proxy answers -32602:
 the spec's answer to a cancel of something not cancellable)."""
+
+MODES_TO_V1["session/set_config_option"] = MethodMap(
+    _to("session/set_mode"), _set_mode_params, None
+)
+"""A v2 client's ``session/set_config_option`` of the mode option shown for a v1 agent's
+modes (``Modes``): the v1 ``session/set_mode``; its result is ``Modes.selected``."""
 
 
 def map_params(table: Mapping[str, MethodMap], method: str, params: Any) -> tuple[str, Mapped]:

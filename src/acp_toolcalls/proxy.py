@@ -20,9 +20,9 @@ Rules this module owns (every decision about messages is connection.py's):
   cannot be polled (a file, ``/dev/null``) is read in chunks; a closed stdin is read as an
   empty one.
 - Our stderr gets one line per note (errors and caps that bite; ``--verbose`` adds losses),
-  written by a helper thread from a buffer bounded in bytes: a stderr nobody reads never blocks
-  the message path; notes past the bound are dropped and counted, and the count is said when
-  stderr takes lines again.
+  naming the line it is about (``agent line 7: ...``), written by a helper thread from a buffer
+  bounded in bytes: a stderr nobody reads never blocks the message path; notes past the bound
+  are dropped and counted, and the count is said when stderr takes lines again.
 - The agent runs in a session (so a process group) of its own, with our stderr. The session
   ends when the client's input ends (the agent's stdin is closed and it gets ``grace``
   seconds to exit; exit status 0), or when the agent's process exits or its stdout ends or
@@ -476,11 +476,15 @@ class _Proxy:
 
     # -- output
 
-    def deliver(self, out: Outbox) -> None:
-        """Notes, log, and each side's lines into its writer, now."""
+    def deliver(self, out: Outbox, line: tuple[str, int] | None = None) -> None:
+        """Notes, log, and each side's lines into its writer, now. ``line``: the side and
+        number of the line ``out`` answers, named by the notes about it."""
         for note in out.notes:
             if note.kind != "loss" or self.config.verbose:  # errors and caps that bite
-                self.say(f"{note.side}: {note.text}")
+                where: str = note.side
+                if line is not None and line[0] == note.side:
+                    where = f"{note.side} line {line[1]}"
+                self.say(f"{where}: {note.text}")
         if out.to_client:
             self._log("proxy->client", self._client_protocol(), out.to_client)
             self.to_client.put(out.to_client)
@@ -490,9 +494,9 @@ class _Proxy:
         if self.core.next_deadline() is not None:
             self.wake.set()
 
-    async def send(self, out: Outbox) -> None:
+    async def send(self, out: Outbox, line: tuple[str, int] | None = None) -> None:
         """``deliver``, then wait while a side written to has more than its bound waiting."""
-        self.deliver(out)
+        self.deliver(out, line)
         if out.to_client:
             await self.to_client.room.wait()
         if out.to_agent:
@@ -509,7 +513,7 @@ class _Proxy:
                 continue
             out = self._handle(self.core.from_client, line, "client", number)
             self._log("client->proxy", self._client_protocol(), [line])  # its version is known now
-            await self.send(out)
+            await self.send(out, ("client", number))
 
     async def pump_agent(self, reader: asyncio.StreamReader) -> None:
         async for line in _lines(reader, self.config.max_line_bytes):
@@ -520,12 +524,11 @@ class _Proxy:
                 continue
             out = self._handle(self.core.from_agent, line, "agent", number)
             self._log("agent->proxy", self._agent_protocol(), [line])
-            await self.send(out)
+            await self.send(out, ("agent", number))
             # What the agent says reaches the client later too (coalesced tool-call changes):
             # the agent is read on only while the client's writer has room.
             await self.to_client.room.wait()
-            if self.core.gone:
-                self.say(f"agent line {number}: the session ends")
+            if self.core.gone:  # the line ended the session: its note said so, once
                 return
 
     def _handle(
