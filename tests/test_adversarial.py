@@ -678,3 +678,14 @@ def test_a_flush_with_a_budget_sends_the_oldest_changes_first() -> None:
         assert 1 <= len(sent) - before <= 3
     assert sent == [f"c{i}" for i in range(10)]
     assert not v1_messages(bridge.flush())
+
+
+def test_duplicate_keys_with_a_decoded_value_that_writes_a_default_back() -> None:
+    # No top-level `jsonrpc`: the model writes its default back, one pair the text did not
+    # have, which would hide the repeat below if the written value stood in for the text.
+    text = (
+        b'{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":'
+        b'"tool_call_update","toolCallId":"a","rawInput":{"jsonrpc":1,"k":1,"k":2}}}}'
+    )
+    decoded = decode_message(text).value
+    assert [d.path for d in duplicate_keys(text, decoded)] == ["$.params.update.rawInput.k"]

@@ -32,6 +32,7 @@ from acp_toolcalls import (
     v1,
     v2,
 )
+from acp_toolcalls.codec import duplicate_keys
 from acp_toolcalls.schema import validate_message
 
 Json = Any
@@ -597,3 +598,42 @@ def test_arbitrary_bytes_never_raise_anything_but_decode_error(protocol: str, da
     except DecodeError:
         return
     encode(decoded.value)
+
+
+# --------------------------------------------------------------------------------------------
+# duplicate_keys with the decoded value at hand (issue 19: no second parse when none repeats)
+
+
+def _dumps_repeating(value: Json, target: tuple[Any, ...], key: str, first: Json) -> bytes:
+    """``value`` as JSON text where the object at ``target`` has ``key`` twice: ``first``, then
+    its own value (the one every reader keeps)."""
+
+    def write(item: Json, path: tuple[Any, ...]) -> str:
+        if isinstance(item, dict):
+            pairs = [f"{json.dumps(k)}:{write(v, (*path, k))}" for k, v in item.items()]
+            if path == target:
+                pairs.insert(0, f"{json.dumps(key)}:{json.dumps(first)}")
+            return "{" + ",".join(pairs) + "}"
+        if isinstance(item, list):
+            return "[" + ",".join(write(v, (*path, i)) for i, v in enumerate(item)) + "]"
+        return json.dumps(item)
+
+    return write(value, ()).encode()
+
+
+@given(V2_MESSAGES | V1_MESSAGES, st.data())
+def test_duplicate_keys_with_the_decoded_value_finds_what_the_full_parse_finds(
+    message: Json, data: st.DataObject
+) -> None:
+    dicts = [path for path in _containers(message) if isinstance(_at(message, path), dict)]
+    target = data.draw(st.sampled_from([path for path in dicts if _at(message, path)]))
+    key = data.draw(st.sampled_from(sorted(_at(message, target))))
+    first = data.draw(JSON)
+    for text in (dumps(message), _dumps_repeating(message, target, key, first)):
+        try:
+            decoded = decode_message(text).value
+        except DecodeError:
+            continue
+        assert duplicate_keys(text, decoded) == duplicate_keys(text)
+    repeated = _dumps_repeating(message, target, key, first)
+    assert duplicate_keys(repeated), repeated

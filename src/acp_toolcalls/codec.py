@@ -330,6 +330,22 @@ else:
 # --------------------------------------------------------------------------------------------
 # Duplicate keys
 
+_JSONRPC = b'{"jsonrpc"'  # a message that opens with it has it at the top level
+
+
+def _written_back(decoded: Any, raw: bytes) -> bytes:
+    """``decoded`` as written (``b""`` when it cannot stand in for the text ``raw``)."""
+    if decoded is UNSET or isinstance(decoded, Batch) or not raw.lstrip().startswith(_JSONRPC):
+        return b""
+    try:
+        if wire.extras_seen() and _has_extra(decoded):
+            decoded = _to_plain(decoded)
+        written: bytes = _encoder.encode(decoded)
+    except (msgspec.EncodeError, UnicodeEncodeError, TypeError, RecursionError):
+        return b""
+    return written
+
+
 _ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 
 
@@ -352,22 +368,30 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return repeated
 
 
-def duplicate_keys(data: bytes | bytearray | memoryview | str) -> tuple[Diagnostic, ...]:
+def duplicate_keys(
+    data: bytes | bytearray | memoryview | str, decoded: Any = UNSET
+) -> tuple[Diagnostic, ...]:
     """One ``Diagnostic`` per key that occurs more than once in one object of the JSON text
     ``data``, at the key's path (``$.params.update.title``), in document order.
 
     ``decode``, ``decode_message`` and the store keep the last value of a repeated key, as
-    ``JSON.parse`` and ``serde_json::Value`` do, and say nothing: finding repeats costs a
-    second parse, so it is this separate check (the CLI commands run it on every line). Text
-    the decoder cannot read, or nested too deeply to check, gives ``()``.
+    ``JSON.parse`` and ``serde_json::Value`` do, and say nothing: finding repeats is this
+    separate check (the CLI commands run it on every line). ``decoded``: what
+    ``decode_message`` gave for ``data`` (its ``.value``), when at hand: writing it back stands
+    in for a second parse, which is then needed only when the counts differ. Text the decoder
+    cannot read, or nested too deeply to check, gives ``()``.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     try:
         if _ESCAPED_COLON.search(raw) is None:
             # Outside strings a ':' follows each key, and msgspec writes a string's ':' as
-            # is: the text written back has fewer ':' exactly when a repeat was dropped.
-            again = msgspec.json.encode(msgspec.json.decode(raw))
-            if again.count(b":") == raw.count(b":"):
+            # is: the text written back has fewer ':' when a repeat was dropped. A decoded
+            # model writes no pair the text did not have (unset fields are not written), but
+            # ``jsonrpc``, which has a default: it stands in when the text opens with that key.
+            colons = raw.count(b":")
+            if _written_back(decoded, raw).count(b":") == colons:
+                return ()
+            if msgspec.json.encode(msgspec.json.decode(raw)).count(b":") == colons:
                 return ()
         tree = json.loads(raw, object_pairs_hook=_pairs)
     except (ValueError, RecursionError, msgspec.DecodeError, msgspec.EncodeError):

@@ -149,7 +149,7 @@ class Replayer:
         try:
             decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
             valid = not decoded.diagnostics and not _has_invalid_element(decoded.value)
-            repeated = duplicate_keys(data)
+            repeated = duplicate_keys(data, decoded.value)
             events = self.store.apply(decoded)
         except DecodeError as exc:
             self._say(line, exc.path, unreadable(data, exc) + "; line skipped")
