@@ -974,3 +974,27 @@ def test_closed_stdout_is_quiet(tmp_path: Path) -> None:
     stderr = proc.stderr.read()
     proc.wait(timeout=10)
     assert b"Traceback" not in stderr
+
+
+def test_what_the_client_concluded_is_shown_beside_the_agents_status(tmp_path: Path) -> None:
+    # session/cancel: the open call is shown as the client concluded, never exported (7.11, D15).
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": S}}
+    log = write_log(
+        tmp_path,
+        [
+            init_request(2),
+            init_response(2),
+            tcu("call_1", title="Run tests", kind="execute", status="in_progress"),
+            tcu("call_2", title="Read", kind="read", status="completed"),
+            cancel,
+        ],
+    )
+    env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "acp_toolcalls", "replay"]
+    shown = subprocess.run([*cmd, str(log)], capture_output=True, text=True, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "in_progress" in shown.stdout and "client: cancelled" in shown.stdout
+    assert shown.stdout.count("client:") == 1  # not the finished call
+    document = subprocess.run([*cmd, "--json", str(log)], capture_output=True, env=env)
+    (call,) = [c for c in calls(json.loads(document.stdout), S) if c["toolCallId"] == "call_1"]
+    assert call["status"] == "in_progress" and "cancelled" not in json.dumps(call)
