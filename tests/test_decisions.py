@@ -1,0 +1,77 @@
+"""Every ``Dnn`` decision cited in the repository is written down in docs/decisions.md.
+
+Code, docs and tests cite the design decisions by number; the external spec they were first
+written in is not shipped, so a citation without a ``## Dnn.`` section in docs/decisions.md
+points nowhere. A range such as ``D27-D30`` cites every number in it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DECISIONS = ROOT / "docs" / "decisions.md"
+
+# `Dnn` as a word; not the tail of a longer token such as `U+D800` or `\xD8`.
+CITATION = re.compile(r"(?<![\w+])D(\d{1,3})(?:\s*[-\u2013]\s*D?(\d{1,3}))?\b")
+SECTION = re.compile(r"^## D(\d+)\. \S", re.MULTILINE)
+
+
+def _cited_in() -> list[Path]:
+    files = [ROOT / "README.md"]
+    for top in ("src", "docs", "tests"):
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.suffix not in (".py", ".md") or not path.is_file():
+                continue
+            if {"node_modules", "__pycache__"} & set(path.parts) or path == DECISIONS:
+                continue
+            files.append(path)
+    return files
+
+
+def _citations() -> dict[int, list[str]]:
+    """Decision number -> where it is cited (``path:line``)."""
+    found: dict[int, list[str]] = {}
+    for path in _cited_in():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), 1):
+            for match in CITATION.finditer(line):
+                first = int(match.group(1))
+                last = int(match.group(2)) if match.group(2) else first
+                where = f"{path.relative_to(ROOT)}:{number}"
+                for decision in range(first, max(first, last) + 1):
+                    found.setdefault(decision, []).append(where)
+    return found
+
+
+def _sections() -> list[int]:
+    return [int(n) for n in SECTION.findall(DECISIONS.read_text(encoding="utf-8"))]
+
+
+def test_every_cited_decision_has_a_section() -> None:
+    citations = _citations()
+    assert citations, "no citation found: the scan is broken"
+    written = set(_sections())
+    missing = {f"D{n}": places[:3] for n, places in sorted(citations.items()) if n not in written}
+    assert not missing, f"cited without a `## Dnn.` section in docs/decisions.md: {missing}"
+
+
+def test_sections_are_unique_in_number_order_and_complete() -> None:
+    numbers = _sections()
+    assert numbers == sorted(set(numbers))
+    text = DECISIONS.read_text(encoding="utf-8")
+    bodies = re.split(r"^## ", text, flags=re.MULTILINE)[1:]
+    for body in bodies:
+        if not re.match(r"D\d+\. ", body):
+            continue
+        for part in ("**Rule", "**Why.**", "**Evidence.**"):
+            assert part in body, f"{body.splitlines()[0]}: no {part}"
+
+
+def test_the_scan_reads_ranges_and_skips_code_points() -> None:
+    cited = [
+        (m.group(1), m.group(2))
+        for m in CITATION.finditer("D27-D30, (D9), D1\u2013D4, U+D800, \\xD8, ID1, D12x")
+    ]
+    assert cited == [("27", "30"), ("9", None), ("1", "4")]
