@@ -85,21 +85,24 @@ from .jsonrpc import (
     response,
 )
 from .lenient import DecodeError
-from .loss import Converted, Loss, LossReport, unknown_keys
+from .loss import NO_LOSSES, Converted, Loss, LossReport, unknown_keys
 from .state import Limits, TerminalState, ToolCallState, patch_meta, trim_block
 from .store import ToolCallStore
 from .terminal_text import DEFAULT_TAIL_CHARS, TailRenderer, fenced
 from .v2 import ALLOW_OPTION_KINDS
 from .v2_to_v1 import (
     content_to_v1,
+    create_defaults,
+    create_values,
     permission_request_to_v1,
     permission_response_to_v2,
+    plain_fields,
+    plain_stored_fields,
     prompt_items,
     session_update_to_v1,
-    tool_call_to_v1,
-    tool_call_update_to_v1,
+    update_values,
 )
-from .wire import replace
+from .wire import extras_seen, replace
 
 __all__ = ["TerminalProfile", "V2ToV1Bridge"]
 
@@ -108,7 +111,6 @@ TerminalProfile = Literal["text", "meta"]
 _FLUSHING_TAGS = frozenset({"state_update"})
 """Opaque v2 updates before which everything pending is flushed and which are not forwarded."""
 
-_NO_LOSS = LossReport()
 _RENDERED = 256
 """Terminal renderings kept (each up to ``tail_chars`` characters)."""
 _MAX_GHOSTS = 10_000
@@ -122,6 +124,9 @@ _MAX_COMPACTIONS = 1_000
 _UNFLUSHING_TAGS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 """Opaque v2 updates that are no flush point: message text streams beside tool calls."""
 _FAST_DECODE = fast_message_decoder("v2")
+_FAST_PATHS = True
+"""Whether the common shapes take their fast paths (tests turn them off to compare: the
+output is the same either way)."""
 _QUIET_EVENTS = frozenset(
     {ToolCallCreated, ToolCallPatched, ToolCallCleared, ContentAppended, ToolCallReopened}
     | {TerminalCreated, TerminalPatched, TerminalCleared, TerminalOutputAppended}
@@ -211,6 +216,35 @@ _PATCH_ATTRS: tuple[tuple[str, str], ...] = tuple(
 )
 
 
+def _hold_fields(update: v2.ToolCallUpdate, pending: dict[str, Any]) -> None:
+    """Put the fields ``update`` sets (but ``content`` and ``_meta``, which the flush reads
+    from the store) into ``pending``, by attribute name: ``_PATCH_ATTRS``, written out."""
+    value: Any = update.name
+    if value is not UNSET:
+        pending["name"] = value
+    value = update.title
+    if value is not UNSET:
+        pending["title"] = value
+    value = update.kind
+    if value is not UNSET:
+        pending["kind"] = value
+    value = update.status
+    if value is not UNSET:
+        pending["status"] = value
+    value = update.locations
+    if value is not UNSET:
+        pending["locations"] = value
+    value = update.raw_input
+    if value is not UNSET:
+        pending["raw_input"] = value
+    value = update.raw_output
+    if value is not UNSET:
+        pending["raw_output"] = value
+    value = update.capabilities
+    if value is not UNSET:
+        pending["capabilities"] = value
+
+
 class V2ToV1Bridge:
     """Converts a v2 agent's messages for a v1 client, one message at a time (sans-I/O).
 
@@ -279,6 +313,13 @@ class V2ToV1Bridge:
                 message = _FAST_DECODE(message)
             except FAST_PATH_MISSES:
                 pass
+        if type(message) is v2.SessionUpdateMessage:  # the common message: `_dispatch`'s first case
+            params = message.params
+            if type(params) is v2.UpdateSessionNotification and params.meta is UNSET:
+                handler = self._updates.get(type(params.update))
+                if handler is not None:
+                    handler(params.session_id, params.update)
+                    return self._take()
         if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
             decoded = decode_message(message, protocol="v2")
             for diagnostic in decoded.diagnostics:
@@ -378,9 +419,12 @@ class V2ToV1Bridge:
             self._losses.extend(unknown_keys(obj, root))
 
     def _take(self) -> Converted:
-        losses = LossReport(self._losses) if self._losses else _NO_LOSS
-        converted = Converted(tuple(self._out), tuple(self._replies), losses)
-        self._out, self._replies, self._losses = [], [], []
+        out = self._out
+        self._out = []
+        if not self._losses and not self._replies:
+            return Converted(tuple(out), (), NO_LOSSES)
+        converted = Converted(tuple(out), tuple(self._replies), LossReport(self._losses))
+        self._replies, self._losses = [], []
         return converted
 
     def _loss(self, path: str, reason: str) -> None:
@@ -515,15 +559,33 @@ class V2ToV1Bridge:
         self._losses.extend(unknown_keys(update, "$.params.update", nested=nested))
 
     def _on_update(self, session_id: str, update: v2.ToolCallUpdate) -> None:
+        session = self._sessions.get(session_id)
+        call = session.calls.get(update.tool_call_id) if session is not None else None
+        if (
+            _FAST_PATHS
+            and call is not None
+            and call.known
+            and not self.coalesce
+            and not self._dirty
+            and call.prompt is None
+            and not (call.ghost or call.pending or call.content_dirty or call.meta_dirty)
+            and update.content is UNSET
+            and update.meta is UNSET
+        ):
+            values = plain_fields(update)
+            if values is not None:
+                assert session is not None
+                self._update_shown(session_id, session, call, update, values)
+                return
         session, call = self._touch(session_id, update.tool_call_id)
-        if call.known:  # a first sight reports them with the whole call
+        if call.known and extras_seen():  # a first sight reports them with the whole call
             self._unknown_keys(update)
-        self._apply_update(session_id, update)
-        pending = call.pending
-        for attr, _wire in _PATCH_ATTRS:
-            value = getattr(update, attr)
-            if value is not UNSET:
-                pending[attr] = value
+        self._absorb(self.store.apply_update(session_id, update))
+        self._hold(session_id, session, call, update)
+
+    def _hold(self, session_id: str, session: _Session, call: _Call, update: Any) -> None:
+        """What an applied update changes of the call waits in ``pending`` (or goes out)."""
+        _hold_fields(update, call.pending)
         if update.content is not UNSET:
             call.content_dirty = True
         if update.meta is not UNSET:
@@ -531,18 +593,106 @@ class V2ToV1Bridge:
         final = isinstance(update.status, str) and update.status in v2.FINAL_STATUSES
         self._settle(session_id, session, update.tool_call_id, final or not call.known)
 
+    def _update_shown(
+        self,
+        session_id: str,
+        session: _Session,
+        call: _Call,
+        update: v2.ToolCallUpdate,
+        values: dict[str, Any],
+    ) -> None:
+        """``_on_update`` for a call the client shows with nothing held back, without
+        coalescing, of an update without content, ``_meta`` or unknown keys whose fields map
+        to v1 as they are (``values``): what ``_flush_call`` would send once the store applied
+        it. Where the store dropped the call, the general path goes on. (``_touch`` is left
+        out: with nothing held back anywhere, the flush takes back what it would mark, and an
+        eviction meanwhile flushes nothing of a call with nothing pending.)"""
+        tool_call_id = update.tool_call_id
+        self._absorb(self.store.apply_update(session_id, update))
+        tc = self.store.tool_call(session_id, tool_call_id)
+        if tc is None or call.ghost:
+            self._hold(session_id, session, call, update)
+            return
+        if not values:
+            return  # nothing v1 can show changed
+        title = values.get("title")
+        if isinstance(title, str):
+            call.title = title
+        update_v1 = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
+        self._out.append(_notification(session_id, self._fit(tc, update_v1)))
+        if tc.is_final:  # its projection is rebuilt if it ever changes again
+            call.source, call.flat, call.slots, call.count = None, [], [], 0
+
     def _on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
         tool_call_id = chunk.tool_call_id
         session = self._sessions.get(session_id)
-        if session is not None and tool_call_id in session.order:
-            call = session.calls[tool_call_id]  # the coalescing case: this call is pending
+        if session is not None:
+            call = session.calls.get(tool_call_id)
+            if (
+                _FAST_PATHS
+                and call is not None
+                and call.known
+                and not self.coalesce
+                and not self._dirty
+                and call.prompt is None
+                and not (call.ghost or call.pending or call.content_dirty or call.meta_dirty)
+            ):
+                # A call the client shows, nothing held back: the chunk goes out at once.
+                self._append_shown(session_id, session, call, chunk)
+                return
+            if tool_call_id in session.order:
+                call = session.calls[tool_call_id]  # the coalescing case: this call is pending
+            else:
+                session, call = self._touch(session_id, tool_call_id)
         else:
             session, call = self._touch(session_id, tool_call_id)
-        self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
+        if extras_seen():
+            self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
         self._absorb(self.store.apply_update(session_id, chunk))
         call.content_dirty = True
         if not self.coalesce or not call.known:  # a first sight goes out at once (9.9)
             self._flush_call(session_id, session, tool_call_id)
+
+    def _append_shown(
+        self, session_id: str, session: _Session, call: _Call, chunk: v2.ToolCallContentChunk
+    ) -> None:
+        """``_on_chunk`` for a call the client shows with nothing held back, without coalescing:
+        what ``_touch`` and ``_flush_call`` would do, where the store only appended the item
+        (no cap, no eviction) and the item is plain text appended to a projection with no
+        terminal and nothing dropped; anything else takes ``_flush_call`` after the apply."""
+        if extras_seen():
+            self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
+        tool_call_id = chunk.tool_call_id
+        events = self.store.apply_update(session_id, chunk)
+        tc = None
+        if len(events) == 1 and type(events[0]) is ContentAppended:
+            tc = self.store.tool_call(session_id, tool_call_id)
+        if tc is not None and not call.slots and not tc.dropped_items:
+            items: list[Any] = tc.fields["content"]
+            count = call.count
+            item = None
+            if len(items) == count + 1 and (items is call.source or not (count or call.terminals)):
+                item = items[count]  # appended to what was projected (or to nothing)
+            if type(item) is v2.Content and item.meta is UNSET and not call.source_dropped:
+                block = item.content
+                if (
+                    type(block) is v2.TextContent
+                    and block.annotations is UNSET
+                    and block.meta is UNSET
+                ):
+                    flat = call.flat
+                    flat.append(v1.Content(content=v1.TextContent(text=block.text)))
+                    call.count = count + 1
+                    if not count:
+                        call.source, call.cut_at = items, 0
+                    update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, content=list(flat))
+                    self._out.append(_notification(session_id, self._fit(tc, update)))
+                    if tc.is_final:  # its projection is rebuilt if it ever changes again
+                        call.source, call.flat, call.slots, call.count = None, [], [], 0
+                    return
+        self._absorb(events)
+        call.content_dirty = True
+        self._flush_call(session_id, session, tool_call_id)
 
     def _on_terminal(self, session_id: str, update: Any) -> None:
         self._unknown_keys(update, nested=True)
@@ -786,58 +936,67 @@ class V2ToV1Bridge:
         if not call.known:  # first sight: a `tool_call`, even for a bare id
             self._send_create(session_id, call, tc)
             return
-        if not (call.pending or call.content_dirty or call.meta_dirty):
+        pending = call.pending
+        if not (pending or call.content_dirty or call.meta_dirty):
             return
-        patch = v2.ToolCallUpdate(tool_call_id=tool_call_id, **call.pending)
-        update, losses = tool_call_update_to_v1(patch)
-        self._extend(losses, "$.params.update")
-        changes: dict[str, Any] = {}
-        meta: dict[str, Any] = {}
+        values: dict[str, Any] = {}  # attribute -> v1 value
+        if pending:
+            values, losses = update_values(v2.ToolCallUpdate(tool_call_id=tool_call_id, **pending))
+            if losses:
+                self._extend(losses, "$.params.update")
+        meta: dict[str, Any] | None = None
         if call.content_dirty:
-            changes["content"], meta = self._project(session_id, call, tc)
+            values["content"], meta = self._project(session_id, call, tc)
         if call.meta_dirty or meta:
             stored = tc.meta if isinstance(tc.meta, dict) else {}
-            merged = {**stored, **meta}  # the full merged `_meta` (D39)
+            merged = {**stored, **meta} if meta else dict(stored)  # the full merged `_meta` (D39)
             if merged != call.meta_sent:  # only when it changed
-                changes["meta"] = call.meta_sent = merged
-        if isinstance(update.title, str):
-            call.title = update.title
+                values["meta"] = call.meta_sent = merged
+        title = values.get("title")
+        if isinstance(title, str):
+            call.title = title
         if call.prompt is not None:  # a prompt shown on the call stays until its answer
-            if isinstance(update.title, str):
-                changes["title"] = call.prompt.title
-            if "content" in changes and call.prompt.items:
-                changes["content"] = [*call.prompt.items, *changes["content"]]
-        if changes:
-            update = replace(update, **changes)
-        call.pending.clear()
+            if isinstance(title, str):
+                values["title"] = call.prompt.title
+            if "content" in values and call.prompt.items:
+                values["content"] = [*call.prompt.items, *values["content"]]
+        pending.clear()
         call.content_dirty = call.meta_dirty = False
-        body = msgspec.structs.asdict(update)
-        if all(value is UNSET for key, value in body.items() if key != "tool_call_id"):
+        if not values:
             return  # nothing v1 can show changed (a capabilities-only patch, say)
-        self._emit_update(session_id, self._fit(tc, v1.SessionToolCallUpdate(**body)))
+        update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
+        self._emit_update(session_id, self._fit(tc, update))
         if tc.is_final:  # its projection is rebuilt if it ever changes again
             call.source, call.flat, call.slots, call.count = None, [], [], 0
 
     def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
-        snapshot = replace(tc.snapshot(), content=UNSET)  # its unknown keys are reported
-        create, losses = tool_call_to_v1(snapshot, title_fallback=call.title_fallback)
-        self._extend(losses, "$.params.update")
+        values = None
+        if (
+            _FAST_PATHS and tc.extra is None and tc.raw is None
+        ):  # the common call: read from the state directly
+            values = plain_stored_fields(tc.fields, tc.meta)
+        if values is not None:
+            create_defaults(values, tc.fields.get("kind"), call.title_fallback)
+        else:
+            snapshot = replace(tc.snapshot(), content=UNSET)  # its unknown keys are reported
+            values, losses = create_values(snapshot, title_fallback=call.title_fallback)
+            if losses:
+                self._extend(losses, "$.params.update")
         content, meta = self._project(session_id, call, tc)
-        changes: dict[str, Any] = {}
         if content:
-            changes["content"] = content
+            values["content"] = content
         if meta:
             stored = tc.meta if isinstance(tc.meta, dict) else {}
-            changes["meta"] = call.meta_sent = {**stored, **meta}
+            values["meta"] = call.meta_sent = {**stored, **meta}
         elif isinstance(tc.meta, dict):
             call.meta_sent = tc.meta
-        if changes:
-            create = replace(create, **changes)
         call.known = True
-        call.title = create.title
+        call.title = values["title"]
         call.pending.clear()
         call.content_dirty = call.meta_dirty = False
-        self._emit_update(session_id, self._fit(tc, create))
+        self._emit_update(
+            session_id, self._fit(tc, v1.ToolCall(tool_call_id=tc.tool_call_id, **values))
+        )
 
     def _fit(self, tc: ToolCallState, update: Any) -> Any:
         """``update`` with content items left out of its middle when its line would be over
@@ -878,6 +1037,16 @@ class V2ToV1Bridge:
         """
         items = tc.content
         if (
+            _FAST_PATHS
+            and not items
+            and not call.count
+            and not call.terminals
+            and not tc.dropped_items
+        ):
+            # no content yet (the common first sight): what the general path ends with
+            call.source, call.source_dropped, call.cut_at = items, 0, 0
+            return [], {}
+        if (
             items is not call.source
             or len(items) < call.count
             or (tc.dropped_items != call.source_dropped)
@@ -892,6 +1061,18 @@ class V2ToV1Bridge:
             if index == tc.dropped_at:
                 call.cut_at = len(call.flat)
             item = items[index]
+            if (
+                _FAST_PATHS and type(item) is v2.Content
+            ):  # a plain text item, the bulk of streamed output
+                block = item.content
+                if (
+                    type(block) is v2.TextContent
+                    and block.annotations is UNSET
+                    and block.meta is UNSET
+                    and item.meta is UNSET
+                ):
+                    call.flat.append(v1.Content(content=v1.TextContent(text=block.text)))
+                    continue
             if isinstance(item, v2.Terminal):
                 call.slots.append((len(call.flat), item.terminal_id))
                 call.flat.append(None)

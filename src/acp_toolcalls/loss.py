@@ -90,6 +90,11 @@ class LossReport:
         object.__setattr__(self, name, value)
 
 
+NO_LOSSES = LossReport()
+"""The empty report, shared: a conversion that lost nothing returns it instead of building one
+(immutable, so one is enough)."""
+
+
 class ConversionError(ValueError):
     """Strict conversion met something the target version cannot represent."""
 

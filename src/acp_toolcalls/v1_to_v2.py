@@ -56,7 +56,7 @@ from msgspec import UNSET
 from . import v1, v2
 from .codec import Protocol, decode, to_builtins
 from .lenient import DecodeError, Diagnostic
-from .loss import UNKNOWN_KEY, ConversionError, Loss, LossReport, unknown_keys
+from .loss import NO_LOSSES, UNKNOWN_KEY, ConversionError, Loss, LossReport, unknown_keys
 from .wire import WireStruct
 
 __all__ = [
@@ -98,7 +98,7 @@ class _Losses:
         self.found.append(Loss(path, f"{reason}; {done}"))
 
     def report(self) -> LossReport:
-        return LossReport(self.found)
+        return LossReport(self.found) if self.found else NO_LOSSES
 
 
 def _key_path(path: str, key: str) -> str:

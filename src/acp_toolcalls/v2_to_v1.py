@@ -56,7 +56,7 @@ from msgspec import UNSET, UnsetType
 from . import v1, v2
 from .codec import decode, to_builtins
 from .lenient import DecodeError
-from .loss import LossReport
+from .loss import NO_LOSSES, LossReport
 from .state import KIND_LABELS
 from .terminal_text import fenced
 from .v1_to_v2 import (
@@ -354,13 +354,10 @@ def content_to_v1(
             and block.meta is UNSET
             and item.meta is UNSET
         ):
-            return [v1.Content(content=v1.TextContent(text=block.text))], _NO_LOSS
+            return [v1.Content(content=v1.TextContent(text=block.text))], NO_LOSSES
     losses = _Losses(strict)
     converted = _find(_ITEMS, item)(item, path, losses)
     return converted, losses.report()
-
-
-_NO_LOSS = LossReport()
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,6 +473,16 @@ _FIELDS: tuple[_Field, ...] = (
 
 
 def _fields(u: v2.ToolCallUpdate, create: bool, path: str, losses: _Losses) -> dict[str, Any]:
+    fast = plain_fields(u, create)
+    if fast is not None:
+        return fast
+    return _mapped_fields(u, create, path, losses)
+
+
+def _mapped_fields(
+    u: v2.ToolCallUpdate, create: bool, path: str, losses: _Losses
+) -> dict[str, Any]:
+    """The v1 values of ``u``'s fields through ``_FIELDS`` (the general path)."""
     _report_extra(u, path, losses)
     values: dict[str, Any] = {}
     for field in _FIELDS:
@@ -497,6 +504,168 @@ def _fields(u: v2.ToolCallUpdate, create: bool, path: str, losses: _Losses) -> d
     return values
 
 
+_PLAIN_UPDATES = (v2.ToolCallUpdate, v2.SessionToolCallUpdate)
+_V1_KINDS = frozenset(v1.KNOWN_KINDS)
+_V1_STATUSES = frozenset(v1.KNOWN_STATUSES)
+
+
+def plain_fields(u: v2.ToolCallUpdate, create: bool = False) -> dict[str, Any] | None:
+    """``_mapped_fields(u, create, ...)`` for an update whose fields all map without a loss
+    (no unknown keys, known kind and status, no ``capabilities``, no clear v1 cannot send,
+    plain text content, locations and ``_meta`` without ``null`` keys): the values, copied as
+    that path copies them; ``None`` for any other update, which takes that path. The common
+    shapes skip the table's per-field calls and paths (a property test holds the two equal)."""
+    if type(u) is not v2.SessionToolCallUpdate and type(u) is not v2.ToolCallUpdate:
+        return None  # unknown keys are reported by the general path
+    values: dict[str, Any] = {}
+    value: Any = u.title
+    if value is not UNSET:
+        if value is not None:
+            values["title"] = value
+        elif not create:
+            return None
+    value = u.name
+    if value is not UNSET:
+        if value is not None:
+            values["name"] = value
+        elif not create:
+            return None
+    value = u.kind
+    if value is not UNSET:
+        if value is None:
+            if not create:
+                values["kind"] = "other"
+        elif value in _V1_KINDS:
+            values["kind"] = value
+        else:
+            return None
+    value = u.status
+    if value is not UNSET:
+        if value is None:
+            if not create:
+                values["status"] = "pending"
+        elif value in _V1_STATUSES:
+            values["status"] = value
+        else:
+            return None
+    value = u.content
+    if value is not UNSET:
+        if value:
+            content = _plain_content(value)
+            if content is None:
+                return None
+            values["content"] = content
+        elif not create:
+            values["content"] = []
+    value = u.locations
+    if value is not UNSET:
+        if value:
+            locations = _plain_locations(value)
+            if locations is None:
+                return None
+            values["locations"] = locations
+        elif not create:
+            values["locations"] = []
+    value = u.raw_input
+    if value is not UNSET:
+        if value is not None:
+            values["raw_input"] = value
+        elif not create:
+            return None
+    value = u.raw_output
+    if value is not UNSET:
+        if value is not None:
+            values["raw_output"] = value
+        elif not create:
+            return None
+    if u.capabilities is not UNSET and (u.capabilities is not None or not create):
+        return None  # dropped, reported (D36)
+    value = u.meta
+    if value is not UNSET:
+        if type(value) is not dict:
+            if value is not None or not create:
+                return None
+        elif None in value.values():
+            if not create:
+                return None
+            value = {key: item for key, item in value.items() if item is not None}
+            if value:
+                values["meta"] = value
+        elif value or not create:
+            values["meta"] = dict(value)
+    return values
+
+
+def plain_stored_fields(fields: Mapping[str, Any], meta: Any) -> dict[str, Any] | None:
+    """``plain_fields(snapshot, create=True)`` of a call as a store holds it, read from its
+    ``fields`` (wire name -> value) and ``_meta`` without building the snapshot; ``content``
+    is left out (a bridge projects it itself). ``None`` where the general path must map the
+    call (a property test holds the two equal)."""
+    values: dict[str, Any] = {}
+    for key, value in fields.items():
+        if value is None or key == "content":
+            continue  # in a create, a clear is simply the default
+        if key == "title" or key == "name":
+            values[key] = value
+        elif key == "kind":
+            if value not in _V1_KINDS:
+                return None
+            values["kind"] = value
+        elif key == "status":
+            if value not in _V1_STATUSES:
+                return None
+            values["status"] = value
+        elif key == "rawInput":
+            values["raw_input"] = value
+        elif key == "rawOutput":
+            values["raw_output"] = value
+        elif key == "locations":
+            if value:
+                locations = _plain_locations(value)
+                if locations is None:
+                    return None
+                values["locations"] = locations
+        else:
+            return None  # `capabilities`: dropped, reported
+    if type(meta) is dict:
+        if None in meta.values():
+            meta = {key: item for key, item in meta.items() if item is not None}
+        if meta:
+            values["meta"] = dict(meta)
+    elif meta is not UNSET and meta is not None:
+        return None
+    return values
+
+
+def _plain_locations(items: Any) -> list[Any] | None:
+    """v1 copies of locations without unknown keys, else ``None``."""
+    out: list[Any] = []
+    for item in items:
+        if type(item) is not v2.ToolCallLocation:
+            return None
+        meta = item.meta
+        if meta is not UNSET:
+            meta = _copy_meta(meta)
+        out.append(v1.ToolCallLocation(path=item.path, line=item.line, meta=meta))
+    return out
+
+
+def _plain_content(items: list[Any]) -> list[Any] | None:
+    """v1 copies of content items that are all plain text (no annotations, ``_meta`` or
+    unknown keys), else ``None``."""
+    out = []
+    for item in items:
+        if type(item) is not v2.Content or item.meta is not UNSET:
+            return None
+        block = item.content
+        if type(block) is not v2.TextContent or block.annotations is not UNSET:
+            return None
+        if block.meta is not UNSET:
+            return None
+        out.append(v1.Content(content=v1.TextContent(text=block.text)))
+    return out
+
+
 def tool_call_update_to_v1(
     u: v2.ToolCallUpdate, *, strict: bool = False
 ) -> tuple[v1.ToolCallUpdate, LossReport]:
@@ -506,9 +675,20 @@ def tool_call_update_to_v1(
     ``tool_call_to_v1``. Strict mode raises ``ConversionError`` at the first substitution or
     omitted clear; ``capabilities`` and unknown keys are dropped and reported in both modes.
     """
+    values, losses = update_values(u, strict=strict)
+    return v1.ToolCallUpdate(tool_call_id=u.tool_call_id, **values), losses
+
+
+def update_values(
+    u: v2.ToolCallUpdate, *, strict: bool = False
+) -> tuple[dict[str, Any], LossReport]:
+    """The fields of ``tool_call_update_to_v1(u)`` (attribute name -> v1 value, only those it
+    sets), and the losses: for a caller that builds the v1 model itself."""
+    fast = plain_fields(u, False)
+    if fast is not None:
+        return fast, NO_LOSSES
     losses = _Losses(strict)
-    values = _fields(u, False, "$", losses)
-    return v1.ToolCallUpdate(tool_call_id=u.tool_call_id, **values), losses.report()
+    return _mapped_fields(u, False, "$", losses), losses.report()
 
 
 def display_title(title: Any, name: Any, kind: Any, title_fallback: str | None = None) -> str:
@@ -533,12 +713,35 @@ def tool_call_to_v1(
     on a call nobody has seen it is the default. Substitutions are reported (strict mode
     raises).
     """
-    losses = _Losses(strict)
-    values = _fields(u, True, "$", losses)
-    values["title"] = display_title(values.get("title"), values.get("name"), u.kind, title_fallback)
+    values, losses = create_values(u, strict=strict, title_fallback=title_fallback)
+    return v1.ToolCall(tool_call_id=u.tool_call_id, **values), losses
+
+
+def create_values(
+    u: v2.ToolCallUpdate, *, strict: bool = False, title_fallback: str | None = None
+) -> tuple[dict[str, Any], LossReport]:
+    """The fields of ``tool_call_to_v1(u, ...)`` (attribute name -> v1 value; ``title``,
+    ``kind`` and ``status`` always there), and the losses: for a caller that builds the v1
+    model itself."""
+    values = plain_fields(u, True)
+    report = NO_LOSSES
+    if values is None:
+        losses = _Losses(strict)
+        values = _mapped_fields(u, True, "$", losses)
+        report = losses.report()
+    return create_defaults(values, u.kind, title_fallback), report
+
+
+def create_defaults(
+    values: dict[str, Any], kind: Any, title_fallback: str | None
+) -> dict[str, Any]:
+    """``values`` of a v1 ``tool_call`` with what it always carries: a non-empty title (D10,
+    from ``values``, ``kind`` as the v2 call has it and ``title_fallback``), and ``kind`` and
+    ``status`` (their defaults when not set)."""
+    values["title"] = display_title(values.get("title"), values.get("name"), kind, title_fallback)
     values.setdefault("kind", "other")
     values.setdefault("status", "pending")
-    return v1.ToolCall(tool_call_id=u.tool_call_id, **values), losses.report()
+    return values
 
 
 # --------------------------------------------------------------------------------------------
