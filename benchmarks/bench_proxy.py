@@ -1,30 +1,44 @@
-"""Latency added by ``acp-toolcalls bridge`` per message, against pass-through proxies.
+"""What ``acp-toolcalls bridge`` costs per message, against an asyncio ``cat`` proxy.
 
-    python benchmarks/bench_proxy.py [--messages N] [--interval-ms MS] [--reps R]
+    python benchmarks/bench_proxy.py [--only throughput|latency|breakdown] [--reps R]
+        [--burst N] [--messages N] [--interval-ms MS] [--profile DIR]
 
 A scripted agent (this file with ``--agent``) answers ``initialize`` and ``session/new`` and,
-on ``session/prompt``, sends N tool-call and message updates paced ``--interval-ms`` apart (so
-that what is measured is the handling of one message, not a queue), stamping each with
-``time.monotonic_ns()`` as it writes it; the driver stamps each as it reads it from the proxy.
-Both clocks are the system's CLOCK_MONOTONIC. Every measured message maps to exactly one
-message on the other side (``--coalesce-ms 0``), in order.
+on ``session/prompt``, sends N tool-call and message updates (per tool call: first report,
+content chunk, agent message chunk, progress, completion; 300-460 bytes each). Every measured
+message maps to exactly one message on the other side (``--coalesce-ms 0``), in order.
 
-Setups, for each direction (v2 agent -> v1 client, v1 agent -> v2 client):
+Setups, for each direction (v2 agent -> v1 client, v1 agent -> v2 client), run interleaved:
 - ``direct``: the driver reads the agent itself (no proxy): the pipe hops' floor;
-- ``cat proxy``: a minimal asyncio proxy that forwards lines unread (the pass-through baseline
-  of the issue);
+- ``cat proxy``: a minimal asyncio proxy in this file that forwards lines unread (a
+  ``readline``, a ``write`` and a ``drain`` per line): the limit of issue 19;
 - ``bridge, same version``: ``acp-toolcalls bridge`` where both sides speak the agent's
-  version, so it forwards byte for byte;
+  version (pass-through: forwarded byte for byte);
 - ``bridge, converting``: ``acp-toolcalls bridge`` between a client and an agent of different
   versions.
-The figure of the issue is the converting bridge's median latency minus the cat proxy's, in
-the same run (target: under 100 µs).
+
+Throughput (``--burst`` messages): the agent writes them all at once; the time from the prompt
+to the end of the turn, read by the driver in 1 MiB chunks. Each setup's time over the cat
+proxy's in the same run (= cat's msgs/s over the setup's); targets: same version <= 1.3x,
+converting v2 -> v1 <= 3x.
+
+Latency (``--messages``, one every ``--interval-ms``): the agent stamps each message with
+``time.monotonic_ns()`` as it writes it, the driver as it reads it (a buffered reader: a raw
+pipe's ``readline`` reads a byte per system call); both are CLOCK_MONOTONIC. Per run, the
+converting bridge's median minus the cat proxy's; target: under 50 µs.
+
+Breakdown: in this process, per line of the same traffic, what the proxy does between a read
+and a write: splitting lines, the connection core a batch at a time (pass-through and
+converting), and the converting bridge alone (``convert`` and ``encode``), best of ``--reps``.
+
+``--profile DIR``: one throughput run of each bridge setup under cProfile (``DIR/*.prof``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import statistics
@@ -32,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +115,12 @@ def _messages(version: int, count: int, session: str) -> list[dict[str, Any]]:
     return out
 
 
-def agent_main(version: int, count: int, interval: float, stamps: str) -> None:
-    """The scripted agent: raw JSON lines on stdin/stdout."""
+def agent_main(version: int, count: int, interval: float, stamps: str | None) -> None:
+    """The scripted agent: raw JSON lines on stdin/stdout. ``interval`` 0: the N updates are
+    written at once, in one write (the throughput runs; nothing is stamped)."""
     out = sys.stdout.buffer
     sent: list[int] = []
+    burst = b"".join(_line(m) for m in _messages(version, count, "sess-1")) if not interval else b""
     for line in sys.stdin.buffer:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
@@ -120,15 +137,20 @@ def agent_main(version: int, count: int, interval: float, stamps: str) -> None:
             if version == 2:
                 out.write(_line({"jsonrpc": "2.0", "id": request_id, "result": {"messageId": "u"}}))
                 out.flush()
-            lines = [_line(m) for m in _messages(version, count, "sess-1")]
-            deadline = time.monotonic()
-            for data in lines:
-                deadline += interval
-                time.sleep(max(0.0, deadline - time.monotonic()))  # no spinning: 2 cores
-                sent.append(time.monotonic_ns())
-                out.write(data)
+            if burst:
+                out.write(burst)
                 out.flush()
-            Path(stamps).write_text(json.dumps(sent), encoding="utf-8")
+            else:
+                lines = [_line(m) for m in _messages(version, count, "sess-1")]
+                deadline = time.monotonic()
+                for data in lines:
+                    deadline += interval
+                    time.sleep(max(0.0, deadline - time.monotonic()))  # no spinning: 2 cores
+                    sent.append(time.monotonic_ns())
+                    out.write(data)
+                    out.flush()
+                assert stamps is not None
+                Path(stamps).write_text(json.dumps(sent), encoding="utf-8")
             end: dict[str, Any]
             if version == 2:
                 idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
@@ -188,31 +210,42 @@ def _request(request_id: int, method: str, params: dict[str, Any]) -> bytes:
     return _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
 
-def measure(command: list[str], client_version: int, count: int) -> list[float]:
-    """Latencies in µs of the N measured messages through ``command`` (a proxy or the agent)."""
+def _start(command: list[str], client_version: int) -> subprocess.Popen[bytes]:
+    """``command`` started, initialized and given a session; the prompt is next."""
     # Buffered: a raw pipe's readline reads one byte per system call (issue 19); a buffered
     # reader's returns as soon as a whole line has arrived, so the stamps are not delayed.
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert process.stdin is not None and process.stdout is not None
-    reader = process.stdout
-
-    def send(line: bytes) -> None:
-        assert process.stdin is not None
-        process.stdin.write(line)
-        process.stdin.flush()
-
+    init: dict[str, Any]
+    new: dict[str, Any]
     if client_version == 2:
         init = {"protocolVersion": 2, "info": {"name": "driver", "version": "0"}}
         new = {"cwd": "/tmp"}
     else:
         init = {"protocolVersion": 1, "clientCapabilities": {}}
         new = {"cwd": "/tmp", "mcpServers": []}
-    send(_request(0, "initialize", init))
-    json.loads(reader.readline())
-    send(_request(1, "session/new", new))
-    json.loads(reader.readline())
-    prompt = {"sessionId": "sess-1", "prompt": [{"type": "text", "text": "go"}]}
-    send(_request(2, "session/prompt", prompt))
+    _send(process, _request(0, "initialize", init))
+    json.loads(process.stdout.readline())
+    _send(process, _request(1, "session/new", new))
+    json.loads(process.stdout.readline())
+    return process
+
+
+def _send(process: subprocess.Popen[bytes], line: bytes) -> None:
+    assert process.stdin is not None
+    process.stdin.write(line)
+    process.stdin.flush()
+
+
+_PROMPT = {"sessionId": "sess-1", "prompt": [{"type": "text", "text": "go"}]}
+
+
+def measure(command: list[str], client_version: int, count: int) -> list[float]:
+    """Latencies in µs of the N measured messages through ``command`` (a proxy or the agent)."""
+    process = _start(command, client_version)
+    assert process.stdin is not None and process.stdout is not None
+    reader = process.stdout  # an io.BufferedReader (Popen's default bufsize)
+    _send(process, _request(2, "session/prompt", _PROMPT))
     received: list[int] = []
     while len(received) < count:
         line = reader.readline()
@@ -230,17 +263,44 @@ def measure(command: list[str], client_version: int, count: int) -> list[float]:
     return [(r - s) / 1000.0 for r, s in zip(received, _stamps(command), strict=True)]
 
 
+def rate(command: list[str], client_version: int, count: int) -> float:
+    """Seconds from the prompt to the end of its turn through ``command``: the agent writes
+    the N updates at once, and the driver reads in 1 MiB chunks, counting lines, so that the
+    proxy is what takes the time."""
+    process = _start(command, client_version)
+    assert process.stdin is not None and process.stdout is not None
+    fd = process.stdout.fileno()
+    start = time.perf_counter()
+    _send(process, _request(2, "session/prompt", _PROMPT))
+    lines, tail = 0, b""
+    while True:
+        data = os.read(fd, 1 << 20)
+        if not data:
+            raise RuntimeError(f"{command[:3]}: output ended after {lines} lines")
+        lines += data.count(b"\n")
+        if b'"stopReason"' in tail + data:  # the end of the turn, in either version
+            break
+        tail = data[-16:]
+    elapsed = time.perf_counter() - start
+    if lines < count:
+        raise RuntimeError(f"{command[:3]}: {lines} lines for {count} messages")
+    process.stdin.close()
+    process.wait(timeout=30)
+    return elapsed
+
+
 def _stamps(command: list[str]) -> list[int]:
     path = command[command.index("--stamps") + 1]
     stamps: list[int] = json.loads(Path(path).read_text(encoding="utf-8"))
     return stamps
 
 
-def _agent(version: int, count: int, interval: float, stamps: str) -> list[str]:
-    return [
+def _agent(version: int, count: int, interval: float, stamps: str | None) -> list[str]:
+    command = [
         sys.executable, str(HERE), "--agent", str(version), "--messages", str(count),
-        "--interval-ms", str(interval * 1000), "--stamps", stamps,
+        "--interval-ms", str(interval * 1000),
     ]  # fmt: skip
+    return [*command, "--stamps", stamps] if stamps is not None else command
 
 
 def _bridge(agent: list[str], agent_version: int) -> list[str]:
@@ -250,48 +310,39 @@ def _bridge(agent: list[str], agent_version: int) -> list[str]:
     ]  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=2000)
-    parser.add_argument("--interval-ms", type=float, default=1.0)
-    parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--agent", type=int, choices=(1, 2), help=argparse.SUPPRESS)
-    parser.add_argument("--cat", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--stamps", help=argparse.SUPPRESS)
-    args, rest = parser.parse_known_args()
-    interval = args.interval_ms / 1000.0
-    if args.agent is not None:
-        agent_main(args.agent, args.messages, interval, args.stamps)
-        return
-    if args.cat:
-        asyncio.run(cat_main(rest[rest.index("--") + 1 :] if "--" in rest else rest))
-        return
+DIRECTIONS = (("v2 agent -> v1 client", 2, 1), ("v1 agent -> v2 client", 1, 2))
 
-    print_environment()
+
+def _cat_proxy(agent: list[str]) -> list[str]:
+    return [sys.executable, str(HERE), "--cat", "--", *agent]
+
+
+def _setups(agent: list[str], agent_version: int, client_version: int) -> dict[str, Any]:
+    return {
+        "direct (no proxy)": (agent, agent_version),
+        "cat proxy (pass-through)": (_cat_proxy(agent), agent_version),
+        "bridge, same version": (_bridge(agent, agent_version), agent_version),
+        "bridge, converting": (_bridge(agent, agent_version), client_version),
+    }  # fmt: skip
+
+
+def latency_main(args: argparse.Namespace) -> None:
     print(
-        f"messages     {args.messages} per run, one every {args.interval_ms} ms; "
+        f"latency      {args.messages} messages per run, one every {args.interval_ms} ms; "
         f"{args.reps} runs per setup, interleaved"
     )
+    interval = args.interval_ms / 1000.0
     stamps = os.path.join(tempfile.mkdtemp(prefix="bench_proxy_"), "stamps.json")
     results: dict[tuple[str, str], list[float]] = {}
-    for direction, agent_version, client_version in (
-        ("v2 agent -> v1 client", 2, 1),
-        ("v1 agent -> v2 client", 1, 2),
-    ):
+    medians: dict[tuple[str, str], list[float]] = {}
+    for direction, agent_version, client_version in DIRECTIONS:
         agent = _agent(agent_version, args.messages, interval, stamps)
-        setups = {
-            "direct (no proxy)": (agent, agent_version),
-            "cat proxy (pass-through)": (
-                [sys.executable, str(HERE), "--cat", "--", *agent],
-                agent_version,
-            ),
-            "bridge, same version": (_bridge(agent, agent_version), agent_version),
-            "bridge, converting": (_bridge(agent, agent_version), client_version),
-        }
+        setups = _setups(agent, agent_version, client_version)
         for rep in range(args.reps):
             for name, (command, speaks) in setups.items():
                 latencies = measure(command, speaks, args.messages)
                 results.setdefault((direction, name), []).extend(latencies)
+                medians.setdefault((direction, name), []).append(statistics.median(latencies))
             print(f"  {direction}: run {rep + 1}/{args.reps} done", file=sys.stderr)
 
     print()
@@ -302,14 +353,191 @@ def main() -> None:
         p99 = values[int(len(values) * 0.99)]
         print(f"{direction:24} {name:28} {statistics.median(values):10.1f} {p90:8.1f} {p99:8.1f}")
     print()
-    for direction in ("v2 agent -> v1 client", "v1 agent -> v2 client"):
-        converting = statistics.median(results[(direction, "bridge, converting")])
-        cat = statistics.median(results[(direction, "cat proxy (pass-through)")])
-        same = statistics.median(results[(direction, "bridge, same version")])
+    for direction, _agent_version, _client_version in DIRECTIONS:
+        converting = medians[(direction, "bridge, converting")]
+        cat = medians[(direction, "cat proxy (pass-through)")]
+        same = medians[(direction, "bridge, same version")]
+        over_cat = [c - k for c, k in zip(converting, cat, strict=True)]
+        over_same = [c - k for c, k in zip(converting, same, strict=True)]
+        same_cat = [c - k for c, k in zip(same, cat, strict=True)]
         print(
-            f"{direction}: converting bridge - cat proxy = {converting - cat:.1f} µs "
-            f"(target < 100); converting - same-version bridge = {converting - same:.1f} µs"
+            f"{direction}: converting - cat, per run: {_spread(over_cat)} µs (target < 50); "
+            f"converting - same-version: {_spread(over_same)} µs; "
+            f"same-version - cat: {_spread(same_cat)} µs"
         )
+
+
+def _spread(values: list[float]) -> str:
+    """min / median / max of per-run figures."""
+    return f"min {min(values):.1f} med {statistics.median(values):.1f} max {max(values):.1f}"
+
+
+def throughput_main(args: argparse.Namespace) -> None:
+    count = args.burst
+    print(
+        f"throughput   {count} messages written at once per run; {args.reps} runs per setup, "
+        "interleaved; the driver reads 1 MiB chunks"
+    )
+    times: dict[tuple[str, str], list[float]] = {}
+    for direction, agent_version, client_version in DIRECTIONS:
+        agent = _agent(agent_version, count, 0.0, None)
+        setups = _setups(agent, agent_version, client_version)
+        for rep in range(args.reps):
+            for name, (command, speaks) in setups.items():
+                times.setdefault((direction, name), []).append(rate(command, speaks, count))
+            print(f"  {direction}: run {rep + 1}/{args.reps} done", file=sys.stderr)
+
+    print()
+    print(
+        f"{'direction':24} {'setup':28} {'best msgs/s':>12} {'median':>9} "
+        f"{'vs cat: min':>12} {'median':>7} {'max':>6}"
+    )
+    for (direction, name), values in times.items():
+        cat = times[(direction, "cat proxy (pass-through)")]
+        ratios = [t / c for t, c in zip(values, cat, strict=True)]  # same run: time over cat's
+        print(
+            f"{direction:24} {name:28} {count / min(values):12,.0f} "
+            f"{count / statistics.median(values):9,.0f} {min(ratios):11.2f}x "
+            f"{statistics.median(ratios):6.2f}x {max(ratios):5.2f}x"
+        )
+    print()
+    print("slower than cat = the setup's time / cat's time in the same run (msgs/s of cat over")
+    print("the setup's); targets (issue 19): same version <= 1.3x, converting v2 -> v1 <= 3x")
+
+
+def breakdown_main(args: argparse.Namespace) -> None:
+    """Per line, in this process: the proxy's work between a read and a write."""
+    count = args.burst
+    print(f"breakdown    {count} lines, best of {args.reps}; the core {_BATCH} lines per call")
+    print(f"{'direction':24} {'step':44} {'µs/line':>8}")
+    for direction, agent_version, client_version in DIRECTIONS:
+        lines = [_line(m)[:-1] for m in _messages(agent_version, count, "sess-1")]
+        steps: dict[str, Callable[[], object]] = {
+            "split the lines of a read": functools.partial(
+                (b"\n".join(lines) + b"\n").split, b"\n"
+            ),
+            "core, same version (pass-through)": functools.partial(
+                _core_run, lines, agent_version, agent_version
+            ),
+            "core, converting": functools.partial(_core_run, lines, client_version, agent_version),
+            "  of which the bridge alone (convert, encode)": functools.partial(
+                _bridge_run, lines, agent_version
+            ),
+        }
+        for name, run in steps.items():
+            best = min(_timed(run) for _ in range(args.reps))
+            print(f"{direction:24} {name:44} {best / count * 1e6:8.2f}")
+
+
+_BATCH = 150  # about the lines of one 64 KiB read
+
+
+def _core_run(lines: list[bytes], client: int, agent: int) -> None:
+    connection = _ready_core(client, agent)
+    if not hasattr(connection, "from_agent_lines"):  # a core from before issue 19: by line
+        for line in lines:
+            connection.from_agent(line, 0.0)
+        return
+    for start in range(0, len(lines), _BATCH):
+        connection.from_agent_lines(lines[start : start + _BATCH], 0.0)
+
+
+def _bridge_run(lines: list[bytes], agent: int) -> None:
+    from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+    from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+    from acp_toolcalls.codec import encode
+
+    convert = (V2ToV1Bridge(coalesce=False) if agent == 2 else V1ToV2Bridge()).convert
+    for line in lines:
+        for message in convert(line).messages:
+            encode(message)
+
+
+def _timed(run: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def _ready_core(client: int, agent: int) -> Any:
+    """A ``ConnectionBridge`` past initialize with session ``sess-1`` and a prompt running."""
+    from acp_toolcalls.connection import ConnectionBridge
+
+    core = ConnectionBridge(
+        client_version=1 if client == 1 else 2,
+        agent_version=1 if agent == 1 else 2,
+        coalesce_interval=0.0,
+    )
+    init: dict[str, Any]
+    new: dict[str, Any]
+    if client == 2:
+        init, new = {"protocolVersion": 2, "info": {"name": "d", "version": "0"}}, {"cwd": "/"}
+    else:
+        init = {"protocolVersion": 1, "clientCapabilities": {}}
+        new = {"cwd": "/", "mcpServers": []}
+    info: dict[str, Any] = (
+        {"info": {"name": "bench", "version": "0"}, "capabilities": {"session": {}}}
+        if agent == 2
+        else {"agentInfo": {"name": "bench", "version": "0"}}
+    )
+    for request_id, method, params in ((0, "initialize", init), (1, "session/new", new)):
+        out = core.from_client(_request(request_id, method, params)[:-1], 0.0)
+        asked = json.loads(out.to_agent[0])["id"]
+        value = {"protocolVersion": agent, **info} if method == "initialize" else None
+        answer = {"jsonrpc": "2.0", "id": asked, "result": value or {"sessionId": "sess-1"}}
+        core.from_agent(_line(answer)[:-1], 0.0)
+    core.from_client(_request(2, "session/prompt", _PROMPT)[:-1], 0.0)
+    return core
+
+
+def profile_main(args: argparse.Namespace) -> None:
+    """One throughput run of each bridge setup under cProfile."""
+    os.makedirs(args.profile, exist_ok=True)
+    for direction, agent_version, client_version in DIRECTIONS:
+        agent = _agent(agent_version, args.burst, 0.0, None)
+        for name, speaks in (("same", agent_version), ("converting", client_version)):
+            path = os.path.join(args.profile, f"v{agent_version}-agent-{name}.prof")
+            command = _bridge(agent, agent_version)
+            command[1:1] = ["-m", "cProfile", "-o", path]
+            elapsed = rate(command, speaks, args.burst)
+            print(f"{direction:24} {name:11} {args.burst / elapsed:9,.0f} msgs/s profiled: {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=2000, help="per latency run")
+    parser.add_argument("--interval-ms", type=float, default=1.0, help="latency runs' pacing")
+    parser.add_argument("--burst", type=int, default=20000, help="messages per throughput run")
+    parser.add_argument("--reps", type=int, default=3, help="runs per setup, interleaved")
+    parser.add_argument(
+        "--only",
+        choices=("throughput", "latency", "breakdown"),
+        help="one of them (default: all three)",
+    )
+    parser.add_argument("--profile", metavar="DIR", help="profile the bridge setups instead")
+    parser.add_argument("--agent", type=int, choices=(1, 2), help=argparse.SUPPRESS)
+    parser.add_argument("--cat", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--stamps", help=argparse.SUPPRESS)
+    args, rest = parser.parse_known_args()
+    if args.agent is not None:
+        agent_main(args.agent, args.messages, args.interval_ms / 1000.0, args.stamps)
+        return
+    if args.cat:
+        asyncio.run(cat_main(rest[rest.index("--") + 1 :] if "--" in rest else rest))
+        return
+
+    print_environment()
+    if args.profile:
+        profile_main(args)
+        return
+    for name, run in (
+        ("throughput", throughput_main),
+        ("breakdown", breakdown_main),
+        ("latency", latency_main),
+    ):
+        if args.only in (None, name):
+            print()
+            run(args)
 
 
 if __name__ == "__main__":
