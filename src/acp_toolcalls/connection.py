@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -61,7 +61,7 @@ from . import routing as rpc
 from . import v1, v2
 from .bridge_to_v1 import V2ToV1Bridge
 from .bridge_to_v2 import V1ToV2Bridge
-from .codec import DEFAULT_MAX_BYTES, encode
+from .codec import DEFAULT_MAX_BYTES, FAST_PATH_MISSES, encode, fast_message_decoder
 from .jsonrpc import (
     CANCELLED_OUTCOME,
     INTERNAL_ERROR,
@@ -100,6 +100,10 @@ _V2_TYPED = frozenset(
     {"tool_call_update", "tool_call_content_chunk", "terminal_update", "terminal_output_chunk"}
 )
 _V1_TYPED = frozenset({"tool_call", "tool_call_update"})
+_TYPED_V2 = fast_message_decoder("v2")
+_TYPED_V1 = fast_message_decoder("v1")
+_TOOL_CALL_TAG = b'"sessionUpdate":"tool_call'  # compact JSON; other spellings: the general path
+_TERMINAL_TAG = b'"sessionUpdate":"terminal_'
 _MODE_UPDATES = frozenset({"current_mode_update", "config_option_update"})
 """``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
 _SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
@@ -107,6 +111,8 @@ _CLIENT_NOTIFICATIONS = frozenset({"session/cancel", "$/cancel_request"})
 _AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
 """Notifications of each side that are handled as such even when they come with an id."""
 _PERMISSION_METHOD = b'"session/request_permission"'
+_METHOD_FIRST = (b'{"jsonrpc":"2.0","method":', b'{"jsonrpc": "2.0", "method": ', b'{"method":')
+"""How lines whose first top-level member (after ``jsonrpc``) is ``method`` open."""
 UNSUPPORTED_VERSION = -32022  # no protocol version the agent speaks is at or below the asked one
 _MAX_HELD = 1_000
 _FLUSH_BYTES = 4 * 1024 * 1024  # tool-call changes one ``poll`` sends, about (in store bytes)
@@ -127,6 +133,9 @@ class ConnectionNote:
     """``loss``: what a conversion could not carry (for ``--verbose``); ``error``: a peer broke
     the protocol or went away; ``limit``: a memory cap dropped something (at most one line
     per cap every ``LIMIT_NOTE_INTERVAL`` seconds, saying how many more it bit since)."""
+    line: int | None = None
+    """The index of the line it is about in the lines given to ``from_client_lines`` or
+    ``from_agent_lines`` (``None``: not one of them, or another call)."""
 
 
 @dataclass
@@ -176,9 +185,17 @@ class ConnectionBridge:
     """The sans-I/O core of the proxy: lines in from either side, lines out to either side.
 
     ``from_client(line, now)`` and ``from_agent(line, now)`` take one line each (without its
-    newline); ``poll(now)`` sends coalesced tool-call changes that are due (``next_deadline``),
-    ``flush()`` all of them; ``agent_gone(reason)`` answers everything the client still waits
-    for. Each returns an ``Outbox``.
+    newline), ``from_client_lines`` and ``from_agent_lines`` several (those of one read: the
+    same result, in one ``Outbox``, each note naming the index of its line); ``poll(now)``
+    sends coalesced tool-call changes that are due (``next_deadline``), ``flush()`` all of
+    them; ``agent_gone(reason)`` answers everything the client still waits for. Each returns
+    an ``Outbox``.
+
+    Kept cheap per line (issue 19): in pass-through an agent line is looked at with byte
+    checks only, unless a request of the client waits for an answer and the line does not
+    open with a ``method`` (``_METHOD_FIRST``); converting, a compact tool-call or terminal
+    update is decoded once, by the strict decoder its bridge would read it with, and handed
+    to the bridge typed (``_typed_update``).
     """
 
     def __init__(
@@ -218,6 +235,7 @@ class ConnectionBridge:
         self._client_held: list[tuple[rpc.Envelope, bytes]] = []  # client lines meanwhile
         self._client_held_bytes = 0
         self._now = 0.0  # the time of the line being handled
+        self._line: int | None = None  # its index in the lines of from_*_lines, for notes
         self.gone = False
 
     # ----------------------------------------------------------------------------------------
@@ -226,10 +244,65 @@ class ConnectionBridge:
     def from_client(self, line: bytes, now: float) -> Outbox:
         """One line the client wrote."""
         self._now = now
+        self._client_line(line, now)
+        return self._take()
+
+    def from_agent(self, line: bytes, now: float) -> Outbox:
+        """One line the agent wrote."""
+        self._now = now
+        self._agent_line(line, now)
+        return self._take()
+
+    def from_client_lines(self, lines: Sequence[bytes], now: float) -> Outbox:
+        """Lines the client wrote, in order (those of one read): what ``from_client`` would
+        return for each, in one ``Outbox``; each note's ``line`` is the index in ``lines`` of
+        the line it is about. A line whose handling raises (a bug) costs that line alone: it
+        is noted (``error``) and the next one is handled."""
+        return self._lines(self._client_line, "client", lines, now)
+
+    def from_agent_lines(self, lines: Sequence[bytes], now: float) -> Outbox:
+        """Lines the agent wrote, in order: as ``from_client_lines``, the other way."""
+        self._now = now
+        if self.mode == "passthrough" and not self.gone:  # kept to cheap byte checks per line
+            to_client = self._out.to_client
+            for index, line in enumerate(lines):
+                try:
+                    if self._to_agent.pending or self._turns:
+                        self._untrack_passthrough(line)
+                    if _PERMISSION_METHOD in line:
+                        self._line = index
+                        line = self._unique_options(line)
+                except Exception as exc:  # a bug must cost this line, not the others
+                    self._line = index
+                    self._bug("agent", exc)
+                else:
+                    to_client.append(line)
+                self._line = None
+            return self._take()
+        return self._lines(self._agent_line, "agent", lines, now)
+
+    def _lines(
+        self, handle: Callable[[bytes, float], None], side: Side, lines: Sequence[bytes], now: float
+    ) -> Outbox:
+        self._now = now
+        for index, line in enumerate(lines):
+            self._line = index
+            try:
+                handle(line, now)
+            except Exception as exc:  # a bug must cost this line, not the others
+                self._bug(side, exc)
+            self._backlogs()
+        self._line = None
+        return self._take()
+
+    def _bug(self, side: Side, exc: Exception) -> None:
+        self._note(side, f"not handled ({type(exc).__name__}: {exc}); a bug", "error")
+
+    def _client_line(self, line: bytes, now: float) -> None:
         if self.mode == "passthrough":
             self._track_passthrough(line)
             self._out.to_agent.append(line)
-            return self._take()
+            return
         read = self._read_client(line)
         if read is not None:
             value, line = read
@@ -241,19 +314,18 @@ class ConnectionBridge:
                     self._client_value(item, msgspec.json.encode(item), now)
             else:
                 self._client_value(value, line, now)
-        return self._take()
 
-    def from_agent(self, line: bytes, now: float) -> Outbox:
-        """One line the agent wrote."""
-        self._now = now
+    def _agent_line(self, line: bytes, now: float) -> None:
         if self.gone:
-            return self._take()
+            return
         if self.mode == "passthrough":
             self._untrack_passthrough(line)
             if _PERMISSION_METHOD in line:
                 line = self._unique_options(line)
             self._out.to_client.append(line)
-            return self._take()
+            return
+        if self.mode == "convert" and self._typed_update(line, now):
+            return
         read = self._read_agent(line)
         if read is not None:
             parsed, line = read
@@ -262,7 +334,6 @@ class ConnectionBridge:
                     self._agent_item(item, now)
             else:
                 self._agent_message(parsed, line, now)
-        return self._take()
 
     def poll(self, now: float) -> Outbox:
         """Send the coalesced tool-call changes whose time has come."""
@@ -428,7 +499,7 @@ class ConnectionBridge:
     def _note(
         self, side: Side, text: str, kind: Literal["loss", "error", "limit"] = "loss"
     ) -> None:
-        self._out.notes.append(ConnectionNote(side, text, kind))
+        self._out.notes.append(ConnectionNote(side, text, kind, self._line))
 
     def _losses(self, side: Side, what: str, losses: Any) -> None:
         for loss in losses:
@@ -483,13 +554,16 @@ class ConnectionBridge:
             if not isinstance(params, dict) or not isinstance(options, list):
                 continue
             kept: list[Any] = []
-            offered: set[Any] = set()
+            offered: set[str] = set()
             for option in options:
                 option_id = option.get("optionId") if isinstance(option, dict) else None
-                if isinstance(option_id, str) and option_id in offered:
-                    self._note("agent", f"duplicate permission option id {option_id!r}: dropped")
-                    continue
-                offered.add(option_id)
+                if isinstance(option_id, str):  # another id is passed on: the client says
+                    if option_id in offered:
+                        self._note(
+                            "agent", f"duplicate permission option id {option_id!r}: dropped"
+                        )
+                        continue
+                    offered.add(option_id)
                 kept.append(option)
             if len(kept) != len(options):
                 params["options"] = kept
@@ -506,8 +580,8 @@ class ConnectionBridge:
         """What the client waits for that an agent line settles: an answer, and (v2) the idle
         ``state_update`` that ends a turn the agent acknowledged."""
         ending = bool(self._turns) and b'"idle"' in line
-        if not self._to_agent.pending and not ending:
-            return
+        if not ending and (not self._to_agent.pending or line.startswith(_METHOD_FIRST)):
+            return  # no answer: a line that opens with a method is a request or notification
         try:
             parsed = rpc.read_line.decode(line)
         except (msgspec.DecodeError, RecursionError):
@@ -1189,7 +1263,8 @@ class ConnectionBridge:
             self._forwarded_message(session, body["messageId"])
         self._bridge_update(self._to_v1, _opaque_message(message, 2) or line)
 
-    def _v1_agent_update(self, session_id: Any, tag: Any, line: bytes) -> None:
+    def _v1_agent_update(self, session_id: Any, tag: Any, line: bytes, typed: Any = None) -> None:
+        """``typed``: the line's typed message, when ``_typed_update`` read it."""
         session = self._session(session_id)
         if session.replay_suppressed:
             return  # the replay of a load that serves a resume without replay
@@ -1198,8 +1273,35 @@ class ConnectionBridge:
             self._mode_update(session.modes, line)
             return
         assert self._to_v2 is not None
-        data = line if tag in _V1_TYPED else (_opaque_message(rpc.whole(line), 1) or line)
+        if typed is not None:
+            data = typed
+        else:
+            data = line if tag in _V1_TYPED else (_opaque_message(rpc.whole(line), 1) or line)
         self._bridge_update(self._to_v2, data)
+
+    def _typed_update(self, line: bytes, now: float) -> bool:
+        """The most common line of a converted session, a well-formed tool-call or terminal
+        ``session/update`` notification, read once: by the strict decoder the bridge would
+        read it with (``codec.fast_message_decoder``), its typed message then given to the
+        bridge, routed as ``_agent_notification`` routes it. ``False`` for anything else (an
+        id, an unknown key, another update, a size over the codec's limit, bad JSON): the
+        general path reads it."""
+        if len(line) > DEFAULT_MAX_BYTES or not (_TOOL_CALL_TAG in line or _TERMINAL_TAG in line):
+            return False
+        try:
+            message = (_TYPED_V2 if self.agent_version == 2 else _TYPED_V1)(line)
+        except FAST_PATH_MISSES:
+            return False
+        if type(message) is v2.SessionUpdateMessage and self._to_v1 is not None:
+            self._session(message.params.session_id)
+            self._bridge_update(self._to_v1, message)
+            if self.coalesce_interval > 0 and self._deadline is None:
+                self._deadline = now + self.coalesce_interval
+            return True
+        if type(message) is v1.SessionUpdateMessage and self._to_v2 is not None:
+            self._v1_agent_update(message.params.session_id, None, line, message)
+            return True
+        return False
 
     def _mode_update(self, modes: Modes, line: bytes) -> None:
         """A v1 agent's mode or config option change, for a session whose modes the v2

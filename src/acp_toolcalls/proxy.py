@@ -4,16 +4,19 @@ Rules this module owns (every decision about messages is connection.py's):
 
 - asyncio, one thread for the messages. One task reads the client (our stdin), one the agent
   (its stdout), one sends coalesced tool-call changes when they are due; the agent process is
-  watched for its exit. What the core returns for a line goes to each side's writer at once,
-  in the core's order (nothing is awaited in between).
+  watched for its exit. A reader takes what one read brought, whole lines, to the core
+  ``_STEP`` lines at a time; what the core returns goes to each side's writer in the core's
+  order, with one write per side for the lines of a read (or per ``_BURST_BYTES`` of what
+  they make), and nothing is awaited between the core's answer and that write. A message
+  that arrives alone is handled and written at once: nothing waits for more to arrive.
 - Each side has its own writer: a buffer bounded in bytes (``QUEUE_BYTES``) that the event
-  loop writes out as that side reads. After a line, its reader waits while a side it wrote to
-  has more than that waiting (the agent's reader always waits on the client's writer, which
-  its lines reach later too, through coalescing; so does the timer that sends them), and
-  never waits on a side it does not write to: each direction
-  makes progress on its own (an agent that writes a burst before it reads is still read while
-  the client's prompt waits for it), and a side that does not read holds back, through the
-  pipes, only the peer that writes to it.
+  loop writes out as that side reads. After each write, its reader waits while a side it
+  wrote to has more than that waiting (the agent's reader always waits on the client's
+  writer, which its lines reach later too, through coalescing; so does the timer that sends
+  them), and never waits on a side it does not write to: each direction makes progress on
+  its own (an agent that writes a burst before it reads is still read while the client's
+  prompt waits for it), and a side that does not read holds back, through the pipes, only the
+  peer that writes to it. A writer holds at most its bound plus what ``_STEP`` lines make.
 - Lines are read with a limit: a longer line is reported and skipped, never held in memory
   whole; it is not fatal. A reader holds at most ``2 * _READ_AHEAD`` bytes it was not asked
   for yet, so a side that is not read costs that, not twice the line limit. A stdin that
@@ -22,7 +25,8 @@ Rules this module owns (every decision about messages is connection.py's):
 - Our stderr gets one line per note (errors and caps that bite; ``--verbose`` adds losses),
   naming the line it is about (``agent line 7: ...``), written by a helper thread from a buffer
   bounded in bytes: a stderr nobody reads never blocks the message path; notes past the bound
-  are dropped and counted, and the count is said when stderr takes lines again.
+  while a write to stderr is under way are dropped and counted, and the count is said when
+  stderr takes lines again.
 - The agent runs in a session (so a process group) of its own, with our stderr. The session
   ends when the client's input ends (the agent's stdin is closed and it gets ``grace``
   seconds to exit; exit status 0), or when the agent's process exits or its stdout ends or
@@ -62,7 +66,10 @@ __all__ = ["QUEUE_BYTES", "ProxyConfig", "run_proxy"]
 QUEUE_BYTES = 1 << 20
 """Bytes waiting for one side past which the readers that write to it pause."""
 _NOTES_BYTES = 1 << 18  # notes waiting for stderr past which they are dropped and counted
+_HANDOFF = 0.05  # seconds the event loop waits, at most, for the notes thread to take notes
 _READ_CHUNK = 1 << 16
+_STEP = 32  # lines given to the core at a time
+_BURST_BYTES = 1 << 18  # what the lines of one read make, written as soon as it is this much
 _READ_AHEAD = 1 << 18  # a reader pauses its pipe past twice this, whatever the line limit
 _POLL = 0.02  # seconds between looks at the agent's process group while it ends
 PREFIX = "acp-toolcalls bridge: "
@@ -95,7 +102,10 @@ class ProxyConfig:
 
 class _Notes:
     """Lines for our stderr, written by a helper thread (a stderr nobody reads blocks it, never
-    the event loop); past ``limit`` bytes waiting, notes are dropped and counted."""
+    the event loop); past ``limit`` bytes waiting while the thread is writing, notes are
+    dropped and counted. While it is not writing (it waits for the interpreter's lock, behind
+    a burst of notes the event loop makes in one go), the waiting notes are handed to it
+    first: notes are dropped only because a write to stderr is taking its time."""
 
     def __init__(self, stream: IO[str] | None, limit: int = _NOTES_BYTES) -> None:
         self._stream = stream
@@ -105,6 +115,8 @@ class _Notes:
         self._size = 0
         self._dropped = 0
         self._done = False
+        self._writing = False
+        self._stopped = False  # the thread ended: a write failed, or close
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="bridge-notes", daemon=True)
         self._thread.start()
@@ -112,33 +124,46 @@ class _Notes:
     def say(self, text: str) -> None:
         line = f"{PREFIX}{text}\n"
         with self._cond:
+            if self._size + len(line) > self._limit and not (self._writing or self._stopped):
+                self._cond.notify_all()  # hand them over; a write in progress is not waited on
+                self._cond.wait_for(lambda: self._writing or self._stopped, _HANDOFF)
             if self._size + len(line) > self._limit:
                 self._dropped += 1
                 return
             self._waiting.append(line)
             self._size += len(line)
-            self._cond.notify()
+            self._cond.notify_all()
 
     def close(self, timeout: float) -> None:
         """Write what waits, giving up after ``timeout`` seconds (stderr may never be read)."""
         with self._cond:
             self._done = True
-            self._cond.notify()
+            self._cond.notify_all()
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not (self._waiting or self._dropped or self._done):
-                    self._cond.wait()
-                if not (self._waiting or self._dropped):
+        try:
+            while True:
+                with self._cond:
+                    while not (self._waiting or self._dropped or self._done):
+                        self._cond.wait()
+                    if not (self._waiting or self._dropped):
+                        return
+                    lines, self._waiting, self._size = self._waiting, [], 0
+                    dropped, self._dropped = self._dropped, 0
+                    self._writing = True
+                    self._cond.notify_all()
+                if dropped:
+                    lines.append(f"{PREFIX}{dropped} note(s) dropped: stderr was not being read\n")
+                written = self._write("".join(lines))
+                with self._cond:
+                    self._writing = False
+                if not written:
                     return
-                lines, self._waiting, self._size = self._waiting, [], 0
-                dropped, self._dropped = self._dropped, 0
-            if dropped:
-                lines.append(f"{PREFIX}{dropped} note(s) dropped: stderr was not being read\n")
-            if not self._write("".join(lines)):
-                return
+        finally:
+            with self._cond:
+                self._stopped = True
+                self._cond.notify_all()
 
     def _write(self, text: str) -> bool:
         if self._fd is None:
@@ -203,7 +228,7 @@ class _Writer:
     def put(self, lines: list[bytes]) -> None:
         if self.closed or not lines:
             return
-        data = b"".join(line + b"\n" for line in lines)
+        data = b"\n".join([*lines, b""])
         if self.fd is not None:
             try:
                 while data:
@@ -328,41 +353,57 @@ def _log_error(path: str, exc: OSError) -> str:
 # Input
 
 
-async def _lines(reader: asyncio.StreamReader, max_bytes: int) -> AsyncIterator[bytes | int]:
-    """Lines without their newline; an ``int`` is the size of a line over ``max_bytes``,
-    skipped (its bytes are discarded as they arrive). A line longer than the reader's limit
-    (``_READ_AHEAD``) is put together here, so that the reader never holds more than twice
-    that of what was not asked for yet. A read error ends the stream."""
-    partial = bytearray()  # a line longer than the reader's limit, so far
+async def _batches(
+    reader: asyncio.StreamReader, max_bytes: int
+) -> AsyncIterator[list[bytes | int]]:
+    """The lines of each read, in order, without their newline (blank lines left out); an
+    ``int`` is the size of a line over ``max_bytes``, skipped (its bytes are discarded as they
+    arrive). A line is put together here from as many reads as it takes, so the reader never
+    holds more than twice its limit of what was not asked for yet. A read error ends the
+    stream."""
+    pieces: list[bytes] = []  # the start of a line whose end has not been read yet
+    held = 0  # their bytes
     skipping = 0  # the bytes so far of a line over max_bytes
     while True:
         try:
-            line = await reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError as exc:  # EOF
-            line = exc.partial
-            if not (skipping or partial or line.strip()):
-                return
-        except asyncio.LimitOverrunError as exc:
-            piece = await reader.readexactly(exc.consumed)
-            if not skipping and len(partial) + len(piece) > max_bytes:
-                skipping, partial = len(partial), bytearray()
-            if skipping:
-                skipping += len(piece)
-            else:
-                partial += piece
-            continue
+            data = await reader.read(_READ_CHUNK)
         except OSError:
             return
-        size = skipping + len(partial) + len(line)
-        if skipping or size - line.endswith(b"\n") > max_bytes:
-            yield size
-        else:
-            whole = bytes(partial + line) if partial else line
-            if whole.strip():
-                yield whole.rstrip(b"\n").rstrip(b"\r")
-        if not line.endswith(b"\n"):  # EOF
+        if not data:  # EOF: the last line may have no newline
+            if skipping or held > max_bytes:
+                yield [skipping + held]
+            elif held:
+                whole = b"".join(pieces)
+                if not whole.isspace():
+                    yield [whole.rstrip(b"\r")]
             return
-        partial, skipping = bytearray(), 0
+        lines: list[bytes | int] = []
+        parts = data.split(b"\n")
+        rest = parts.pop()  # after the last newline: the start of the next line
+        if parts and (held or skipping):  # the first part ends the line read so far
+            size = skipping + held + len(parts[0]) + 1
+            if skipping or size - 1 > max_bytes:
+                lines.append(size)
+                parts[0] = b""
+            else:
+                pieces.append(parts[0])
+                parts[0] = b"".join(pieces)
+            pieces, held, skipping = [], 0, 0
+        for line in parts:
+            if len(line) > max_bytes:
+                lines.append(len(line) + 1)
+            elif line and not line.isspace():
+                lines.append(line.rstrip(b"\r") if line[-1] == 13 else line)
+        if rest:
+            if skipping:
+                skipping += len(rest)
+            elif held + len(rest) > max_bytes:
+                skipping, pieces, held = held + len(rest), [], 0
+            else:
+                pieces.append(rest)
+                held += len(rest)
+        if lines:
+            yield lines
 
 
 class _FileFeed:
@@ -476,15 +517,11 @@ class _Proxy:
 
     # -- output
 
-    def deliver(self, out: Outbox, line: tuple[str, int] | None = None) -> None:
-        """Notes, log, and each side's lines into its writer, now. ``line``: the side and
-        number of the line ``out`` answers, named by the notes about it."""
-        for note in out.notes:
-            if note.kind != "loss" or self.config.verbose:  # errors and caps that bite
-                where: str = note.side
-                if line is not None and line[0] == note.side:
-                    where = f"{note.side} line {line[1]}"
-                self.say(f"{where}: {note.text}")
+    def deliver(self, out: Outbox, side: str | None = None, first: int = 0) -> None:
+        """Notes, log, and each side's lines into its writer, now. ``side``, ``first``: the
+        side and the number of the first line ``out`` answers (a note's ``line`` counts from
+        it), named by the notes about them."""
+        self._say(out, side, first)
         if out.to_client:
             self._log("proxy->client", self._client_protocol(), out.to_client)
             self.to_client.put(out.to_client)
@@ -494,9 +531,17 @@ class _Proxy:
         if self.core.next_deadline() is not None:
             self.wake.set()
 
-    async def send(self, out: Outbox, line: tuple[str, int] | None = None) -> None:
+    def _say(self, out: Outbox, side: str | None, first: int) -> None:
+        for note in out.notes:
+            if note.kind != "loss" or self.config.verbose:  # errors and caps that bite
+                where: str = note.side
+                if side == note.side and note.line is not None:
+                    where = f"{note.side} line {first + note.line}"
+                self.say(f"{where}: {note.text}")
+
+    async def send(self, out: Outbox) -> None:
         """``deliver``, then wait while a side written to has more than its bound waiting."""
-        self.deliver(out, line)
+        self.deliver(out)
         if out.to_client:
             await self.to_client.room.wait()
         if out.to_agent:
@@ -505,40 +550,61 @@ class _Proxy:
     # -- the tasks
 
     async def pump_client(self, reader: asyncio.StreamReader) -> None:
-        async for line in _lines(reader, self.config.max_line_bytes):
-            self.lines["client"] += 1
-            number = self.lines["client"]
-            if isinstance(line, int):
-                self._skipped("client->proxy", self._client_protocol(), line, "client", number)
-                continue
-            out = self._handle(self.core.from_client, line, "client", number)
-            self._log("client->proxy", self._client_protocol(), [line])  # its version is known now
-            await self.send(out, ("client", number))
+        async for batch in _batches(reader, self.config.max_line_bytes):
+            await self._handle("client", batch)
 
     async def pump_agent(self, reader: asyncio.StreamReader) -> None:
-        async for line in _lines(reader, self.config.max_line_bytes):
-            self.lines["agent"] += 1
-            number = self.lines["agent"]
-            if isinstance(line, int):
-                self._skipped("agent->proxy", self._agent_protocol(), line, "agent", number)
-                continue
-            out = self._handle(self.core.from_agent, line, "agent", number)
-            self._log("agent->proxy", self._agent_protocol(), [line])
-            await self.send(out, ("agent", number))
+        async for batch in _batches(reader, self.config.max_line_bytes):
+            await self._handle("agent", batch)
             # What the agent says reaches the client later too (coalesced tool-call changes):
             # the agent is read on only while the client's writer has room.
             await self.to_client.room.wait()
-            if self.core.gone:  # the line ended the session: its note said so, once
+            if self.core.gone:  # a line ended the session: its note said so, once
                 return
 
-    def _handle(
-        self, handle: Callable[[bytes, float], Outbox], line: bytes, side: str, number: int
-    ) -> Outbox:
-        try:
-            return handle(line, self.loop.time())
-        except Exception as exc:  # a bug must cost this line, not the session
-            self.say(f"{side} line {number}: not handled ({type(exc).__name__}: {exc}); a bug")
-            return Outbox()
+    async def _handle(self, side: str, batch: list[bytes | int]) -> None:
+        """The lines of one read through the core, ``_STEP`` at a time, what they make written
+        together (one write per side) at the end or as soon as it holds ``_BURST_BYTES``; after
+        each write, wait while a side written to has more than its bound waiting (a read whose
+        lines make much more, terminal output toward v1 say, goes out in bursts as the side
+        reads). With ``--log``, line by line: each record carries the versions known after its
+        line, in the order of the lines."""
+        client = side == "client"
+        handle = self.core.from_client_lines if client else self.core.from_agent_lines
+        direction: Direction = "client->proxy" if client else "agent->proxy"
+        protocol = self._client_protocol if client else self._agent_protocol
+        step, burst = (1, 0) if self.log is not None else (_STEP, _BURST_BYTES)
+        held, size = Outbox(), 0
+        start = 0
+        while start < len(batch):
+            item = batch[start]
+            number = self.lines[side] + 1
+            if isinstance(item, int):
+                self.lines[side] = number
+                self._skipped(direction, protocol(), item, side, number)
+                start += 1
+                continue
+            end = start + 1
+            while end < len(batch) and end - start < step and not isinstance(batch[end], int):
+                end += 1
+            lines: list[bytes] = batch[start:end]  # type: ignore[assignment]
+            self.lines[side] += len(lines)
+            start = end
+            try:
+                out = handle(lines, self.loop.time())
+            except Exception as exc:  # a bug must cost these lines, not the session
+                self.say(f"{side} line {number}: not handled ({type(exc).__name__}: {exc}); a bug")
+                out = Outbox()
+            if self.log is not None:
+                self.log.lines(direction, protocol(), lines)
+            self._say(out, side, number)
+            held.to_client += out.to_client
+            held.to_agent += out.to_agent
+            size += sum(map(len, out.to_client)) + sum(map(len, out.to_agent))
+            if size >= burst:
+                await self.send(held)
+                held, size = Outbox(), 0
+        await self.send(held)
 
     def _skipped(
         self, direction: Direction, protocol: int | None, size: int, side: str, number: int
