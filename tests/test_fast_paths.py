@@ -22,18 +22,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
 
-from acp_toolcalls import ToolCallStore, bridge_to_v1, v2
+from acp_toolcalls import ToolCallStore, bridge_to_v1, bridge_to_v2, v1, v2
 from acp_toolcalls.codec import canonical_json
 from acp_toolcalls.lenient import DecodeError
 from acp_toolcalls.loss import Converted
 from acp_toolcalls.state import Limits
-from acp_toolcalls.v1_to_v2 import _Losses
+from acp_toolcalls.v1_to_v2 import _Losses, _mapped_tool_call_fields, plain_tool_call_fields
 from acp_toolcalls.v2_to_v1 import _mapped_fields, plain_fields, plain_stored_fields
 from acp_toolcalls.wire import replace, with_extra_fields
 from fuzz.strategies import examples
 from fuzz.test_fuzz_bridges import SMALL_LIMITS, steps
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import bench_bridge_v1
 import messages
 
 # --------------------------------------------------------------------------------------------
@@ -157,17 +158,82 @@ def test_held_fields_are_the_patch_attributes() -> None:
     assert held == {attr: f"<{attr}>" for attr, _wire in bridge_to_v1._PATCH_ATTRS}
 
 
+@st.composite
+def _v1_content_item(draw: st.DrawFn) -> Any:
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return v1.Terminal(terminal_id="t1")
+    if kind == 1:
+        return v1.Diff(path="/a", new_text=draw(_TEXT), old_text=draw(st.none() | _TEXT))
+    block: dict[str, Any] = {"text": draw(_TEXT)}
+    if kind == 2:
+        block["annotations"] = v1.Annotations(priority=draw(st.sampled_from([0.5, 2.0])))
+    if kind == 3:
+        block["meta"] = {"k": 1}
+    item: dict[str, Any] = {"content": v1.TextContent(**block)}
+    if kind == 4:
+        item["meta"] = draw(_META)
+    return _maybe_extra(v1.Content, kind == 5, **item)
+
+
+@st.composite
+def _v1_location(draw: st.DrawFn) -> Any:
+    fields: dict[str, Any] = {"path": draw(_TEXT)}
+    if draw(st.booleans()):
+        fields["line"] = draw(st.sampled_from([None, 0, 1, 7, True, 2.5]))
+    if draw(st.booleans()):
+        fields["meta"] = draw(_META)
+    return _maybe_extra(v1.ToolCallLocation, draw(st.integers(0, 9)) == 0, **fields)
+
+
+@st.composite
+def v1_tool_calls(draw: st.DrawFn) -> Any:
+    """A v1 ``tool_call`` or ``tool_call_update``, any field omitted, ``null`` or set (defaults
+    and unknown strings included), with and without unknown keys."""
+    cls = draw(st.sampled_from([v1.ToolCall, v1.SessionToolCallUpdate, v1.ToolCallUpdate]))
+    fields: dict[str, Any] = {"tool_call_id": "c1"}
+    if cls is v1.ToolCall:
+        fields["title"] = draw(_TEXT)
+    candidates = {
+        "title": _field(_TEXT),
+        "name": _field(_TEXT),
+        "kind": _field(st.sampled_from(["read", "other", "weird"])),
+        "status": _field(st.sampled_from(["pending", "completed", "cancelled"])),
+        "content": _field(st.lists(_v1_content_item(), max_size=3)),
+        "locations": _field(st.lists(_v1_location(), max_size=3)),
+        "raw_input": _field(st.integers() | _TEXT),
+        "raw_output": _field(st.integers() | _TEXT),
+        "meta": st.one_of(st.just(UNSET), _META),
+    }
+    for name, strategy in candidates.items():
+        value = draw(strategy)
+        if value is not UNSET and not (name == "title" and cls is v1.ToolCall and value is None):
+            fields[name] = value
+    return _maybe_extra(cls, draw(st.integers(0, 9)) == 0, **fields)
+
+
+@settings(max_examples=examples(2.0))
+@given(call=v1_tool_calls(), merge=st.booleans())
+def test_plain_tool_call_fields_are_the_mapped_fields(call: Any, merge: bool) -> None:
+    losses = _Losses(strict=False)
+    general = _mapped_tool_call_fields(call, merge, "$", losses)
+    fast = plain_tool_call_fields(call, merge)
+    if fast is not None:
+        assert fast == general
+        assert losses.found == []
+
+
 # --------------------------------------------------------------------------------------------
-# V2ToV1Bridge with and without its fast paths
+# The bridges with and without their fast paths
 
 
 @contextmanager
 def _general_paths() -> Iterator[None]:
-    bridge_to_v1._FAST_PATHS = False
+    bridge_to_v1._FAST_PATHS = bridge_to_v2._FAST_PATHS = False
     try:
         yield
     finally:
-        bridge_to_v1._FAST_PATHS = True
+        bridge_to_v1._FAST_PATHS = bridge_to_v2._FAST_PATHS = True
 
 
 def _plain(out: Converted) -> Any:
@@ -178,8 +244,12 @@ def _plain(out: Converted) -> Any:
     )
 
 
-def _run(script: list[tuple[str, Any]], options: dict[str, Any]) -> list[Any]:
-    bridge = bridge_to_v1.V2ToV1Bridge(**options)
+def _run(script: list[tuple[str, Any]], options: dict[str, Any], protocol: str = "v2") -> list[Any]:
+    bridge: Any
+    if protocol == "v2":
+        bridge = bridge_to_v1.V2ToV1Bridge(**options)
+    else:
+        bridge = bridge_to_v2.V1ToV2Bridge(**options)
     outputs: list[Any] = []
     for action, argument in script:
         if action == "convert":
@@ -192,7 +262,8 @@ def _run(script: list[tuple[str, Any]], options: dict[str, Any]) -> list[Any]:
         else:
             outputs.append(_plain(bridge.close_session(argument)))
     outputs.append(_plain(bridge.flush()))
-    outputs.append(bridge.store.document())
+    if protocol == "v2":
+        outputs.append(bridge.store.document())
     return outputs
 
 
@@ -249,3 +320,31 @@ def _update(tag: str, call: str, **fields: Any) -> bytes:
     update = {"sessionUpdate": tag, "toolCallId": call, **fields}
     params = {"sessionId": "s1", "update": update}
     return json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params}).encode()
+
+
+@settings(max_examples=examples(1.0))
+@given(limits=st.none() | SMALL_LIMITS, script=steps("v1"))
+def test_v1_to_v2_bridge_fast_path_changes_nothing(
+    limits: Limits | None, script: list[tuple[str, Any]]
+) -> None:
+    fast = _run(script, {"limits": limits}, "v1")
+    with _general_paths():
+        general = _run(script, {"limits": limits}, "v1")
+    assert fast == general
+
+
+def test_v1_to_v2_bridge_fast_path_on_v1_traffic() -> None:
+    """What a v1 agent sends for bench_store's corpus (that corpus through V2ToV1Bridge) and
+    bench_bridge_v1's stream, with repeated creates and a call re-created after it ended."""
+    v1_lines: list[Any] = []
+    for coalesce in (False, True):
+        toward_v1 = bridge_to_v1.V2ToV1Bridge(coalesce=coalesce)
+        for line in messages.generate_live(3_000, calls=20, seed=5):
+            v1_lines += toward_v1.convert(line).messages
+        v1_lines += toward_v1.flush().messages
+    script = [("convert", canonical_json(m)) for m in v1_lines]
+    script += [("convert", line) for line in bench_bridge_v1.sequential(3)] * 2
+    for limits in (None, Limits(max_tool_calls=2)):
+        fast = _run(script, {"limits": limits}, "v1")
+        with _general_paths():
+            assert fast == _run(script, {"limits": limits}, "v1")

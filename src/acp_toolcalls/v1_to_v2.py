@@ -404,6 +404,16 @@ def _tool_call_fields(
 ) -> dict[str, Any]:
     """The v2 patch fields of a v1 call; ``merge``: a repeated ``tool_call`` of a known id,
     whose default values are left out so that it merges (D9)."""
+    fast = plain_tool_call_fields(tc, merge)
+    if fast is not None:
+        return fast
+    return _mapped_tool_call_fields(tc, merge, path, losses)
+
+
+def _mapped_tool_call_fields(
+    tc: v1.ToolCall | v1.ToolCallUpdate, merge: bool, path: str, losses: _Losses
+) -> dict[str, Any]:
+    """``_tool_call_fields`` through ``_TOOL_CALL_FIELDS`` (the general path)."""
     _report_extra(tc, path, losses)
     values: dict[str, Any] = {}
     for field in _TOOL_CALL_FIELDS:
@@ -413,6 +423,74 @@ def _tool_call_fields(
         if merge and field.create_default is not None and field.create_default(value):
             continue
         values[field.attr] = field.convert(value, f"{path}.{field.key}", losses)
+    return values
+
+
+_PLAIN_CALLS = (v1.ToolCall, v1.ToolCallUpdate, v1.SessionToolCallUpdate)
+
+
+def plain_tool_call_fields(
+    tc: v1.ToolCall | v1.ToolCallUpdate, merge: bool = False
+) -> dict[str, Any] | None:
+    """``_mapped_tool_call_fields(tc, merge, ...)`` for a call whose fields all copy without a
+    loss (no unknown keys, plain text content, locations whose ``line`` v2 accepts): the
+    values, copied as that path copies them, without its per-field calls and paths; ``None``
+    for any other call, which takes that path (a property test holds the two equal)."""
+    if type(tc) not in _PLAIN_CALLS:
+        return None  # unknown keys are reported by the general path
+    values: dict[str, Any] = {}
+    value: Any = tc.title
+    if value is not UNSET and value is not None:
+        values["title"] = value
+    value = tc.name
+    if value is not UNSET and value is not None:
+        values["name"] = value
+    value = tc.kind
+    if value is not UNSET and value is not None and not (merge and value == "other"):
+        values["kind"] = value
+    value = tc.status
+    if value is not UNSET and value is not None and not (merge and value == "pending"):
+        values["status"] = value
+    value = tc.content
+    if value is not UNSET and value is not None and not (merge and not value):
+        if type(value) is not list:
+            return None
+        content = []
+        for item in value:
+            if type(item) is not v1.Content or item.meta is not UNSET:
+                return None
+            block = item.content
+            if type(block) is not v1.TextContent or block.annotations is not UNSET:
+                return None
+            if block.meta is not UNSET:
+                return None
+            content.append(v2.Content(content=v2.TextContent(text=block.text)))
+        values["content"] = content
+    value = tc.locations
+    if value is not UNSET and value is not None and not (merge and not value):
+        if type(value) is not list:
+            return None
+        locations = []
+        for item in value:
+            if type(item) is not v1.ToolCallLocation:
+                return None
+            line = item.line
+            if not (line is UNSET or line is None or (type(line) is int and line >= 1)):
+                return None  # 0 (no line) is dropped and reported (D7)
+            meta = item.meta
+            if meta is not UNSET and meta is not None:
+                meta = _copy_meta(meta)
+            locations.append(v2.ToolCallLocation(path=item.path, line=line, meta=meta))
+        values["locations"] = locations
+    value = tc.raw_input
+    if value is not UNSET and value is not None:
+        values["raw_input"] = value
+    value = tc.raw_output
+    if value is not UNSET and value is not None:
+        values["raw_output"] = value
+    value = tc.meta
+    if value is not UNSET and value is not None:
+        values["meta"] = _copy_meta(value)
     return values
 
 

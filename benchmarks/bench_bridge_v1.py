@@ -1,0 +1,157 @@
+"""v1 input: ``V1ToV2Bridge`` and ``ToolCallStore(protocol="v1")`` against orjson and a minimal
+dict bridge / fold of the same stream (issue 19).
+
+Stream: ``CALLS`` tool calls one after another, as a v1 agent sends them: a ``tool_call``
+(title, kind, ``pending``, rawInput, locations), four ``tool_call_update``s each carrying the
+whole content so far (v1 has no append; the first also sets ``in_progress``), and a
+``tool_call_update`` ``completed`` with rawOutput. Measured in one run, best of ``--reps``
+rounds, gc off (as in the other benchmarks), per line:
+
+1. the bridge: ``V1ToV2Bridge().convert(line)`` and ``encode`` of what it emits, against a
+   minimal dict bridge that writes the same bytes (``orjson.loads``, a v2 ``tool_call_update``
+   with the fields the line sets, in the v2 order, ``orjson.dumps``): checked byte-identical
+   before timing. Target: at most 2x.
+2. the store: ``ToolCallStore(protocol="v1").apply(line)`` against ``orjson.loads`` and a dict
+   fold (the call's dict updated with the fields the line sets), for comparison (the store's
+   own row of the issue belongs to it).
+
+    python benchmarks/bench_bridge_v1.py [--calls 2000] [--reps 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from collections.abc import Callable, Sequence
+
+import orjson
+
+from acp_toolcalls import ToolCallStore, encode
+from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+from environment import print_environment
+
+SID = "sess_bench"
+
+
+def _line(update: dict[str, object]) -> bytes:
+    params = {"sessionId": SID, "update": update}
+    return orjson.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+
+def sequential(calls: int) -> list[bytes]:
+    """``calls`` v1 tool calls one after another (see the module docstring)."""
+    out = []
+    for i in range(calls):
+        call = f"call_{i}"
+        first = {"sessionUpdate": "tool_call", "toolCallId": call, "title": f"Read {i}.py"}
+        first |= {"kind": "read", "status": "pending", "rawInput": {"path": f"/src/{i}.py"}}
+        out.append(_line({**first, "locations": [{"path": f"/src/{i}.py"}]}))
+        content: list[object] = []
+        for j in range(4):
+            text = {"type": "text", "text": f"line {j} of the file {i} with some words in it"}
+            content = [*content, {"type": "content", "content": text}]
+            update = {"sessionUpdate": "tool_call_update", "toolCallId": call}
+            if j == 0:
+                update["status"] = "in_progress"
+            out.append(_line({**update, "content": content}))
+        done = {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"}
+        out.append(_line({**done, "rawOutput": {"bytes": 1234}}))
+    return out
+
+
+_V2_ORDER = ("title", "kind", "status", "content", "locations", "rawInput", "rawOutput")
+"""The v2 ``ToolCallUpdate`` keys this stream sets, in the order the v2 model writes them."""
+
+
+def minimal_bridge(lines: Sequence[bytes]) -> list[bytes]:
+    """What ``V1ToV2Bridge()`` writes for these lines, with dicts and orjson: every
+    ``tool_call`` and ``tool_call_update`` becomes a v2 ``tool_call_update`` with the fields the
+    line sets (only what this stream uses: text content, first creates, no nulls)."""
+    loads, dumps = orjson.loads, orjson.dumps
+    out = []
+    for line in lines:
+        params = loads(line)["params"]
+        update = params["update"]
+        body = {"sessionUpdate": "tool_call_update", "toolCallId": update["toolCallId"]}
+        body |= {name: update[name] for name in _V2_ORDER if name in update}
+        message = {"method": "session/update", "jsonrpc": "2.0"}
+        out.append(dumps({**message, "params": {"sessionId": params["sessionId"], "update": body}}))
+    return out
+
+
+def dict_fold(lines: Sequence[bytes]) -> dict[tuple[str, str], dict[str, object]]:
+    """The calls' state as dicts: each call's dict updated with the fields a line sets."""
+    loads = orjson.loads
+    calls: dict[tuple[str, str], dict[str, object]] = {}
+    for line in lines:
+        params = loads(line)["params"]
+        update = params["update"]
+        key = (params["sessionId"], update["toolCallId"])
+        held = calls.get(key)
+        if held is None:
+            held = calls[key] = {}
+        held.update({k: v for k, v in update.items() if k != "sessionUpdate" and v is not None})
+    return calls
+
+
+def _timed(fn: Callable[[], object], reps: int) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter_ns()
+            fn()
+            best = min(best, time.perf_counter_ns() - start)
+        finally:
+            gc.enable()
+    return best
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--calls", type=int, default=2_000)
+    parser.add_argument("--reps", type=int, default=7)
+    args = parser.parse_args(argv)
+    print_environment()
+    lines = sequential(args.calls)
+    size = sum(map(len, lines))
+    print(f"input        {len(lines):,} v1 lines, {size:,} bytes, {args.calls:,} calls")
+
+    def bridged() -> list[bytes]:
+        bridge = V1ToV2Bridge()
+        return [encode(m) for line in lines for m in bridge.convert(line).messages]
+
+    def stored() -> ToolCallStore:
+        store = ToolCallStore(protocol="v1")
+        for line in lines:
+            store.apply(line)
+        return store
+
+    same = bridged() == minimal_bridge(lines)
+    folded = dict_fold(lines)
+    state = stored()
+    views = {(SID, view.tool_call_id): view for view in state.views(SID)}
+    agree = len(views) == len(folded) and all(
+        views[key].status == held["status"] and len(views[key].content) == len(held["content"])
+        for key, held in folded.items()
+    )
+    print(f"check        bridge output byte-identical to the minimal dict bridge: {same}")
+    print(f"check        store and dict fold agree (calls, statuses, content counts): {agree}")
+
+    n = len(lines)
+    base = _timed(lambda: minimal_bridge(lines), args.reps) / n
+    mine = _timed(bridged, args.reps) / n
+    fold = _timed(lambda: dict_fold(lines), args.reps) / n
+    store = _timed(stored, args.reps) / n
+    print(f"best of {args.reps} rounds, gc off, per line")
+    print(f"  minimal dict bridge (orjson)       {base:8,.0f} ns")
+    print(f"  V1ToV2Bridge convert + encode      {mine:8,.0f} ns   {mine / base:5.2f}x (target <= 2x)")
+    print(f"  orjson.loads + dict fold           {fold:8,.0f} ns")
+    print(f"  ToolCallStore(protocol='v1').apply {store:8,.0f} ns   {store / fold:5.2f}x")
+    return 0 if same and agree else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
