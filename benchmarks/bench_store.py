@@ -1,6 +1,6 @@
 """Throughput of the client-side tool-call store (``ToolCallStore``) and of ``replay --json``.
 
-Three measurements, each with its baseline taken in the same run (issue 3, "Benchmark"):
+Four measurements, each with its baseline taken in the same run (issues 3 and 19):
 
 1. Decode-and-apply per message on ``messages.generate_live``: 200,000 mixed v2 lines over 500
    tool calls that are all live at once (first reports, progress, text and diff content chunks,
@@ -10,16 +10,27 @@ Three measurements, each with its baseline taken in the same run (issue 3, "Benc
    same lines with its v2 pydantic models and keeping nothing: ``orjson.loads(line)`` then
    ``UpdateSessionNotification.model_validate(params)`` for ``session/update`` or
    ``RequestPermissionRequest.model_validate(params)`` for ``session/request_permission``.
-   Targets: b/a <= 1.5, c/b >= 6. Breakdown rows: the store's typed decode alone (results
-   dropped; and kept, which costs what retaining the decoded objects costs), and the state
-   update alone (``apply`` of pre-decoded typed messages; these are read back from memory, so
-   the two halves do not add up exactly to (b)).
+   (d) the least a store can do with the same decoder (issue 19's limit): the project's own
+   typed decode (``fast_message_decoder``) and a minimal fold written here, which keeps the same
+   state (every call's fields and content items, every terminal's fields and output bytes) in
+   plain dicts, with no events, no byte accounting, no caps and no diagnostics.
+   Targets: b/a <= 1.5, c/b >= 6, b/d <= 1.2 (issue 19, for the compiled build). Breakdown rows:
+   the store's typed decode alone (results dropped; and kept, which costs what retaining the
+   decoded objects costs), and the state update alone (``apply`` of pre-decoded typed messages;
+   these are read back from memory, so the two halves do not add up exactly to (b)).
 2. Appending ``tool_call_content_chunk`` lines to ONE call: 10,000 vs 100,000 chunks, fresh
    store each, with ``Limits(max_content_items=None)`` and with the default ``Limits()``
    (cap 10,000 items: the 100,000 run trims). Target: linear, ratio of totals <= 12x.
 3. The same 200,000 lines through ``acp-toolcalls replay --json FILE`` as a whole process (wall
    time, stdout to /dev/null), against ``python -c "import orjson; [orjson.loads(l) for l in
-   open(F,'rb')]"`` and against the start-up of both processes.
+   open(F,'rb')]"`` and against the start-up of both processes. Target (issue 19): <= 1.5x.
+4. v1 input (issue 19): the same streams as v1 lines (``_v1_corpus``: a first report is a v1
+   ``tool_call``, every other tool-call update a ``tool_call_update``, a content chunk a
+   ``tool_call_update`` whose ``content`` is that one item, a v2 diff a v1 whole-file diff,
+   permission requests v1's; terminal messages have no v1 form and are left out) through
+   ``ToolCallStore(protocol="v1").apply(line)``, against ``orjson.loads`` and a dict fold of
+   the same lines (v1's rules: ``null`` leaves a field as it was, every other value replaces
+   it). Target: at most 2x.
 
 Method (as ``bench_decode.py``): a warm-up, then ``--reps`` repetitions; in each repetition
 every implementation makes one full pass, in an order rotated between repetitions so machine
@@ -32,12 +43,15 @@ independent fold of the same lines (500 calls, every call's content item count, 
 terminal's byte count, final statuses, the events), and ``replay --json``'s document with
 ``store.document()``.
 
-Usage: ``python benchmarks/bench_store.py [--n 200000] [--calls 500] [--reps 5]``.
+Usage: ``python benchmarks/bench_store.py [--n 200000] [--calls 500] [--reps 5]``; ``--only
+store``, ``--only replay`` or ``--only v1`` runs one part (``--only-replay`` is ``--only
+replay``).
 """
 
 from __future__ import annotations
 
 import argparse
+import binascii
 import gc
 import shutil
 import subprocess
@@ -50,6 +64,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from environment import print_environment
@@ -60,7 +75,7 @@ try:
 except ImportError:  # not installed and no PYTHONPATH=src: use the source tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from acp_toolcalls import ToolCallStore
+from acp_toolcalls import ToolCallStore, codec, v2
 from acp_toolcalls.codec import fast_message_decoder
 from acp_toolcalls.events import (
     ContentAppended,
@@ -79,6 +94,9 @@ _SDK_PREFIX = 20_000
 _SELECT_N = 5_000
 
 TARGET_STORE_VS_ORJSON = 1.5
+TARGET_STORE_VS_FOLD = 1.2
+TARGET_REPLAY_VS_ORJSON = 1.5
+TARGET_V1_VS_FOLD = 2.0
 TARGET_SDK_VS_STORE = 6.0
 TARGET_CHUNK_RATIO = 12.0
 
@@ -153,6 +171,98 @@ def _pass_decode_only(lines: Sequence[bytes]) -> None:
 def _pass_decode_keep(lines: Sequence[bytes]) -> list[Any]:
     decode = fast_message_decoder("v2")
     return [decode(line) for line in lines]
+
+
+_FOLD_CALL_FIELDS = tuple(
+    (f.name, f.encode_name)
+    for f in msgspec.structs.fields(v2.ToolCallUpdate)
+    if f.name != "tool_call_id"
+)
+_FOLD_TERMINAL_FIELDS = tuple(
+    (f.name, f.encode_name)
+    for f in msgspec.structs.fields(v2.TerminalUpdate)
+    if f.name not in ("terminal_id", "output")
+)
+
+
+def _pass_minimal_fold(lines: Sequence[bytes]) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """(d): the project's typed decode and the least work that keeps the same state."""
+    decode = fast_message_decoder("v2")
+    a2b = binascii.a2b_base64
+    update_message, chunk_type = v2.SessionUpdateMessage, v2.ToolCallContentChunk
+    output_type, terminal_type = v2.TerminalOutputChunk, v2.TerminalUpdate
+    call_fields, terminal_fields = _FOLD_CALL_FIELDS, _FOLD_TERMINAL_FIELDS
+    unset = msgspec.UNSET
+    calls: dict[Any, Any] = {}
+    terminals: dict[Any, Any] = {}
+    for line in lines:
+        message = decode(line)
+        params = message.params
+        if type(message) is update_message:
+            update = params.update
+            kind = type(update)
+            if kind is chunk_type:
+                key = (params.session_id, update.tool_call_id)
+                call = calls.get(key)
+                if call is None:
+                    call = calls[key] = {}
+                content = call.get("content")
+                if type(content) is not list:
+                    content = call["content"] = []
+                content.append(update.content)
+                continue
+            if kind is output_type or kind is terminal_type:
+                key = (params.session_id, update.terminal_id)
+                terminal = terminals.get(key)
+                if terminal is None:
+                    terminal = terminals[key] = {}
+                if kind is output_type:
+                    data = a2b(update.data)
+                    output = terminal.get("output")
+                    if output is None:
+                        terminal["output"] = bytearray(data)
+                    else:
+                        output += data
+                    continue
+                output = update.output
+                if output is not unset:
+                    terminal["output"] = None if output is None else bytearray(a2b(output.data))
+                for name, wire in terminal_fields:
+                    value = getattr(update, name)
+                    if value is not unset:
+                        terminal[wire] = value
+                continue
+        else:
+            update = params.subject.tool_call
+        key = (params.session_id, update.tool_call_id)
+        call = calls.get(key)
+        if call is None:
+            call = calls[key] = {}
+        for name, wire in call_fields:
+            value = getattr(update, name)
+            if value is not unset:
+                call[wire] = list(value) if type(value) is list else value
+    return calls, terminals
+
+
+def _check_minimal_fold(lines: Sequence[bytes], store: ToolCallStore) -> str:
+    """The fold keeps what the store keeps: content item counts and terminal bytes."""
+    calls, terminals = _pass_minimal_fold(lines)
+    held = {
+        (sid, tcid): len(tc.content)
+        for sid, session in store.sessions.items()
+        for tcid, tc in session.tool_calls.items()
+    }
+    folded = {key: len(call.get("content") or ()) for key, call in calls.items()}
+    output = {
+        (sid, tid): len(t.output_bytes)
+        for sid, session in store.sessions.items()
+        for tid, t in session.terminals.items()
+    }
+    folded_output = {key: len(t.get("output") or b"") for key, t in terminals.items()}
+    if held != folded or output != folded_output:
+        raise SystemExit("minimal fold check FAILED: it does not hold what the store holds")
+    return f"{len(calls)} calls, {sum(folded.values()):,} content items, {len(terminals)} terminals"
 
 
 def _pass_apply_typed(messages: Sequence[Any]) -> ToolCallStore:
@@ -317,6 +427,10 @@ def _part_mixed(
 
     summary, document = _verify_store(lines, calls)
     print(f"store check  {summary}")
+    print(
+        f"fold check   the minimal fold holds what the store holds: "
+        f"{_check_minimal_fold(lines, _pass_store(lines))}"
+    )
 
     decode = fast_message_decoder("v2")
     typed = [decode(line) for line in lines]
@@ -325,7 +439,15 @@ def _part_mixed(
     print(f"SDK check    first {min(n, _SELECT_N):,} lines validated: {sdk_kinds}")
 
     warm = lines[: min(n, 2_000)]
-    for fn in (_pass_empty, _pass_orjson, _pass_store, _pass_decode_only, _pass_decode_keep, sdk):
+    for fn in (
+        _pass_empty,
+        _pass_orjson,
+        _pass_store,
+        _pass_minimal_fold,
+        _pass_decode_only,
+        _pass_decode_keep,
+        sdk,
+    ):
         fn(warm)
     _pass_apply_typed(typed[: len(warm)])
     sel = min(n, _SELECT_N)
@@ -339,6 +461,7 @@ def _part_mixed(
         )
 
     a, b, c = "(a) orjson.loads", "(b) ToolCallStore().apply(line)", "(c) SDK"
+    d = "(d) own typed decode + minimal fold"
     b_gc = f"{b}, gc on"
     b_dec = "    its typed decode alone (fast_message_decoder)"
     b_keep = "    its typed decode, keeping every message (no state)"
@@ -352,6 +475,7 @@ def _part_mixed(
         (b_dec, _pass_decode_only, lines, False),
         (b_keep, _pass_decode_keep, lines, False),
         (b_app, _pass_apply_typed, typed, False),
+        (d, _pass_minimal_fold, lines, False),
         (c_name, sdk, sdk_lines, False),
     ]
     best = _best_of(impls, reps, t_start, "mixed")
@@ -368,6 +492,7 @@ def _part_mixed(
         print(f"{name:<{width}}  {best[name]:>9,.0f}  {ratio:>15}")
     ours_ratio = best[b] / base
     sdk_ratio = best[c_name] / best[b]
+    fold_ratio = best[b] / best[d]
     print()
     print(
         f"store/orjson = {ours_ratio:.2f} (target <= {TARGET_STORE_VS_ORJSON}: "
@@ -376,8 +501,184 @@ def _part_mixed(
         f"sdk/store = {sdk_ratio:.1f} (target >= {TARGET_SDK_VS_STORE:g}: "
         f"{'met' if sdk_ratio >= TARGET_SDK_VS_STORE else 'NOT MET'})"
     )
+    print(
+        f"store/minimal fold = {fold_ratio:.2f} (issue 19 target <= {TARGET_STORE_VS_FOLD}, "
+        f"compiled build: {'met' if fold_ratio <= TARGET_STORE_VS_FOLD else 'NOT MET'}; "
+        f"fast path {codec.FAST_PATH}, store {_store_build()})"
+    )
     del typed
-    return ours_ratio, sdk_ratio, document
+    return ours_ratio, sdk_ratio, fold_ratio, document
+
+
+def _store_build() -> str:
+    """Whether ``acp_toolcalls.store`` runs compiled (an extension module) or as source."""
+    import acp_toolcalls.store
+
+    return "compiled" if not (acp_toolcalls.store.__file__ or "").endswith(".py") else "source"
+
+
+# -- 4. v1 input ---------------------------------------------------------------------------------
+
+_V1_STATUS = {"cancelled": "failed"}  # v1 has no `cancelled`
+_V1_DROPPED_KEYS = ("capabilities",)  # v2-only keys of a tool call
+
+
+def _v1_item(item: dict[str, Any]) -> dict[str, Any] | None:
+    """A v2 content item as v1 has it (``None``: no v1 form, a display terminal)."""
+    if item.get("type") == "diff":
+        change = item["changes"][0]
+        patch = (item.get("patch") or {}).get("text", "")
+        old = "\n".join(x[1:] for x in patch.splitlines() if x.startswith("-") and x[:3] != "---")
+        new = "\n".join(x[1:] for x in patch.splitlines() if x.startswith("+") and x[:3] != "+++")
+        v1_diff: dict[str, Any] = {"type": "diff", "path": change["path"], "newText": new}
+        if change.get("operation") != "add":
+            v1_diff["oldText"] = old
+        return v1_diff
+    if item.get("type") == "terminal":
+        return None
+    return item
+
+
+def _v1_call(call: dict[str, Any]) -> dict[str, Any]:
+    out = {key: value for key, value in call.items() if key not in _V1_DROPPED_KEYS}
+    if out.get("status") in _V1_STATUS:
+        out["status"] = _V1_STATUS[out["status"]]
+    if isinstance(out.get("content"), list):
+        out["content"] = [x for x in map(_v1_item, out["content"]) if x is not None]
+    return out
+
+
+def _v1_corpus(lines: Sequence[bytes]) -> list[bytes]:
+    """The v2 corpus as v1 lines (see part 4 of the module's docstring)."""
+    out: list[bytes] = []
+    seen: set[tuple[str, str]] = set()
+    for line in lines:
+        msg = orjson.loads(line)
+        params = msg["params"]
+        if msg["method"] == "session/request_permission":
+            call = _v1_call(params["subject"]["toolCall"])
+            msg["params"] = {
+                "sessionId": params["sessionId"],
+                "toolCall": call,
+                "options": params["options"],
+            }
+            seen.add((params["sessionId"], call["toolCallId"]))
+            out.append(orjson.dumps(msg))
+            continue
+        update = params["update"]
+        kind = update["sessionUpdate"]
+        if kind == "tool_call_content_chunk":
+            item = _v1_item(update["content"])
+            if item is None:
+                continue
+            update = {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": update["toolCallId"],
+                "content": [item],
+            }
+        elif kind == "tool_call_update":
+            update = _v1_call(update)
+            key = (params["sessionId"], update["toolCallId"])
+            if key not in seen and "title" in update:
+                update["sessionUpdate"] = "tool_call"
+            seen.add(key)
+        else:  # terminal updates and output: no v1 form
+            continue
+        params["update"] = update
+        out.append(orjson.dumps(msg))
+    return out
+
+
+def _pass_v1_store(lines: Sequence[bytes]) -> ToolCallStore:
+    store = ToolCallStore(protocol="v1")
+    apply = store.apply
+    for line in lines:
+        apply(line)
+    return store
+
+
+def _pass_v1_fold(lines: Sequence[bytes]) -> dict[Any, Any]:
+    """orjson and a dict fold with v1's rules: ``null`` changes nothing, a value replaces."""
+    loads = orjson.loads
+    calls: dict[Any, Any] = {}
+    for line in lines:
+        msg = loads(line)
+        params = msg["params"]
+        update = params.get("update") or params["toolCall"]
+        key = (params["sessionId"], update["toolCallId"])
+        call = calls.get(key)
+        if call is None:
+            call = calls[key] = {}
+        for name, value in update.items():
+            if value is not None:
+                call[name] = value
+    return calls
+
+
+def _part_v1(lines: Sequence[bytes], reps: int, t_start: float) -> float:
+    v1_lines = _v1_corpus(lines)
+    n = len(v1_lines)
+    print()
+    print(f"== 4. v1 input: {n:,} v1 lines (the same streams without terminal messages)")
+    kinds = Counter(
+        "tool_call"
+        if b'"sessionUpdate":"tool_call"' in line
+        else "session/request_permission"
+        if b'"session/request_permission"' in line
+        else "tool_call_update, one content item"
+        if b'"content":[' in line
+        else "tool_call_update"
+        for line in v1_lines
+    )
+    for label, count in kinds.most_common():
+        print(f"  {count / n:6.2%} {count:8,}  {label}")
+    store = ToolCallStore(protocol="v1")
+    diagnostics = Counter()
+    for line in v1_lines:
+        for event in store.apply(line):
+            if isinstance(event, DiagnosticReported):
+                diagnostics[event.reason] += 1
+    folded = _pass_v1_fold(v1_lines)
+    held = {
+        (sid, tcid): tc
+        for sid, session in store.sessions.items()
+        for tcid, tc in session.tool_calls.items()
+    }
+    wrong = [
+        key
+        for key, call in folded.items()
+        if key not in held
+        or len(held[key].content) != len(call.get("content") or ())
+        or held[key].status != call.get("status", "pending")
+    ]
+    if diagnostics or wrong or set(held) != set(folded):
+        raise SystemExit(f"v1 check FAILED: {len(wrong)} calls differ, {dict(diagnostics)}")
+    print(
+        f"check        {len(held)} tool calls, content counts and statuses as the dict fold's, "
+        "no diagnostic"
+    )
+    for fn in (_pass_orjson, _pass_v1_store, _pass_v1_fold):
+        fn(v1_lines[:2_000])
+    a, b, c = "orjson.loads", 'ToolCallStore(protocol="v1").apply(line)', "orjson.loads + dict fold"
+    impls: list[tuple[str, Pass, Sequence[Any], bool]] = [
+        (a, _pass_orjson, v1_lines, False),
+        (b, _pass_v1_store, v1_lines, False),
+        (c, _pass_v1_fold, v1_lines, False),
+    ]
+    best = _best_of(impls, reps, t_start, "v1")
+    print()
+    print(f"best of {reps} passes, gc disabled; {n:,} messages per pass")
+    width = max(len(name) for name, *_ in impls)
+    print(f"{'implementation':<{width}}  {'ns/msg':>9}  {'vs dict fold':>12}")
+    for name, *_ in impls:
+        print(f"{name:<{width}}  {best[name]:>9,.0f}  {best[name] / best[c]:>11.2f}x")
+    ratio = best[b] / best[c]
+    print()
+    print(
+        f"v1 store/dict fold = {ratio:.2f} (target <= {TARGET_V1_VS_FOLD}: "
+        f"{'met' if ratio <= TARGET_V1_VS_FOLD else 'NOT MET'})"
+    )
+    return ratio
 
 
 # -- 2. chunks to one call ------------------------------------------------------------------------
@@ -594,7 +895,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-replay", action="store_true", help="skip part 3")
     parser.add_argument("--only-replay", action="store_true", help="run part 3 only")
+    parser.add_argument("--only", choices=("store", "replay", "v1"), help="run one part: 1, 3 or 4")
     args = parser.parse_args(argv)
+    if args.only_replay:
+        args.only = "replay"
 
     print_environment()
     t_start = time.perf_counter()
@@ -607,24 +911,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{time.perf_counter() - t_start:.1f}s"
     )
 
-    if args.only_replay:
+    if args.only == "replay":
         document = _pass_store(lines).document()
         replay = _part_replay(lines, document, args.proc_reps, t_start)
         print(f"  replay/orjson     {replay:6.2f}x   process wall time (target <= 1.5, issue 19)")
         return 0
-    ours, sdk, document = _part_mixed(lines, labels, args.calls, args.reps, t_start)
+    if args.only == "v1":
+        v1 = _part_v1(lines, args.reps, t_start)
+        print(f"  v1 store/fold     {v1:6.2f}x   target <= {TARGET_V1_VS_FOLD:g} (issue 19)")
+        return 0
+    ours, sdk, fold, document = _part_mixed(lines, labels, args.calls, args.reps, t_start)
+    if args.only == "store":
+        print(f"  store/fold        {fold:6.2f}x   target <= {TARGET_STORE_VS_FOLD} (issue 19)")
+        return 0
     chunks = _part_chunks(lines, args.chunks[0], args.chunks[1], args.reps, t_start)
     replay = None
     if not args.skip_replay:
         replay = _part_replay(lines, document, args.proc_reps, t_start)
+    v1 = _part_v1(lines, args.reps, t_start)
 
     print()
     print("summary")
     print(f"  store/orjson      {ours:6.2f}x   target <= {TARGET_STORE_VS_ORJSON}")
     print(f"  sdk/store         {sdk:6.1f}x   target >= {TARGET_SDK_VS_STORE:g}")
+    print(f"  store/fold        {fold:6.2f}x   target <= {TARGET_STORE_VS_FOLD} (issue 19)")
     print(f"  chunks 10x ratio  {chunks:6.1f}x   target <= {TARGET_CHUNK_RATIO:g} (worst row)")
     if replay is not None:
-        print(f"  replay/orjson     {replay:6.2f}x   process wall time (target <= 1.5, issue 19)")
+        print(
+            f"  replay/orjson     {replay:6.2f}x   process wall time "
+            f"(target <= {TARGET_REPLAY_VS_ORJSON}, issue 19)"
+        )
+    print(f"  v1 store/fold     {v1:6.2f}x   target <= {TARGET_V1_VS_FOLD:g} (issue 19)")
     print(f"total time {time.perf_counter() - t_start:.0f}s")
     return 0
 

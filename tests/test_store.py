@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_toolcalls import DecodeError, encode, v2
+from acp_toolcalls.codec import EncodeError
 from acp_toolcalls.events import (
     ContentAppended,
     DiagnosticReported,
@@ -962,3 +963,48 @@ def test_session_cancel_and_sweep_are_a_local_overlay_never_protocol_state() -> 
     store.sweep(SID, "failed")
     store.apply(update("d", title="D2"))
     assert store.view(SID, "d").ended_locally == "failed"
+
+
+# --------------------------------------------------------------------------------------------
+# document_json (issue 19): the replay --json bytes without the plain values in between
+
+
+def _mixed_store() -> ToolCallStore:
+    store = ToolCallStore(limits=Limits(max_content_items=3))
+    lines = [
+        update(title="Run", kind="execute", status="in_progress", rawInput={"cmd": "ls", "n": 1.5}),
+        chunk({"type": "content", "content": {"type": "text", "text": "é ok"}}),
+        chunk({"type": "content", "content": {"type": "text", "text": "x", "x-vendor": [1]}}),
+        update("b", _meta={"k": None, "j": {"a": [True, None]}}, **{"x-extra": {"deep": 1}}),
+        update("c", status=None, content=None, locations=[]),
+        terminal_update(command="ls", output={"data": b64(b"hi\n")}),
+        output_chunk(b64(b"more")),
+        terminal_update("t2", exitStatus={"exitCode": 0}, output=None),
+    ]
+    for data in lines:
+        store.apply(data)
+    for index in range(5):  # past the content cap: the document says what was dropped
+        store.apply(chunk({"type": "content", "content": {"type": "text", "text": str(index)}}))
+    return store
+
+
+def test_document_json_is_the_encoded_document() -> None:
+    store = _mixed_store()
+    expected = encode(store.document())
+    assert store.document_json() == expected
+    assert store.document_json(decoded_only=True) == expected
+    assert ToolCallStore().document_json() == encode(ToolCallStore().document())
+
+
+def test_document_json_refuses_what_encode_refuses() -> None:
+    store = ToolCallStore()
+    store.apply(
+        v2.UpdateSessionNotification(
+            session_id=SID,
+            update=v2.SessionToolCallUpdate(tool_call_id="a", raw_input={"x": float("nan")}),
+        )
+    )
+    with pytest.raises(EncodeError):
+        encode(store.document())
+    with pytest.raises(EncodeError):
+        store.document_json()

@@ -335,7 +335,9 @@ _JSONRPC = b'{"jsonrpc"'  # a message that opens with it has it at the top level
 
 def _written_back(decoded: Any, raw: bytes) -> bytes:
     """``decoded`` as written (``b""`` when it cannot stand in for the text ``raw``)."""
-    if decoded is UNSET or isinstance(decoded, Batch) or not raw.lstrip().startswith(_JSONRPC):
+    if decoded is UNSET or isinstance(decoded, Batch):
+        return b""
+    if not raw.startswith(_JSONRPC) and not raw.lstrip().startswith(_JSONRPC):
         return b""
     try:
         if wire.extras_seen() and _has_extra(decoded):
@@ -347,6 +349,7 @@ def _written_back(decoded: Any, raw: bytes) -> bytes:
 
 
 _ESCAPED_COLON = re.compile(rb"\\u003[aA]")
+_ESCAPE_OF_COLON = b"\\u003"  # what the pattern starts with: a plain search rules most lines out
 
 
 class _Repeated(dict[str, Any]):
@@ -383,7 +386,7 @@ def duplicate_keys(
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     try:
-        if _ESCAPED_COLON.search(raw) is None:
+        if _ESCAPE_OF_COLON not in raw or _ESCAPED_COLON.search(raw) is None:
             # Outside strings a ':' follows each key, and msgspec writes a string's ':' as
             # is: the text written back has fewer ':' when a repeat was dropped. A decoded
             # model writes no pair the text did not have (unset fields are not written), but
@@ -537,6 +540,27 @@ def to_builtins(obj: Any) -> Any:
 def encode(obj: Any) -> bytes:
     """Encode a model, a message or a batch as compact JSON bytes (no trailing newline)."""
     return _encode(obj)
+
+
+def encode_decoded(obj: Any) -> bytes:
+    """``encode(obj)`` for an object made only of what this package's decoders read from JSON
+    text (a store fed only lines it or ``decode_message`` decoded, as ``replay`` does): the
+    same bytes, without the walk ``encode`` makes to refuse a NaN or an infinite number. Such
+    an object holds none: the decoders refuse them (``NaN`` is not JSON, ``1e400`` is "Number
+    out of range"), and nothing the store or the mappings compute is a float."""
+    try:
+        if wire.extras_seen() and _has_extra(obj):
+            obj = _to_plain(obj)
+        out: bytes = _encoder.encode(obj)
+        return out
+    except (
+        msgspec.EncodeError,
+        UnicodeEncodeError,
+        TypeError,
+        NotImplementedError,
+        RecursionError,
+    ) as exc:
+        raise EncodeError(str(exc)) from None
 
 
 def canonical_json(obj: Any) -> bytes:

@@ -53,6 +53,7 @@ keeps no clock: the caller passes ``now`` and it is recorded as the call's last-
 from __future__ import annotations
 
 import heapq
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -65,6 +66,8 @@ from .codec import (
     FAST_PATH_MISSES,
     Decoded,
     decode_message,
+    encode,
+    encode_decoded,
     fast_message_decoder,
     to_builtins,
 )
@@ -146,6 +149,17 @@ _patch_terminal = _compile_patcher(v2.TerminalUpdate, frozenset({"terminalId", "
 _PLAIN_UPDATES = frozenset({v2.ToolCallUpdate, v2.SessionToolCallUpdate})
 """Update types that never carry unknown keys (those come as same-named subclasses)."""
 _V1_ENUMS = tuple(v1.TOOL_CALL_ENUMS.items())
+_V2_MESSAGE = v2.SessionUpdateMessage
+_V1_MESSAGE = v1.SessionUpdateMessage
+_V1_KINDS = v1.TOOL_CALL_ENUMS["kind"]
+_V1_STATUSES = v1.TOOL_CALL_ENUMS["status"]
+_CHUNK = v2.ToolCallContentChunk
+_NO_CAP = sys.maxsize
+
+
+def _cap(cap: int | None) -> int:
+    """A cap as the hot path compares with it: disabled (``None``) is larger than any size."""
+    return _NO_CAP if cap is None else cap
 
 
 def _protocol_of(version: object) -> Literal["v1", "v2"] | None:
@@ -173,7 +187,7 @@ class ToolCallStore:
         if protocol not in ("v1", "v2", "auto"):
             raise ValueError(f"unknown protocol {protocol!r}: expected 'v1', 'v2' or 'auto'")
         self.protocol: StoreProtocol = protocol
-        self.limits = limits if limits is not None else Limits()
+        self.limits = limits if limits is not None else Limits()  # (the caps below too)
         self.sessions: dict[str, SessionState] = {}
         self.size = 0
         """Bytes held by every session (``size_of`` measures), which ``max_store_bytes`` caps."""
@@ -216,6 +230,21 @@ class ToolCallStore:
             "tool_call/cancel": self._cancel_call,
         }
 
+    @property
+    def limits(self) -> Limits:
+        """The memory caps (``Limits``); may be replaced at any time."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Limits) -> None:
+        self._limits = limits
+        # What the hot path compares with: a disabled cap never compares greater.
+        self._item_cap = _cap(limits.max_content_items)
+        self._value_cap = _cap(limits.max_value_bytes)
+        self._call_cap = _cap(limits.max_call_bytes)
+        self._session_cap = _cap(limits.max_session_bytes)
+        self._store_cap = _cap(limits.max_store_bytes)
+
     # ----------------------------------------------------------------------------------------
     # Input
 
@@ -243,18 +272,60 @@ class ToolCallStore:
                 message = decode_message(message, protocol=self.raw_protocol)
         elif isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
             message = decode_message(message, protocol=self.raw_protocol, max_bytes=self.max_bytes)
-        events: list[Event] = []
-        if type(message) is v2.SessionUpdateMessage:  # the common message, dispatched inline
+        events: list[Event]
+        if type(message) is _V2_MESSAGE:  # the common message, dispatched inline
             params = message.params
             update = params.update
+            session = self.sessions.get(params.session_id)
+            if type(update) is _CHUNK and session is not None:
+                # The most common update of all: a chunk for a call that has content already,
+                # within every cap. Anything else takes `_append_chunk`, which does the same.
+                if session is not self._current:
+                    self._switches += 1
+                    session.touched = self._switches
+                    self._current = session
+                tc = session.tool_calls.get(update.tool_call_id)
+                if tc is not None:
+                    content = tc.fields.get("content")
+                    item = update.content  # chunk `_meta` is chunk-scoped: not stored
+                    size = size_of(item)
+                    if type(content) is list and size <= self._value_cap:
+                        content.append(item)
+                        sizes = tc.sizes
+                        sizes["content"] = sizes.get("content", 0) + size
+                        tc.size += size
+                        session.size += size
+                        self.size += size
+                        if now is not None:
+                            tc.updated_at = now
+                        events = [
+                            ContentAppended(session.session_id, tc.tool_call_id, len(content) - 1)
+                        ]
+                        if len(content) > self._item_cap:
+                            self._cap_content(session, tc, events)
+                        if (
+                            tc.size > self._call_cap
+                            or session.size > self._session_cap
+                            or self.size > self._store_cap
+                        ):
+                            self._budgets(session, tc, events)
+                        return events
+                events = []
+                self._append_chunk(session, update, events, now)
+                return events
             apply_update = self._v2_updates.get(type(update))
             if apply_update is not None:
-                session = self.sessions.get(params.session_id)
+                events = []
                 if session is None or session is not self._current:
                     session = self._session(params.session_id, events)
                 apply_update(session, update, events, now)
                 return events
-        elif type(message) is Decoded:
+        elif type(message) is _V1_MESSAGE:  # a v1 stream's common message
+            events = []
+            self._v1_notification(message.params, events, now)
+            return events
+        events = []
+        if type(message) is Decoded:
             if message.diagnostics:
                 session_id = _session_of(message.value)
                 for diagnostic in message.diagnostics:
@@ -646,12 +717,18 @@ class ToolCallStore:
             events.append(ToolCallCleared(sid, tool_call_id, tuple(cleared)))
         if previous in FINAL_STATUSES and fields.get("status") not in FINAL_STATUSES:
             events.append(ToolCallReopened(sid, tool_call_id, previous, tc.status))
-        self._measure_call(session, tc, patched, events)
-        self._measure_call(session, tc, cleared, events)
-        cap = self.limits.max_content_items
-        if cap is not None and update.content and len(fields["content"]) > cap:
+        if patched:
+            self._measure_call(session, tc, patched, events)
+        if cleared:
+            self._measure_call(session, tc, cleared, events)
+        if update.content and len(fields["content"]) > self._item_cap:
             self._cap_content(session, tc, events)
-        self._budgets(session, tc, events)
+        if (
+            tc.size > self._call_cap
+            or session.size > self._session_cap
+            or self.size > self._store_cap
+        ):
+            self._budgets(session, tc, events)
 
     def _agent_spoke(
         self, session: SessionState, tc: ToolCallState, patched: list[str], cleared: list[str]
@@ -682,9 +759,8 @@ class ToolCallStore:
             content = tc.fields["content"] = []
         item = chunk.content  # chunk `_meta` is chunk-scoped: not stored
         size = size_of(item)
-        cap = self.limits.max_value_bytes
-        if cap is not None and size > cap:
-            item, size = self._cut_item(session, tc, item, size, cap, events)
+        if size > self._value_cap:
+            item, size = self._cut_item(session, tc, item, size, self._value_cap, events)
         content.append(item)
         sizes = tc.sizes
         sizes["content"] = sizes.get("content", 0) + size
@@ -692,10 +768,14 @@ class ToolCallStore:
         if now is not None:
             tc.updated_at = now
         events.append(ContentAppended(session.session_id, tc.tool_call_id, len(content) - 1))
-        cap = self.limits.max_content_items
-        if cap is not None and len(content) > cap:
+        if len(content) > self._item_cap:
             self._cap_content(session, tc, events)
-        self._budgets(session, tc, events)
+        if (
+            tc.size > self._call_cap
+            or session.size > self._session_cap
+            or self.size > self._store_cap
+        ):
+            self._budgets(session, tc, events)
 
     def _cap_content(self, session: SessionState, tc: ToolCallState, events: list[Event]) -> None:
         cap = self.limits.max_content_items
@@ -853,17 +933,24 @@ class ToolCallStore:
                 )
             )
             return
-        if isinstance(terminal.output, bytearray):
-            terminal.output += data
+        output = terminal.output
+        if type(output) is bytearray:
+            output += data
         else:
-            terminal.output = bytearray(data)
-        terminal.sizes["output"] = terminal.sizes.get("output", 0) + len(data)
-        self._grow(session, len(data), terminal)
+            output = terminal.output = bytearray(data)
+        size = len(data)
+        sizes = terminal.sizes
+        sizes["output"] = sizes.get("output", 0) + size
+        terminal.size += size
+        session.size += size
+        self.size += size
         if now is not None:
             terminal.updated_at = now
-        events.append(TerminalOutputAppended(session.session_id, terminal.terminal_id, len(data)))
-        self._cap_output(session, terminal, events)
-        self._budgets(session, terminal, events)
+        events.append(TerminalOutputAppended(session.session_id, terminal.terminal_id, size))
+        if len(output) > _cap(self.limits.max_terminal_bytes):
+            self._cap_output(session, terminal, events)
+        if session.size > self._session_cap or self.size > self._store_cap:
+            self._budgets(session, terminal, events)
 
     def _cap_output(
         self,
@@ -1051,15 +1138,14 @@ class ToolCallStore:
     ) -> None:
         """After a change to ``held``: the call, session and store byte caps, in that order.
         Each cut goes below the cap by an eighth of it, so that growth past it stays cheap."""
-        limits = self.limits
-        cap = limits.max_call_bytes
-        if cap is not None and isinstance(held, ToolCallState) and held.size > cap:
+        cap = self._call_cap
+        if held is not None and held.size > cap and isinstance(held, ToolCallState):
             self._shrink_call(session, held, cap - trim_block(cap), "max_call_bytes", events)
-        cap = limits.max_session_bytes
-        if cap is not None and session.size > cap:
+        cap = self._session_cap
+        if session.size > cap:
             self._shrink_session(session, held, cap - trim_block(cap), events)
-        cap = limits.max_store_bytes
-        if cap is not None and self.size > cap:
+        cap = self._store_cap
+        if self.size > cap:
             self._shrink_store(session, held, cap - trim_block(cap), events)
 
     def _shrink_call(
@@ -1284,6 +1370,28 @@ class ToolCallStore:
             }
         return {"sessions": sessions}
 
+    def document_json(self, *, decoded_only: bool = False) -> bytes:
+        """``encode(self.document())``: the same bytes, written from each call's ``snapshot``
+        without building its plain values first.
+
+        ``decoded_only``: the caller applied nothing but what this package decoded from JSON text
+        (raw lines, or what ``decode_message`` gave for them), so nothing held is a NaN or an
+        infinite number, and the walk that refuses them is skipped (``codec.encode_decoded``).
+        """
+        sessions: dict[str, Any] = {}
+        for session in self.sessions.values():
+            terminals = []
+            for terminal in session.terminals.values():
+                plain = to_builtins(terminal.snapshot())
+                del plain["sessionUpdate"]
+                terminals.append(plain)
+            sessions[session.session_id] = {
+                "toolCalls": [tc.snapshot() for tc in session.tool_calls.values()],
+                "terminals": terminals,
+            }
+        document = {"sessions": sessions}
+        return encode_decoded(document) if decoded_only else encode(document)
+
     def _sessions(self, session_id: str | None) -> Iterator[SessionState]:
         if session_id is None:
             yield from self.sessions.values()
@@ -1353,6 +1461,11 @@ def _limit_reached(
 def _unknown_v1_strings(update: v1.ToolCall | v1.ToolCallUpdate) -> dict[str, str] | None:
     """The ``kind``/``status`` strings of a v1 update that v1 does not define, by wire name
     (D32); ``None`` when there are none, as almost always."""
+    kind, status = update.kind, update.status
+    if (not isinstance(kind, str) or kind in _V1_KINDS) and (
+        not isinstance(status, str) or status in _V1_STATUSES
+    ):
+        return None  # the common case, decided without a loop
     raw = None
     for name, known in _V1_ENUMS:
         value = getattr(update, name)
