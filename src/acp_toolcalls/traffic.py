@@ -244,7 +244,7 @@ def one_side(
     """
     wanted = SIDES[side]
     for number, data in lines:
-        if isinstance(data, bytes) and _RECORD_HINT in data[:_HINT_WINDOW]:
+        if type(data) is bytes and data.find(_RECORD_HINT, 0, _HINT_WINDOW) >= 0:
             try:
                 value = _read_json.decode(data)
             except msgspec.DecodeError:

@@ -52,8 +52,14 @@ from typing import IO, Any, BinaryIO, cast
 from rich.console import Console
 from rich.live import Live
 
-from ..codec import DEFAULT_MAX_BYTES, decode_message, duplicate_keys, encode
-from ..events import DiagnosticReported, ToolCallReopened
+from ..codec import (
+    DEFAULT_MAX_BYTES,
+    FAST_PATH_MISSES,
+    decode_message,
+    duplicate_keys,
+    fast_message_decoder,
+)
+from ..events import ContentAppended, DiagnosticReported, ToolCallReopened
 from ..jsonrpc import Batch, InvalidMessage
 from ..lenient import DecodeError
 from ..state import Limits
@@ -109,6 +115,7 @@ A closed stdout (`| head`) ends quietly with status 1.
 _CHUNK = 64 * 1024  # what --follow reads at a time
 _UNCAPPED = Limits.unlimited()
 _LOSSY = "docs/conversion.md lists what v2 cannot hold"
+_MISSED = object()  # the fast decoder did not take a line
 
 
 def demo_path() -> Any:
@@ -147,10 +154,23 @@ class Replayer:
             return True
         protocol = self.store.raw_protocol
         try:
-            decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
-            valid = not decoded.diagnostics and not _has_invalid_element(decoded.value)
-            repeated = duplicate_keys(data, decoded.value)
-            events = self.store.apply(decoded)
+            # decode_message's own fast path, without the `Decoded` around a valid message.
+            value: Any = _MISSED
+            if type(data) is bytes and len(data) <= self.max_line_bytes:
+                try:  # noqa: SIM105 - `suppress` costs a context manager on every line
+                    value = fast_message_decoder(protocol)(data)
+                except FAST_PATH_MISSES:
+                    pass
+            if value is _MISSED:
+                decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
+                value = decoded.value
+                valid = not decoded.diagnostics and not _has_invalid_element(value)
+                repeated = duplicate_keys(data, value)
+                events = self.store.apply(decoded)
+            else:
+                valid = True
+                repeated = duplicate_keys(data, value)
+                events = self.store.apply(value)
         except DecodeError as exc:
             self._say(line, exc.path, unreadable(data, exc) + "; line skipped")
             return False
@@ -162,6 +182,8 @@ class Replayer:
             self._say(line, diagnostic.path, diagnostic.reason)
             valid = False
         for event in events:
+            if type(event) is ContentAppended:  # the common event: nothing to say of it
+                continue
             if isinstance(event, DiagnosticReported):
                 if event.kind == "lossy":  # valid v1 that the v2 view has no place for
                     self._say(line, event.path, f"not shown, valid v1: {event.reason} ({_LOSSY})")
@@ -465,8 +487,9 @@ def _stopped(line: int) -> int:
     return 2
 
 
-def _write_json(document: Any) -> None:
-    data = encode(document) + b"\n"
+def _write_json(store: ToolCallStore) -> None:
+    # The replayer applied only what decode_message read from the lines: no NaN to look for.
+    data = store.document_json(decoded_only=True) + b"\n"
     out: IO[str] = sys.stdout
     buffer = getattr(out, "buffer", None)
     if buffer is not None:
@@ -551,7 +574,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             return 0
     if args.json:
-        _write_json(replayer.store.document())
+        _write_json(replayer.store)
     else:
         _write_tables(console, replayer.store, args.all)
     return 0
