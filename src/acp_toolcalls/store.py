@@ -55,7 +55,7 @@ from __future__ import annotations
 import heapq
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 from msgspec import UNSET
@@ -151,10 +151,13 @@ _PLAIN_UPDATES = frozenset({v2.ToolCallUpdate, v2.SessionToolCallUpdate})
 _V1_ENUMS = tuple(v1.TOOL_CALL_ENUMS.items())
 _V2_MESSAGE = v2.SessionUpdateMessage
 _V1_MESSAGE = v1.SessionUpdateMessage
+_V1_CREATE = v1.ToolCall
+_V1_UPDATE = v1.SessionToolCallUpdate
 _V1_KINDS = v1.TOOL_CALL_ENUMS["kind"]
 _V1_STATUSES = v1.TOOL_CALL_ENUMS["status"]
 _CHUNK = v2.ToolCallContentChunk
 _NO_CAP = sys.maxsize
+_ABSENT: Any = object()
 
 
 def _cap(cap: int | None) -> int:
@@ -546,20 +549,33 @@ class ToolCallStore:
     def _v1_notification(
         self, params: v1.SessionNotification, events: list[Event], now: Any
     ) -> None:
-        update = params.update
-        if not isinstance(update, (v1.ToolCall, v1.ToolCallUpdate)):
-            return
-        session = self._session(params.session_id, events)
-        known = session.tool_calls.get(update.tool_call_id)
-        if isinstance(update, v1.ToolCall):  # a repeated one merges (D9)
-            patch, losses = tool_call_to_v2(update, repeated=known is not None)
+        kind = type(params.update)
+        if kind is _V1_UPDATE:  # the common update, told by its exact type
+            create = False
+        elif kind is _V1_CREATE or isinstance(params.update, v1.ToolCall):
+            create = True
+        elif isinstance(params.update, v1.ToolCallUpdate):
+            create = False
         else:
-            patch, losses = tool_call_update_to_v2(update)
-        for loss in losses:
-            path = "$.params.update" + loss.path[1:]
-            events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
+            return
+        update = cast("v1.ToolCall | v1.ToolCallUpdate", params.update)
+        session = self.sessions.get(params.session_id)
+        if session is None or session is not self._current:
+            session = self._session(params.session_id, events)
+        known = session.tool_calls.get(update.tool_call_id)
+        if create:  # a repeated one merges (D9)
+            patch, losses = tool_call_to_v2(cast(v1.ToolCall, update), repeated=known is not None)
+        else:
+            patch, losses = tool_call_update_to_v2(cast(v1.ToolCallUpdate, update))
+        if losses:
+            for loss in losses:
+                path = "$.params.update" + loss.path[1:]
+                events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
         raw = _unknown_v1_strings(update)
-        if isinstance(update, v1.ToolCall) and known is not None and known.is_final:
+        if raw is None and (known is None or not create):
+            self._update_call(session, patch, events, now)  # the common case
+            return
+        if create and known is not None and known.is_final:
             # A repeated create of a finished call: merged (D9) but reported (D20), even when
             # its default `pending` status leaves the stored status final.
             status = "pending" if raw and "status" in raw else update.status
@@ -993,30 +1009,41 @@ class ToolCallStore:
     ) -> None:
         """Measure the values just stored under ``names`` (wire names), cutting any over
         ``max_value_bytes``, and the ``_meta`` keys over ``max_meta_keys``."""
-        if not names:
-            return
-        cap = self.limits.max_value_bytes
+        cap = self._value_cap
         fields, sizes, delta = tc.fields, tc.sizes, 0
         for name in names:
-            if name == "content":
-                content = fields.get("content")
+            value = fields.get(name, _ABSENT)
+            if value is not _ABSENT and name != "content":  # a field: the common case
+                size = size_of(value)
+                if size > cap:
+                    fields[name], size = _cut(value, size, cap)
+                    _limit_reached(
+                        events,
+                        session.session_id,
+                        "max_value_bytes",
+                        tc.tool_call_id,
+                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    )
+            elif name == "content":
                 size = 0
-                if isinstance(content, list):
-                    for index, item in enumerate(content):
+                if isinstance(value, list):
+                    for index, item in enumerate(value):
                         item_size = size_of(item)
-                        if cap is not None and item_size > cap:
-                            content[index], item_size = self._cut_item(
+                        if item_size > cap:
+                            value[index], item_size = self._cut_item(
                                 session, tc, item, item_size, cap, events
                             )
                         size += item_size
             elif name == "_meta":
                 self._cap_meta_keys(session, tc.tool_call_id, tc, events)
-                size = self._measure_meta(session, tc.tool_call_id, tc, cap, events)
-            else:
-                held = fields if name in fields else tc.extra
+                size = self._measure_meta(
+                    session, tc.tool_call_id, tc, self.limits.max_value_bytes, events
+                )
+            else:  # an unknown key kept beside the fields
+                held = tc.extra
                 value = held.get(name) if held is not None else None
                 size = size_of(value)
-                if cap is not None and size > cap and held is not None:
+                if size > cap and held is not None:
                     held[name], size = _cut(value, size, cap)
                     _limit_reached(
                         events,
@@ -1027,7 +1054,9 @@ class ToolCallStore:
                     )
             delta += size - sizes.get(name, 0)
             sizes[name] = size
-        self._grow(session, delta, tc)
+        tc.size += delta
+        session.size += delta
+        self.size += delta
 
     def _measure_terminal(
         self, session: SessionState, terminal: TerminalState, names: list[str], events: list[Event]
