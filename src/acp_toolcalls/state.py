@@ -283,6 +283,14 @@ def _bytes_size(value: bytes | bytearray, depth: int) -> int:
     return 33 + len(value)
 
 
+def _number_size(value: float, depth: int) -> int:
+    return 16
+
+
+def _nothing(value: Any, depth: int) -> int:  # None, a bool, UNSET: counted in their holder
+    return 0
+
+
 def _measurer(cls: type) -> _Measurer:
     """Generate (once per class) the measurer of a model class: ``_walk``'s sum for one of its
     instances, its fields read one by one, strings and numbers measured in place."""
@@ -339,6 +347,11 @@ _MEASURERS: dict[type, _Measurer] = {
     tuple: _list_size,
     bytes: _bytes_size,
     bytearray: _bytes_size,
+    int: _number_size,
+    float: _number_size,
+    bool: _nothing,
+    type(None): _nothing,
+    type(UNSET): _nothing,
 }
 _NOT_GENERATED: set[type] = set()
 

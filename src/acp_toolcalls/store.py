@@ -156,6 +156,8 @@ _V1_UPDATE = v1.SessionToolCallUpdate
 _V1_KINDS = v1.TOOL_CALL_ENUMS["kind"]
 _V1_STATUSES = v1.TOOL_CALL_ENUMS["status"]
 _CHUNK = v2.ToolCallContentChunk
+_CONTENT = v2.Content
+_TEXT = v2.TextContent
 _NO_CAP = sys.maxsize
 _ABSENT: Any = object()
 
@@ -291,7 +293,12 @@ class ToolCallStore:
                 if tc is not None:
                     content = tc.fields.get("content")
                     item = update.content  # chunk `_meta` is chunk-scoped: not stored
-                    size = size_of(item)
+                    inner = item.content if type(item) is _CONTENT else None
+                    if type(inner) is _TEXT and inner.annotations is UNSET and inner.meta is UNSET:
+                        text = inner.text  # what size_of says of a text block, said here
+                        size = 209 + len(text) if text.isascii() else 236 + 4 * len(text)
+                    else:
+                        size = size_of(item)
                     if type(content) is list and size <= self._value_cap:
                         content.append(item)
                         sizes = tc.sizes
