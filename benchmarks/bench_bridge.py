@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from acp_toolcalls import ToolCallStore, encode
+from acp_toolcalls import ToolCallStore, encode, v1, v2
 from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+from acp_toolcalls.codec import fast_message_decoder
 from environment import print_environment
 
 _WORDS = [
@@ -150,10 +151,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CALLS",
         help="only: CALLS sequential calls, uncoalesced, against a minimal dict bridge",
     )
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="with --sequential: the cost per message kind, and of its parts",
+    )
     args = parser.parse_args(argv)
     print_environment()
     if args.sequential:
         _sequential_cost(args.sequential, args.reps)
+        if args.breakdown:
+            _breakdown(args.sequential, args.reps)
         return 0
     lines = stream(args.chunks)
     print(f"input  {len(lines):,} v2 lines, {sum(map(len, lines)):,} bytes")
@@ -286,6 +294,128 @@ def _sequential_cost(calls: int, reps: int) -> None:
         f"dict bridge: {same}; per line: minimal {base:,.0f} ns, V2ToV1Bridge {mine:,.0f} ns, "
         f"ratio {mine / base:.2f}x (target <= 1.5x), best of {reps}"
     )
+
+
+def _breakdown(calls: int, reps: int) -> None:
+    """Per message kind of the sequential stream, timed line by line (best of ``reps`` rounds
+    per kind; outputs kept, as above): the minimal dict bridge; the parts of the bridge's work
+    that no bridge built on the typed models and the store can skip (the typed decode, the
+    store's apply, building the v1 message and encoding it: the floor of this design); and
+    V2ToV1Bridge. Each figure includes the timer (the empty step)."""
+    lines = sequential(calls)
+    decode = fast_message_decoder("v2")
+
+    def empty() -> Callable[[bytes], object]:
+        return lambda line: line
+
+    def minimal() -> Callable[[bytes], object]:
+        contents: dict[str, list[object]] = {}
+        loads, dumps = orjson.loads, orjson.dumps
+
+        def step(line: bytes) -> object:
+            params = loads(line)["params"]
+            update = params["update"]
+            content = contents.get(update["toolCallId"])
+            if update["sessionUpdate"] == "tool_call_content_chunk":
+                assert content is not None
+                content.append(update["content"])
+                body = {"sessionUpdate": "tool_call_update", "toolCallId": update["toolCallId"]}
+                body["content"] = content
+            elif content is None:
+                contents[update["toolCallId"]] = []
+                body = {"sessionUpdate": "tool_call"}
+                body |= {name: update[name] for name in _V1_CALL_ORDER if name in update}
+            else:
+                body = {"sessionUpdate": "tool_call_update"}
+                body |= {name: update[name] for name in _V1_UPDATE_ORDER if name in update}
+            message = {"method": "session/update", "jsonrpc": "2.0"}
+            return dumps({**message, "params": {"sessionId": params["sessionId"], "update": body}})
+
+        return step
+
+    def decoded() -> Callable[[bytes], object]:
+        return decode
+
+    def stored() -> Callable[[bytes], object]:
+        store = ToolCallStore()
+
+        def step(line: bytes) -> object:
+            params = decode(line).params
+            return store.apply_update(params.session_id, params.update)
+
+        return step
+
+    def floor() -> Callable[[bytes], object]:
+        store = ToolCallStore()
+        shown: dict[str, list[object]] = {}
+
+        def step(line: bytes) -> object:
+            params = decode(line).params
+            update = params.update
+            store.apply_update(params.session_id, update)
+            tool_call_id = update.tool_call_id
+            out: object
+            if type(update) is v2.ToolCallContentChunk:
+                flat = shown[tool_call_id]
+                flat.append(v1.Content(content=v1.TextContent(text=update.content.content.text)))
+                out = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, content=list(flat))
+            elif tool_call_id not in shown:
+                shown[tool_call_id] = []
+                locations = [v1.ToolCallLocation(path=loc.path) for loc in update.locations]
+                out = v1.ToolCall(
+                    tool_call_id=tool_call_id,
+                    title=update.title,
+                    kind=update.kind,
+                    status=update.status,
+                    raw_input=update.raw_input,
+                    locations=locations,
+                )
+            else:
+                out = v1.SessionToolCallUpdate(
+                    tool_call_id=tool_call_id, status=update.status, raw_output=update.raw_output
+                )
+            notification = v1.SessionNotification(session_id=params.session_id, update=out)
+            return encode(v1.SessionUpdateMessage(params=notification))
+
+        return step
+
+    def bridged() -> Callable[[bytes], object]:
+        bridge = V2ToV1Bridge()
+        return lambda line: [encode(m) for m in bridge.convert(line).messages]
+
+    check = floor()
+    assert [check(line) for line in lines] == minimal_bridge(lines)  # the same bytes
+    kinds = ("first report", "chunk", "completion")
+    clock = time.perf_counter_ns
+    rows = []
+    for name, make in (
+        ("(empty step)", empty),
+        ("minimal dict bridge", minimal),
+        ("typed decode", decoded),
+        ("  + store.apply_update", stored),
+        ("  + v1 message + encode (floor)", floor),
+        ("V2ToV1Bridge convert + encode", bridged),
+    ):
+        best = [float("inf")] * 3
+        for _ in range(reps):
+            step, kept, spent = make(), [], [0, 0, 0]
+            gc.collect()
+            gc.disable()
+            try:
+                for index, line in enumerate(lines):
+                    kind = 0 if index % 6 == 0 else 2 if index % 6 == 5 else 1
+                    start = clock()
+                    kept.append(step(line))
+                    spent[kind] += clock() - start
+            finally:
+                gc.enable()
+            best = [min(b, s) for b, s in zip(best, spent, strict=True)]
+        rows.append((name, [best[0] / calls, best[1] / (4 * calls), best[2] / calls]))
+        rows[-1][1].append(sum(best) / len(lines))
+    print(f"per message kind, ns (best of {reps}; each includes the timer)")
+    print(f"{'':34}" + "".join(f"{k:>14}" for k in (*kinds, "per line")))
+    for name, figures in rows:
+        print(f"{name:34}" + "".join(f"{f:>14,.0f}" for f in figures))
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ from .loss import NO_LOSSES, Converted, Loss, LossReport, unknown_keys
 from .state import Limits, TerminalState, ToolCallState, patch_meta, trim_block
 from .store import ToolCallStore
 from .terminal_text import DEFAULT_TAIL_CHARS, TailRenderer, fenced
-from .v2 import ALLOW_OPTION_KINDS
+from .v2 import ALLOW_OPTION_KINDS, FINAL_STATUSES
 from .v2_to_v1 import (
     content_to_v1,
     create_defaults,
@@ -319,6 +319,10 @@ class V2ToV1Bridge:
                 handler = self._updates.get(type(params.update))
                 if handler is not None:
                     handler(params.session_id, params.update)
+                    out = self._out
+                    if not self._losses and not self._replies:  # `_take`, the common case
+                        self._out = []
+                        return Converted(tuple(out), (), NO_LOSSES)
                     return self._take()
         if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
             decoded = decode_message(message, protocol="v2")
@@ -619,8 +623,10 @@ class V2ToV1Bridge:
         if isinstance(title, str):
             call.title = title
         update_v1 = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
-        self._out.append(_notification(session_id, self._fit(tc, update_v1)))
-        if tc.is_final:  # its projection is rebuilt if it ever changes again
+        if tc.size * 2 + 65_536 >= self.max_message_bytes:  # (`_fit`'s own first test)
+            update_v1 = self._fit(tc, update_v1)
+        self._out.append(_notification(session_id, update_v1))
+        if _final(tc):  # its projection is rebuilt if it ever changes again
             call.source, call.flat, call.slots, call.count = None, [], [], 0
 
     def _on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
@@ -686,8 +692,10 @@ class V2ToV1Bridge:
                     if not count:
                         call.source, call.cut_at = items, 0
                     update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, content=list(flat))
-                    self._out.append(_notification(session_id, self._fit(tc, update)))
-                    if tc.is_final:  # its projection is rebuilt if it ever changes again
+                    if tc.size * 2 + 65_536 >= self.max_message_bytes:
+                        update = self._fit(tc, update)
+                    self._out.append(_notification(session_id, update))
+                    if _final(tc):  # its projection is rebuilt if it ever changes again
                         call.source, call.flat, call.slots, call.count = None, [], [], 0
                     return
         self._absorb(events)
@@ -1154,6 +1162,12 @@ class V2ToV1Bridge:
 
     def _emit_update(self, session_id: str, update: Any) -> None:
         self._out.append(_notification(session_id, update))
+
+
+def _final(tc: ToolCallState) -> bool:
+    """``tc.is_final``, without its two properties."""
+    status = tc.fields.get("status")
+    return isinstance(status, str) and status in FINAL_STATUSES
 
 
 def _text_item(text: str) -> v1.Content:
