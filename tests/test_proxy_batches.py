@@ -7,8 +7,8 @@ line.
 - ``ConnectionBridge.from_agent_lines`` / ``from_client_lines``: for any traffic (the fuzz
   strategies: clean tool calls, mutations, garbage), cut into batches anywhere, the same lines
   to each side and the same notes, each naming the same line, as ``from_agent`` /
-  ``from_client`` line by line with the typed fast path off (the general path alone), in both
-  directions, with and without coalescing;
+  ``from_client`` line by line with the fast paths for compact updates off (the general path
+  alone), in both directions, with and without coalescing;
 - a line the core fails on costs that line alone; pass-through still settles every request
   the agent answers when the lines before the answer open with a method.
 """
@@ -197,6 +197,47 @@ def _tail(core: ConnectionBridge) -> list[Seen]:
 
 def _general_only(core: ConnectionBridge, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "_typed_update", lambda line, now: False)
+    monkeypatch.setattr(core, "_plain_update", lambda line, now: False)
+
+
+_TEXT = st.fixed_dictionaries({"type": st.just("text"), "text": st.sampled_from(["a", "b"])})
+
+
+@st.composite
+def _other_update(draw: st.DrawFn, version: int) -> bytes:
+    """A compact ``session/update`` of a kind the fuzz traffic seldom has: message chunks
+    and upserts (repeated message ids), user echoes, state, plans, modes."""
+    message_id = draw(st.sampled_from(["m1", "m2", None]))
+    tag = draw(
+        st.sampled_from(
+            [
+                "agent_message_chunk",
+                "agent_thought_chunk",
+                "user_message_chunk",
+                "plan",
+                "current_mode_update",
+            ]
+            + (["agent_message", "user_message", "state_update"] if version == 2 else [])
+        )
+    )
+    body: dict[str, Any] = {"sessionUpdate": tag}
+    if tag.endswith("_chunk"):
+        body["content"] = draw(_TEXT)
+    elif tag in ("agent_message", "user_message"):
+        body["content"] = draw(st.lists(_TEXT, max_size=2))
+    elif tag == "state_update":
+        body["state"] = draw(st.sampled_from(["idle", "running"]))
+        stop = draw(st.sampled_from(["end_turn", "error", "weird", None]))
+        if stop is not None:
+            body["stopReason"] = stop
+    elif tag == "plan":
+        body["entries"] = []
+    else:
+        body["currentModeId"] = "ask"
+    if message_id is not None and version == 2 and tag != "state_update":
+        body["messageId"] = message_id
+    params = {"sessionId": draw(st.sampled_from(SESSION_IDS)), "update": body}
+    return _line({"jsonrpc": "2.0", "method": "session/update", "params": params})
 
 
 @pytest.mark.parametrize(("client", "agent"), [(1, 2), (2, 1), (2, 2), (1, 1)])
@@ -205,7 +246,8 @@ def _general_only(core: ConnectionBridge, monkeypatch: pytest.MonkeyPatch) -> No
 def test_agent_lines_in_batches_are_handled_as_line_by_line(
     client: int, agent: int, data: st.DataObject, coalesce: float
 ) -> None:
-    lines = data.draw(st.lists(traffic(f"v{agent}"), max_size=25))
+    line = st.one_of(traffic(f"v{agent}"), _other_update(agent))
+    lines = data.draw(st.lists(line, max_size=25))
     cuts = data.draw(st.lists(st.integers(0, 25), max_size=6))
     with pytest.MonkeyPatch.context() as monkeypatch:
         reference = _ready(client, agent, coalesce)

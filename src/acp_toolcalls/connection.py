@@ -104,6 +104,7 @@ _TYPED_V2 = fast_message_decoder("v2")
 _TYPED_V1 = fast_message_decoder("v1")
 _TOOL_CALL_TAG = b'"sessionUpdate":"tool_call'  # compact JSON; other spellings: the general path
 _TERMINAL_TAG = b'"sessionUpdate":"terminal_'
+_UPDATE_FIRST = b'{"jsonrpc":"2.0","method":"session/update","params":{'
 _MODE_UPDATES = frozenset({"current_mode_update", "config_option_update"})
 """``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
 _SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
@@ -324,7 +325,9 @@ class ConnectionBridge:
                 line = self._unique_options(line)
             self._out.to_client.append(line)
             return
-        if self.mode == "convert" and self._typed_update(line, now):
+        if self.mode == "convert" and (
+            self._typed_update(line, now) or self._plain_update(line, now)
+        ):
             return
         read = self._read_agent(line)
         if read is not None:
@@ -1235,6 +1238,13 @@ class ConnectionBridge:
         if self.client_version == 2:
             self._v1_agent_update(session_id, tag, line)
             return
+        self._update_to_v1(session_id, tag, line, now)
+
+    def _update_to_v1(
+        self, session_id: Any, tag: Any, line: bytes, now: float, plain: Any = None
+    ) -> None:
+        """A v2 agent's ``session/update`` for the v1 client; ``plain``: the line read whole,
+        when ``_plain_update`` read it."""
         session = self._session(session_id)
         if tag in _USER_ECHOES and session.prompts:
             return  # the prompt's acknowledgement: a v1 client shows its own prompt
@@ -1244,7 +1254,7 @@ class ConnectionBridge:
             if self.coalesce_interval > 0 and self._deadline is None:
                 self._deadline = now + self.coalesce_interval
             return
-        message = rpc.whole(line)
+        message = rpc.whole(line) if plain is None else plain
         params = message.get("params")
         body = params.get("update") if isinstance(params, dict) else None
         if not isinstance(body, dict):
@@ -1261,10 +1271,17 @@ class ConnectionBridge:
             return
         if tag in _CHUNKS and isinstance(body.get("messageId"), str):
             self._forwarded_message(session, body["messageId"])
-        self._bridge_update(self._to_v1, _opaque_message(message, 2) or line)
+        typed = _opaque_message(message, 2)
+        if typed is not None:
+            self._bridge_typed(self._to_v1, typed)
+        else:
+            self._bridge_update(self._to_v1, line)
 
-    def _v1_agent_update(self, session_id: Any, tag: Any, line: bytes, typed: Any = None) -> None:
-        """``typed``: the line's typed message, when ``_typed_update`` read it."""
+    def _v1_agent_update(
+        self, session_id: Any, tag: Any, line: bytes, typed: Any = None, plain: Any = None
+    ) -> None:
+        """``typed``: the line's typed message, when ``_typed_update`` read it; ``plain``: the
+        line read whole, when ``_plain_update`` read it."""
         session = self._session(session_id)
         if session.replay_suppressed:
             return  # the replay of a load that serves a resume without replay
@@ -1274,10 +1291,16 @@ class ConnectionBridge:
             return
         assert self._to_v2 is not None
         if typed is not None:
-            data = typed
+            self._bridge_typed(self._to_v2, typed)
+            return
+        if tag in _V1_TYPED:
+            self._bridge_update(self._to_v2, line)
+            return
+        typed = _opaque_message(rpc.whole(line) if plain is None else plain, 1)
+        if typed is not None:
+            self._bridge_typed(self._to_v2, typed)
         else:
-            data = line if tag in _V1_TYPED else (_opaque_message(rpc.whole(line), 1) or line)
-        self._bridge_update(self._to_v2, data)
+            self._bridge_update(self._to_v2, line)
 
     def _typed_update(self, line: bytes, now: float) -> bool:
         """The most common line of a converted session, a well-formed tool-call or terminal
@@ -1293,8 +1316,14 @@ class ConnectionBridge:
         except FAST_PATH_MISSES:
             return False
         if type(message) is v2.SessionUpdateMessage and self._to_v1 is not None:
-            self._session(message.params.session_id)
-            self._bridge_update(self._to_v1, message)
+            session_id = message.params.session_id
+            session = self._sessions.get(session_id)  # a string id is its own key
+            if session is None:
+                self._session(session_id)
+            else:
+                self._touches += 1
+                session.touched = self._touches
+            self._bridge_typed(self._to_v1, message)
             if self.coalesce_interval > 0 and self._deadline is None:
                 self._deadline = now + self.coalesce_interval
             return True
@@ -1302,6 +1331,61 @@ class ConnectionBridge:
             self._v1_agent_update(message.params.session_id, None, line, message)
             return True
         return False
+
+    def _plain_update(self, line: bytes, now: float) -> bool:
+        """A compact ``session/update`` notification of any other kind (message chunks, plans,
+        state, ...): read once, whole, instead of as an envelope, then its update's tag, then
+        whole; routed as ``_agent_notification`` routes it. ``False`` for anything else (an
+        id or another member, a tool-call tag, bad JSON): the general path reads it."""
+        if not line.startswith(_UPDATE_FIRST):
+            return False
+        try:
+            message = rpc.whole(line)
+        except rpc.Unreadable:
+            return False
+        if not (
+            type(message) is dict
+            and message.keys() <= _ENVELOPE_KEYS
+            and message.get("method") == "session/update"
+        ):
+            return False
+        params = message.get("params")
+        update = params.get("update") if type(params) is dict else None
+        tag = update.get("sessionUpdate") if type(update) is dict else None
+        if type(tag) is not str or tag in (_V2_TYPED if self.client_version == 1 else _V1_TYPED):
+            return False
+        assert type(params) is dict
+        if self.client_version == 1:
+            self._update_to_v1(params.get("sessionId"), tag, line, now, message)
+        else:
+            self._v1_agent_update(params.get("sessionId"), tag, line, plain=message)
+        return True
+
+    def _bridge_typed(self, bridge: V2ToV1Bridge | V1ToV2Bridge, message: Any) -> None:
+        """``_bridge_update`` of a typed update, its common output (session updates) encoded
+        straight into the client's lines (``_to_client_message`` would send them so)."""
+        try:
+            converted = bridge.convert(message)
+        except DecodeError as exc:
+            self._note("agent", f"a message that cannot be read ({exc}): not forwarded", "error")
+            return
+        lines = self._out.to_client
+        for out in converted.messages:
+            kind = type(out)
+            if kind is v1.SessionUpdateMessage or kind is v2.SessionUpdateMessage:
+                line = encode(out)
+                if len(line) > self.max_line_bytes:
+                    fitted = self._fits(line, "client")
+                    if fitted is None:
+                        continue
+                    line = fitted
+                lines.append(line)
+            else:
+                self._to_client_message(out)
+        for reply in converted.replies:
+            self._answered_by_bridge(reply)
+        if converted.losses:
+            self._losses("agent", "tool calls", converted.losses)
 
     def _mode_update(self, modes: Modes, line: bytes) -> None:
         """A v1 agent's mode or config option change, for a session whose modes the v2
