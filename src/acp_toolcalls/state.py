@@ -258,6 +258,10 @@ def _dict_size(value: dict[Any, Any], depth: int) -> int:
             total += 49 + len(item) if item.isascii() else 76 + 4 * len(item)
         elif kind is int or kind is float:
             total += 16
+        elif kind is dict:
+            total += _dict_size(item, depth)
+        elif kind is list:
+            total += _list_size(item, depth)
         elif item is not None and kind is not bool:
             total += _value_size(item, depth)
     return total
@@ -274,8 +278,11 @@ def _list_size(value: list[Any] | tuple[Any, ...], depth: int) -> int:
             total += 49 + len(item) if item.isascii() else 76 + 4 * len(item)
         elif kind is int or kind is float:
             total += 16
+        elif kind is dict:
+            total += _dict_size(item, depth)
         elif item is not None and kind is not bool:
-            total += _value_size(item, depth)
+            measure = _MEASURERS.get(kind)
+            total += _value_size(item, depth) if measure is None else measure(item, depth)
     return total
 
 
