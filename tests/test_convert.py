@@ -295,6 +295,18 @@ def test_to_v1_losses_go_to_stderr_with_line_numbers(
     assert any(e.startswith("line 5: $.params.update: `terminal_update`") for e in stateless)
 
 
+OTHERS: list[dict[str, Any]] = [
+    PASS_THROUGH[1],  # session/cancel: both versions
+    PASS_THROUGH[3],  # an extension notification
+    {"jsonrpc": "2.0", "id": "x", "method": "_vendor/ask", "params": {"q": 1}},
+    PASS_THROUGH[4],  # its answer: an error
+    {"jsonrpc": "2.0", "id": "y", "method": "_vendor/ask"},
+    {"jsonrpc": "2.0", "id": "y", "result": {"a": [1, None]}},
+]
+"""Messages a whole-session conversion passes through unchanged (issue 16: the session's own
+methods, prompts included, are converted; see tests/test_convert_sessions.py)."""
+
+
 def test_other_messages_pass_through_unchanged(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -304,10 +316,16 @@ def test_other_messages_pass_through_unchanged(
     ]
     for to, modes in targets:
         for mode in modes:
-            result = run(capsys, monkeypatch, PASS_THROUGH, "--to", to, *mode)
+            result = run(capsys, monkeypatch, OTHERS, "--to", to, *mode)
             assert result.code == 0 and result.err == ""
-            assert result.out == PASS_THROUGH
+            assert result.out == OTHERS
             assert_valid(result, to)
+            # An answer to no request of the log is passed through too, and reported.
+            alone = run(capsys, monkeypatch, [PASS_THROUGH[4]], "--to", to, *mode)
+            assert alone.out == [PASS_THROUGH[4]]
+            assert alone.err_lines() == [
+                "line 1: $.id: an answer to no request seen in the log: passed through unconverted"
+            ]
 
 
 def test_a_batch_stays_a_batch(
@@ -509,12 +527,14 @@ def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_reads_a_file_and_reports_an_unreadable_one(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     log = tmp_path / "log.jsonl"
     log.write_bytes(as_bytes(v1_log()))
     assert main(["convert", "--to", "v2", str(log)]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == len(v1_log())
+    from_file = capsys.readouterr().out
+    assert from_file == run(capsys, monkeypatch, v1_log(), "--to", "v2").raw  # as from stdin
+    assert len(from_file.splitlines()) >= len(v1_log())
     assert main(["convert", "--to", "v2", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("acp-toolcalls convert: cannot read") and err.count("\n") == 1

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         permission_options,
         permission_request,
     )
+    from .session_convert import SessionConverter
     from .state import (
         KIND_LABELS,
         Limits,
@@ -191,6 +192,7 @@ if TYPE_CHECKING:
         "tool_call_update_to_v1",
         "StatelessV1ToV2",
         "StatelessV2ToV1",
+        "SessionConverter",
         "TerminalProfile",
         "V1ToV2Bridge",
         "V2ToV1Bridge",
@@ -265,6 +267,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "permission_options",
         "permission_request",
     ),
+    "session_convert": ("SessionConverter",),
     "state": (
         "KIND_LABELS",
         "Limits",

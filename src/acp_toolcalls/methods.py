@@ -32,33 +32,53 @@ bridges' and converters' job, shared/spec/TOOL-CALLS.md 9):
   option list; ``current_mode_update`` and the agent's ``config_option_update`` become one
   ``config_option_update`` holding the agent's options and the mode option.
 - ``session/prompt`` maps its params here; its result does not map (v1 answers at the end of
-  the turn, v2 at once): the connection layer answers it (connection.py).
+  the turn, v2 at once): the connection layer answers it (connection.py). The turn's end is
+  mapped here: a v1 result (``prompt_result_to_v2``) or error (``prompt_error_to_v2``) is the
+  v2 idle ``state_update`` that ends the turn; a v2 idle ``state_update`` with a stop reason is
+  the v1 response (``prompt_end_to_v1``: ``error`` becomes a JSON-RPC error, a stop reason v1
+  lacks ``end_turn``, reported). A v2 message upsert reaches v1 as chunks of its content, one
+  per block, under its ``messageId`` (``message_chunks``).
+- A v1 ``session/set_mode`` for modes shown as the config option ``MODE_CONFIG_ID`` is the v2
+  ``session/set_config_option`` of that option (``MODES_TO_V2``; its result is
+  ``Modes.selected``), the reverse of ``MODES_TO_V1``.
 - Results that v1 cannot carry in place (a v2 response's ``availableCommands``) come back as
   session updates to send after the response (``Mapped.updates``).
+- ``SENDERS``: every method of either version, who sends it and the versions that have it
+  (the bundled schemas' ``x-method``/``x-side``, written out so that reading a log needs no
+  schema; tests/test_convert_sessions.py checks it against both schemas).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .loss import UNKNOWN_KEY, LossReport
 from .v1_to_v2 import _block_to_v2, _config_option_to_v2, _Json, _Losses
 from .v2_to_v1 import _block_to_v1, _command_to_v1, _config_option_to_v1
 
 __all__ = [
+    "MESSAGE_UPSERTS",
     "MODES_TO_V1",
+    "MODES_TO_V2",
     "MODE_CONFIG_ID",
     "NO_V1",
     "NO_V2",
+    "SENDERS",
     "TO_V1",
     "TO_V2",
+    "V1_STOP_REASONS",
     "Mapped",
     "MethodMap",
+    "MethodSender",
     "Modes",
     "map_params",
     "map_result",
+    "message_chunks",
+    "prompt_end_to_v1",
+    "prompt_error_to_v2",
+    "prompt_result_to_v2",
 ]
 
 UNKNOWN_IMPLEMENTATION: _Json = {"name": "unknown", "version": "0"}
@@ -97,6 +117,66 @@ class MethodMap:
 
 def _to(method: str) -> Callable[[Any], str]:
     return lambda params: method
+
+
+@dataclass(frozen=True)
+class MethodSender:
+    """Who sends a method (``either``: ``$/cancel_request``, the requester of what it names),
+    and the protocol versions that have it."""
+
+    sender: Literal["client", "agent", "either"]
+    versions: frozenset[int]
+
+
+_V1, _V2, _V12 = frozenset({1}), frozenset({2}), frozenset({1, 2})
+
+SENDERS: Mapping[str, MethodSender] = {
+    **{
+        method: MethodSender("client", _V12)
+        for method in (
+            "initialize",
+            "session/new",
+            "session/resume",
+            "session/list",
+            "session/close",
+            "session/delete",
+            "session/set_config_option",
+            "session/prompt",
+            "session/cancel",
+        )
+    },
+    **{
+        method: MethodSender("client", _V1)
+        for method in ("authenticate", "logout", "session/load", "session/set_mode")
+    },
+    **{
+        method: MethodSender("client", _V2)
+        for method in ("auth/login", "auth/logout", "tool_call/cancel", "terminal/cancel")
+    },
+    **{
+        method: MethodSender("agent", _V12)
+        for method in (
+            "session/update",
+            "session/request_permission",
+            "elicitation/create",
+            "elicitation/complete",
+        )
+    },
+    **{
+        method: MethodSender("agent", _V1)
+        for method in (
+            "fs/read_text_file",
+            "fs/write_text_file",
+            "terminal/create",
+            "terminal/output",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/release",
+        )
+    },
+    "$/cancel_request": MethodSender("either", _V12),
+}
+"""Every method of either version: who sends it, and which versions have it."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -524,7 +604,19 @@ def _set_mode_params(params: Any, losses: _Losses) -> _Json:
     return _meta(out, {"sessionId": out.get("sessionId"), "modeId": out.get("value")})
 
 
+def _set_mode_to_config(params: Any, losses: _Losses) -> _Json:
+    out = _pick(params, ("sessionId", "modeId", "_meta"), "$", losses)
+    option: _Json = {
+        "sessionId": out.get("sessionId"),
+        "configId": MODE_CONFIG_ID,
+        "type": "id",
+        "value": out.get("modeId"),
+    }
+    return _meta(out, option)
+
+
 MODES_TO_V1: dict[str, MethodMap] = {}  # filled below, beside the tables
+MODES_TO_V2: dict[str, MethodMap] = {}
 
 
 @dataclass
@@ -658,6 +750,88 @@ def _prompt_to(block: Callable[[Any, str, _Losses, str], Any]) -> _Mapper:
     return prompt
 
 
+V1_STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"})
+"""The stop reasons a v1 ``session/prompt`` result can carry."""
+
+MESSAGE_UPSERTS: Mapping[str, str] = {
+    "user_message": "user_message_chunk",
+    "agent_message": "agent_message_chunk",
+    "agent_thought": "agent_thought_chunk",
+}
+"""v2 message upserts and the v1 chunk each is sent to a v1 client as."""
+
+_PROMPT_ERROR = -32603  # JSON-RPC internal error: what an error without a usable code becomes
+
+
+def _error_parts(error: Any) -> tuple[int, str]:
+    """An error object's code and message, made usable (an integer, a non-empty string)."""
+    error = _obj(error)
+    code, message = error.get("code"), error.get("message")
+    return (
+        code if isinstance(code, int) and not isinstance(code, bool) else _PROMPT_ERROR,
+        message if isinstance(message, str) and message else "the agent reported an error",
+    )
+
+
+def prompt_result_to_v2(result: Any) -> Mapped:
+    """A v1 ``session/prompt`` result as the v2 idle ``state_update`` that ends the turn (a v2
+    prompt is answered at once; its end is this update). ``_meta`` is carried."""
+    losses = _Losses(False)
+    result = _obj(result)
+    stop = result.get("stopReason")
+    if not isinstance(stop, str):
+        losses.lost("$.stopReason", f"not a stop reason ({stop!r}): the turn ends `end_turn`")
+        stop = "end_turn"
+    for key in sorted(result.keys() - {"stopReason", "_meta"}):
+        losses.lost(f"$.{key}", UNKNOWN_KEY)
+    idle: _Json = {"sessionUpdate": "state_update", "state": "idle", "stopReason": stop}
+    return Mapped(_meta(result, idle), losses.report())
+
+
+def prompt_error_to_v2(error: Any) -> _Json:
+    """A v1 ``session/prompt`` error, for a turn a v2 client was told had started, as the idle
+    ``state_update`` that ends it with stop reason ``error`` (the error's code, message and
+    ``data``)."""
+    code, message = _error_parts(error)
+    body: _Json = {"code": code, "message": message}
+    if isinstance(error, Mapping) and "data" in error:
+        body["data"] = error["data"]
+    return {"sessionUpdate": "state_update", "state": "idle", "stopReason": "error", "error": body}
+
+
+def prompt_end_to_v1(state: Any) -> Mapped:
+    """The v2 idle ``state_update`` that ends a turn as the v1 ``session/prompt`` response:
+    ``{"result": {"stopReason": ...}}``, or for stop reason ``error`` ``{"error": {code,
+    message, data}}``; a stop reason v1 lacks is ``end_turn`` (reported)."""
+    state = _obj(state)
+    stop = state.get("stopReason")
+    if stop == "error":
+        code, message = _error_parts(state.get("error"))
+        error: _Json = {"code": code, "message": message}
+        data = _obj(state.get("error")).get("data")
+        if data is not None:
+            error["data"] = data
+        return Mapped({"error": error})
+    losses = _Losses(False)
+    if stop not in V1_STOP_REASONS:
+        losses.lost("$.stopReason", f"stop reason {stop!r} has no v1 form: sent `end_turn`")
+        stop = "end_turn"
+    return Mapped({"result": {"stopReason": stop}}, losses.report())
+
+
+def message_chunks(update: Any) -> list[_Json]:
+    """A v2 message upsert (``MESSAGE_UPSERTS``) as the v1 chunks of its content, one per
+    block, under its ``messageId`` (the v2 shape of each: the caller maps the blocks); none
+    when it has no content list (a ``_meta`` patch, a clear of nothing)."""
+    update = _obj(update)
+    tag = MESSAGE_UPSERTS.get(update.get("sessionUpdate"))
+    content = update.get("content")
+    if tag is None or not isinstance(content, list):
+        return []
+    message_id = update.get("messageId")
+    return [{"sessionUpdate": tag, "messageId": message_id, "content": block} for block in content]
+
+
 def _copy(keys: tuple[str, ...]) -> _Mapper:
     return lambda value, losses: _pick(value, keys, "$", losses)
 
@@ -730,6 +904,12 @@ MODES_TO_V1["session/set_config_option"] = MethodMap(
 )
 """A v2 client's ``session/set_config_option`` of the mode option shown for a v1 agent's
 modes (``Modes``): the v1 ``session/set_mode``; its result is ``Modes.selected``."""
+
+MODES_TO_V2["session/set_mode"] = MethodMap(
+    _to("session/set_config_option"), _set_mode_to_config, None
+)
+"""A v1 client's ``session/set_mode`` of modes shown as a config option (``Modes``): the v2
+``session/set_config_option`` of ``MODE_CONFIG_ID``; its result is ``Modes.selected``."""
 
 
 def map_params(table: Mapping[str, MethodMap], method: str, params: Any) -> tuple[str, Mapped]:

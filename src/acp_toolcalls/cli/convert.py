@@ -1,27 +1,44 @@
 """``acp-toolcalls convert``: a JSON Lines log of one protocol version as the other.
 
-Rules this module owns (issue 4, item 4; the command line is fixed word for word):
+Rules this module owns (issue 4, item 4; issue 16, whole sessions; the command line is fixed
+word for word, ``--side`` added):
 
-- ``--to v1`` reads v2 messages through ``V2ToV1Bridge`` (``--coalesce``: its coalescing
-  policy), or ``StatelessV2ToV1`` with ``--stateless``; ``--to v2`` reads v1 messages through
-  ``V1ToV2Bridge``, or ``StatelessV1ToV2``. ``--coalesce`` exists only for the v2 -> v1 bridge:
-  with ``--stateless`` or ``--to v2`` it is a usage error.
+- ``--to v1`` reads v2 messages, ``--to v2`` reads v1 messages, through a
+  ``SessionConverter`` (``acp_toolcalls.session_convert``): the whole session, both sides, is
+  converted with the proxy's mappings (initialize, authentication, session setup, config
+  options, modes, prompt turns, permission answers); the agent's tool calls, permission
+  requests and other session updates go through ``V2ToV1Bridge`` (``--coalesce``: its
+  coalescing policy) or ``StatelessV2ToV1`` with ``--stateless``, and ``V1ToV2Bridge`` or
+  ``StatelessV1ToV2``. ``--coalesce`` exists only for the v2 -> v1 bridge: with
+  ``--stateless`` or ``--to v2`` it is a usage error. docs/conversion.md says what maps and
+  what is lost.
+- The input's version: until ``initialize`` or a message of one version only says it
+  (``detect.ProtocolDetector``, as ``validate`` reads it), at most ``LOOKAHEAD_LINES`` lines /
+  ``LOOKAHEAD_BYTES`` bytes are held back (nothing is written); then, or at the end, the lines
+  are converted (read as the version other than ``--to`` when nothing said). Input already in
+  the ``--to`` version is exit 2 with one line on stderr and nothing on stdout.
+- A log of ``acp-toolcalls bridge --log`` (its first line a traffic record) holds two
+  conversations: ``--side client`` converts the client's (``client->proxy`` and
+  ``proxy->client``), ``--side agent`` the agent's (``proxy->agent`` and ``agent->proxy``);
+  the records say who sent each message and in which version. Without ``--side`` such a log
+  is exit 2 with one line. Other logs are read whole (``--side`` does not apply).
 - Input is JSON Lines, read with ``validate.read_lines`` (bounded, numbered from 1); blank lines
   are skipped. Output on stdout is JSON Lines, one encoded message per line, written as each
-  input line is converted; a batch line comes out as one batch line. Messages that are not
-  session updates or permission requests pass through unchanged. At end of input the converter
-  is flushed.
+  input line is converted; a batch line comes out as one batch line. At end of input the
+  converter is flushed.
 - stderr, one line each, with the input line number: every loss, ``line N: PATH: reason``;
   every unreadable line (skipped); every answer the converter gave the agent itself (``replies``:
   they go back to the sender, so they are not part of the output stream). Losses found by the
   end-of-input flush carry the number of the last line.
 - Exit 0; ``--strict`` stops with exit 2 at the first line that loses anything or cannot be
   read (that line's output is not written; the lines before it stay written); 2 for a usage
-  error, a FILE that cannot be read or an output that cannot be written; 1 when stdout is
-  closed early; 130 on Ctrl-C; 70 for a bug (``_EXIT_CODES``, the ``--help`` epilog).
-- A line over ``--max-line-bytes`` is reported as soon as it crosses the limit and skipped to
-  its end unheld; a key repeated in one object is reported (the converter took the last
-  value) and counts as a loss for ``--strict``.
+  error, a FILE that cannot be read, an output that cannot be written, input already in the
+  target version or a bridge log without ``--side``; 1 when stdout is closed early; 130 on
+  Ctrl-C; 70 for a bug (``_EXIT_CODES``, the ``--help`` epilog).
+- A line over ``--max-line-bytes`` is reported as soon as it crosses the limit (it ends the
+  lookahead: the lines held are converted first) and skipped to its end unheld; a key
+  repeated in one object is reported (the converter took the last value) and counts as a loss
+  for ``--strict``.
 """
 
 from __future__ import annotations
@@ -30,7 +47,9 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import IO, Any, Protocol, cast
+from typing import IO, Any, Literal, Protocol, cast
+
+import msgspec
 
 from ..bridge_to_v1 import V2ToV1Bridge
 from ..bridge_to_v2 import V1ToV2Bridge
@@ -39,6 +58,9 @@ from ..convert import StatelessV1ToV2, StatelessV2ToV1
 from ..jsonrpc import Batch
 from ..lenient import DecodeError
 from ..loss import ConversionError, Converted
+from ..session_convert import Sender, SessionConverter
+from ..traffic import LogSide, is_record
+from .detect import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector
 from .lines import (
     NotJsonLines,
     ReadError,
@@ -65,7 +87,8 @@ _EXIT_CODES = """\
 exit status:
   0    converted; losses and unreadable lines are reported on stderr
   1    stdout was closed before the end
-  2    usage error, FILE cannot be read or is not JSON Lines, stdout cannot be written, or
+  2    usage error, FILE cannot be read or is not JSON Lines, stdout cannot be written, the
+       input is in the --to version already, a bridge --log file without --side, or
        (--strict) the first line that loses anything or cannot be read
   70   internal error (a bug in acp-toolcalls: one line on stderr says so)
   130  interrupted (Ctrl-C)
@@ -82,6 +105,8 @@ class Converter(Protocol):
     def convert(self, message: Any) -> Converted: ...
 
     def flush(self) -> Converted: ...
+
+    def close_session(self, session_id: str) -> Converted: ...
 
 
 def make_converter(to: str, *, stateless: bool, coalesce: bool, strict: bool) -> Converter:
@@ -113,19 +138,129 @@ class _Stop(Exception):
         self.line = line
 
 
+class _Refused(Exception):
+    """The input cannot be converted at all (one line on stderr, exit 2)."""
+
+
+_RECORD_HINT = b'"direction"'
+_HINT_WINDOW = 96  # `traffic.log_line` writes "direction" within the first bytes of a record
+_SENDERS: dict[str, Sender] = {
+    "client->proxy": "client",
+    "proxy->client": "agent",
+    "proxy->agent": "client",
+    "agent->proxy": "agent",
+}
+"""Who sent a record's message, in the conversation of its side."""
+_SIDES: dict[str, LogSide] = {
+    "client->proxy": "client",
+    "proxy->client": "client",
+    "proxy->agent": "agent",
+    "agent->proxy": "agent",
+}
+
+
+def _record(data: bytes) -> dict[str, Any] | None:
+    """A line of a bridge log as its record, or ``None``: not a record."""
+    if _RECORD_HINT not in data[:_HINT_WINDOW]:
+        return None
+    try:
+        value = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return cast(dict[str, Any], value) if is_record(value) else None
+
+
 class _Run:
     def __init__(
         self,
-        converter: Converter,
+        converter: SessionConverter,
         strict: bool,
         write: Callable[[bytes], None],
         max_line_bytes: int | None = None,
+        side: LogSide | None = None,
     ) -> None:
         self.converter = converter
         self.strict = strict
         self._write = write
         self.max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
+        self.side = side
         self.line = 0
+        self._bridge_log: bool | None = None  # decided by the first non-blank line
+        self._detector = ProtocolDetector()
+        self._held: list[tuple[int, bytes | int, Sender | None]] | None = []
+        self._held_bytes = 0
+
+    # -- reading the input: bridge logs, the version ------------------------------------------
+
+    def take(self, line: int, data: bytes | int) -> None:
+        """One line of the input (``read_lines`` output)."""
+        self.line = line
+        sender: Sender | None = None
+        if self._bridge_log is None and isinstance(data, bytes) and data.strip():
+            self._bridge_log = _record(data) is not None
+            if self._bridge_log and self.side is None:
+                raise _Refused(
+                    "a log of `acp-toolcalls bridge --log` holds both conversations of the "
+                    "proxy: choose the one to convert with --side client or --side agent"
+                )
+        if self._bridge_log and isinstance(data, bytes):
+            record = _record(data)
+            if record is not None:
+                direction = str(record["direction"])
+                if _SIDES[direction] != self.side:
+                    return
+                sender = _SENDERS[direction]
+                self._side_version(record.get("protocol"), line)
+                if "message" in record:
+                    data = msgspec.json.encode(record["message"])
+                elif isinstance(record.get("skipped"), int):
+                    data = record["skipped"]
+                else:
+                    data = str(record.get("line", "")).encode("utf-8", "replace")
+        if self._held is not None and isinstance(data, int):
+            self._release()  # a line over the limit is reported as soon as it is seen
+        if self._held is None:
+            self.feed(line, data, sender)
+            return
+        self._held.append((line, data, sender))
+        if isinstance(data, bytes):
+            self._held_bytes += len(data)
+            if self._detector.protocol is None:
+                self._observe(data, line)
+        if (
+            self._detector.protocol is not None
+            or len(self._held) >= LOOKAHEAD_LINES
+            or self._held_bytes >= LOOKAHEAD_BYTES
+        ):
+            self._release()
+
+    def _side_version(self, protocol: Any, line: int) -> None:
+        if self._detector.protocol is None and protocol in (1, 2):
+            self._detector.protocol = "v1" if protocol == 1 else "v2"
+            self._detector.source = f"the {self.side} side of the bridge log, line {line}"
+
+    def _observe(self, data: bytes, line: int) -> None:
+        try:
+            value = msgspec.json.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            return
+        for message in value if isinstance(value, list) else [value]:
+            self._detector.observe(message, line)
+            if self._detector.protocol is not None:
+                return
+
+    def _release(self) -> None:
+        held, self._held = self._held or [], None
+        if self._detector.protocol == self.converter.to:
+            to = self.converter.to
+            raise _Refused(
+                f"the input is ACP {to} already ({self._detector.source}): there is nothing to "
+                f"convert to {to}"
+            )
+        for line, data, sender in held:
+            self.feed(line, data, sender)
+
+    # -- converting -----------------------------------------------------------------------------
 
     def _say(self, line: int, path: str, reason: str) -> None:
         print(
@@ -139,9 +274,8 @@ class _Run:
         if self.strict:
             raise _Stop(line)
 
-    def feed(self, line: int, data: bytes | int) -> None:
-        """Convert one line (``read_lines`` output) and write what it produced."""
-        self.line = line
+    def feed(self, line: int, data: bytes | int, sender: Sender | None = None) -> None:
+        """Convert one line and write what it produced."""
         if isinstance(data, int):
             self._failed(line, "$", overlong(self.max_line_bytes))
             return
@@ -150,7 +284,7 @@ class _Run:
         for diagnostic in duplicate_keys(data):  # the converter takes the last value of each
             self._failed(line, diagnostic.path, diagnostic.reason)
         try:
-            converted = self.converter.convert(data)
+            converted = self.converter.convert(data, sender)
         except DecodeError as exc:
             self._failed(line, exc.path, unreadable(data, exc) + "; line skipped")
             return
@@ -164,7 +298,9 @@ class _Run:
         self._emit(line, converted, batch=data.lstrip()[:1] == b"[")
 
     def finish(self) -> None:
-        """End of input: flush the converter."""
+        """End of input: the lines held back, then the converter flushed."""
+        if self._held is not None:
+            self._release()
         self._emit(self.line, self.converter.flush(), batch=False)
 
     def _emit(self, line: int, converted: Converted, batch: bool) -> None:
@@ -213,12 +349,15 @@ def register(subparsers: Any) -> None:
         "convert",
         help="convert a JSON Lines log of ACP messages between v1 and v2",
         description=(
-            "Read JSON Lines of ACP JSON-RPC messages (a line may be a batch) in one protocol "
-            "version and write them, one message per line, in the other: --to v1 reads v2 "
-            "through the stateful v2 -> v1 bridge (a v1 `tool_call` at the first sight of every "
-            "id, chunks sent as whole content, terminals rendered as text), --to v2 reads v1. "
-            "Messages that are not session updates or permission requests pass through "
-            "unchanged. What cannot be carried over is reported on stderr."
+            "Read JSON Lines of ACP JSON-RPC messages (a line may be a batch) of a session in "
+            "one protocol version and write them, one message per line, as the session in the "
+            "other: --to v1 reads v2, --to v2 reads v1. Both sides are converted: initialize, "
+            "authentication, session setup, config options and modes, prompt turns, and the "
+            "agent's tool calls through the stateful bridge (toward v1: a `tool_call` at the "
+            "first sight of every id, chunks sent as whole content, terminals rendered as "
+            "text). Input already in the --to version is refused. A log of `acp-toolcalls "
+            "bridge --log` is converted one side at a time (--side). What cannot be carried "
+            "over is reported on stderr."
         ),
         epilog=_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -247,6 +386,13 @@ def register(subparsers: Any) -> None:
         help="stop with exit 2 at the first line that loses anything or cannot be read",
     )
     parser.add_argument(
+        "--side",
+        choices=("client", "agent"),
+        default=None,
+        help="in a log of `acp-toolcalls bridge --log`, the side to convert (required there; "
+        "other logs are read whole)",
+    )
+    parser.add_argument(
         "--max-line-bytes",
         type=positive_int,
         default=None,
@@ -270,17 +416,22 @@ def run(args: argparse.Namespace) -> int:
         return _usage("--coalesce needs the bridge's state and cannot be used with --stateless")
     if args.coalesce and to == "v2":
         return _usage("--coalesce applies to --to v1 only (v1 -> v2 holds nothing back)")
-    converter = make_converter(
+    tool_calls = make_converter(
         to, stateless=args.stateless, coalesce=args.coalesce, strict=args.strict
     )
+    converter = SessionConverter(cast(Literal["v1", "v2"], to), tool_calls)
     name = cast(str, args.file)
-    conversion = _Run(converter, args.strict, _writer(sys.stdout), args.max_line_bytes)
+    side = cast("LogSide | None", args.side)
+    conversion = _Run(converter, args.strict, _writer(sys.stdout), args.max_line_bytes, side)
     try:
         with open_input(name) as stream:
             lines = json_lines(reading(read_lines(stream, conversion.max_line_bytes, early=True)))
             for number, data in with_progress(lines, stream, "converting"):
-                conversion.feed(number, data)
+                conversion.take(number, data)
         conversion.finish()
+    except _Refused as refused:
+        print(f"{PROG}: {shown(name)}: {refused}", file=sys.stderr)
+        return 2
     except _Stop as stop:
         print(
             f"{PROG}: line {stop.line} cannot be converted without loss (--strict): stopped",

@@ -42,16 +42,14 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import IO, Any, Literal, Protocol, cast
 
 import msgspec
 from rich.console import Console
 from rich.text import Text
 
-from .. import v1
 from ..codec import (
     DEFAULT_MAX_BYTES,
     Decoded,
@@ -62,9 +60,16 @@ from ..codec import (
 from ..codec import Protocol as WireProtocol
 from ..jsonrpc import Batch, InvalidMessage
 from ..lenient import DecodeError
-from ..lint import KNOWN_V2_SESSION_UPDATES, Finding, ToolCallLinter
+from ..lint import Finding, ToolCallLinter
 from ..schema import SchemaViolation, method_table, validate_message
 from ..traffic import LogSide, one_side
+from .detect import (
+    DETECTION_HINTS,
+    LOOKAHEAD_BYTES,
+    LOOKAHEAD_LINES,
+    ProtocolDetector,
+    hint_tables,
+)
 from .lines import (
     NotJsonLines,
     ReadError,
@@ -96,11 +101,6 @@ __all__ = [
 ]
 
 ProtocolOption = Literal["v1", "v2", "auto"]
-
-LOOKAHEAD_LINES = 1000
-"""At most this many lines are held back while ``auto`` has not decided the protocol."""
-LOOKAHEAD_BYTES = 8 * 1024 * 1024
-"""... and at most this many bytes of them."""
 
 _PENDING_LIMIT = 4096  # remembered request ids; the oldest is forgotten past this
 _CHUNK = 64 * 1024  # copy size of the spooled JSON findings
@@ -137,23 +137,6 @@ DECODE_CODES: Mapping[str, str] = {
 # Protocol detection
 
 
-@cache
-def _hint_tables() -> tuple[Mapping[str, WireProtocol], Mapping[str, WireProtocol]]:
-    """``sessionUpdate`` values and methods that exist in exactly one protocol version."""
-    updates: dict[str, WireProtocol] = {}
-    for tag in v1.KNOWN_SESSION_UPDATES - KNOWN_V2_SESSION_UPDATES:
-        updates[tag] = "v1"
-    for tag in KNOWN_V2_SESSION_UPDATES - v1.KNOWN_SESSION_UPDATES:
-        updates[tag] = "v2"
-    methods: dict[str, WireProtocol] = {}
-    v1_methods, v2_methods = set(method_table("v1")), set(method_table("v2"))
-    for method in v1_methods - v2_methods:
-        methods[method] = "v1"
-    for method in v2_methods - v1_methods:
-        methods[method] = "v2"
-    return updates, methods
-
-
 _GONE_IN_V2: Mapping[str, str] = {
     "fs/": "v2 clients serve no file system; a v2 agent reads and writes files itself",
     "terminal/": "v2 terminals belong to the agent, which shows them with `terminal_update`",
@@ -166,7 +149,7 @@ def _wrong_version(message: Mapping[str, Any], protocol: WireProtocol) -> str | 
     method = message.get("method")
     if not isinstance(method, str):
         return None
-    only = _hint_tables()[1].get(method)
+    only = hint_tables()[1].get(method)
     if only is None or only == protocol:
         return None
     spec = method_table(only)[method]
@@ -179,87 +162,6 @@ def _wrong_version(message: Mapping[str, Any], protocol: WireProtocol) -> str | 
         if why is not None:
             return f"{said}: {why}"
     return f"{said}; a {protocol} peer does not know it"
-
-
-_PERMISSION_KEYS: Mapping[str, WireProtocol] = {"toolCall": "v1", "title": "v2", "subject": "v2"}
-"""Keys of ``session/request_permission`` params that exist in one version only."""
-
-
-def _update_hint(message: Mapping[str, Any]) -> tuple[WireProtocol, str] | None:
-    update = _obj(_obj(message.get("params")).get("update"))
-    tag = update.get("sessionUpdate")
-    protocol = _hint_tables()[0].get(tag) if isinstance(tag, str) else None
-    if protocol is None:
-        return None
-    return protocol, f"sessionUpdate {tag!r} exists only in {protocol}"
-
-
-def _permission_hint(message: Mapping[str, Any]) -> tuple[WireProtocol, str] | None:
-    params = _obj(message.get("params"))
-    for key, protocol in _PERMISSION_KEYS.items():
-        if key in params:
-            return protocol, f"a permission request with `{key}` ({protocol} shape)"
-    return None
-
-
-def _method_hint(message: Mapping[str, Any]) -> tuple[WireProtocol, str] | None:
-    method = message.get("method")
-    protocol = _hint_tables()[1].get(method) if isinstance(method, str) else None
-    if protocol is None:
-        return None
-    return protocol, f"method {method!r} exists only in {protocol}"
-
-
-DETECTION_HINTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[WireProtocol, str] | None]] = {
-    "session/update": _update_hint,
-    "session/request_permission": _permission_hint,
-}
-"""Per method: how a message of it tells the version; any other method by its name alone."""
-
-
-def _obj(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _version(value: object) -> WireProtocol | None:
-    if type(value) is int and value in (1, 2):
-        return "v1" if value == 1 else "v2"
-    return None
-
-
-class ProtocolDetector:
-    """Decides v1 or v2 from the messages of a log (``--protocol auto``)."""
-
-    def __init__(self) -> None:
-        self.protocol: WireProtocol | None = None
-        self.source = "default: nothing in the log tells v1 from v2"
-        self._by_initialize = False
-
-    def observe(self, message: object, line: int) -> None:
-        """Look at one message (a batch element or a whole line)."""
-        if not isinstance(message, dict):
-            return
-        method = message.get("method")
-        if method == "initialize":
-            version = _obj(message.get("params")).get("protocolVersion")
-            self._initialize(version, f"initialize request on line {line}")
-        elif method is None and "result" in message:
-            # Only an initialize result carries `protocolVersion` (both schemas), so the shape
-            # alone identifies it, even in a log that lacks the request.
-            version = _obj(message.get("result")).get("protocolVersion")
-            self._initialize(version, f"initialize response on line {line}")
-        elif not self._by_initialize and self.protocol is None and isinstance(method, str):
-            hint = DETECTION_HINTS.get(method, _method_hint)(message)
-            if hint is not None:
-                self.protocol = hint[0]
-                self.source = f"line {line}: {hint[1]}"
-
-    def _initialize(self, version: object, where: str) -> None:
-        protocol = _version(version)
-        if protocol is not None:
-            self.protocol = protocol
-            self.source = f"{where} says protocolVersion {version}"
-            self._by_initialize = True
 
 
 # --------------------------------------------------------------------------------------------
