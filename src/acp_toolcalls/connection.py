@@ -420,6 +420,11 @@ class ConnectionBridge:
         A client request: the client gets an error (a prompt's turn ends in one). An agent
         request: a permission request is withdrawn through the bridge (``cancelled``), any
         other is answered with an error; the client is sent ``$/cancel_request`` for it."""
+        to_agent, to_client = self._to_agent, self._to_client
+        if (to_agent.cap is None or len(to_agent.pending) <= to_agent.cap) and (
+            to_client.cap is None or len(to_client.pending) <= to_client.cap
+        ):
+            return  # the common case, checked here: this runs after every line
         while (over := self._to_agent.over_cap()) is not None:
             _forwarded, pending = over
             # Passed through, the agent's late answer still reaches the client: it is only
