@@ -17,10 +17,10 @@ Setups, for each direction (v2 agent -> v1 client, v1 agent -> v2 client), run i
 - ``bridge, converting``: ``acp-toolcalls bridge`` between a client and an agent of different
   versions.
 
-Throughput (``--burst`` messages): the agent writes them all at once; the time from the prompt
-to the end of the turn, read by the driver in 1 MiB chunks. Each setup's time over the cat
-proxy's in the same run (= cat's msgs/s over the setup's); targets: same version <= 1.3x,
-converting v2 -> v1 <= 3x.
+Throughput (``--burst`` messages, default 50,000): the agent writes them all at once; the
+time from the prompt to the end of the turn, read by the driver in 1 MiB chunks. Each setup's
+time over the cat proxy's in the same run (= cat's msgs/s over the setup's); targets: same
+version <= 1.3x, converting v2 -> v1 <= 3x.
 
 Latency (``--messages``, one every ``--interval-ms``): the agent stamps each message with
 ``time.monotonic_ns()`` as it writes it, the driver as it reads it (a buffered reader: a raw
@@ -453,6 +453,10 @@ def _bridge_run(lines: list[bytes], agent: int) -> None:
             encode(message)
 
 
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+
+
 def _timed(run: Callable[[], object]) -> float:
     start = time.perf_counter()
     run()
@@ -507,7 +511,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=2000, help="per latency run")
     parser.add_argument("--interval-ms", type=float, default=1.0, help="latency runs' pacing")
-    parser.add_argument("--burst", type=int, default=20000, help="messages per throughput run")
+    parser.add_argument("--burst", type=int, default=50000, help="messages per throughput run")
     parser.add_argument("--reps", type=int, default=3, help="runs per setup, interleaved")
     parser.add_argument(
         "--only",
@@ -538,6 +542,7 @@ def main() -> None:
         if args.only in (None, name):
             print()
             run(args)
+            print(f"load         {_load()} (1, 5, 15 min) at the end of the {name} runs")
 
 
 if __name__ == "__main__":
