@@ -631,3 +631,39 @@ def test_convert_starts_without_the_schema_validator_or_rich() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
     assert done.returncode == 0
     assert done.stderr.decode().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("case", RECORDED, ids=_case_id)
+def test_lines_read_for_a_few_keys_convert_as_read_whole(
+    case: tuple[Path, str | None, str],
+) -> None:
+    # An agent's plain session/update line goes to the bridge as it is (read for a few keys
+    # only); the same message given as JSON values takes the full reading: the same output.
+    from acp_toolcalls import encode
+    from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+
+    path, side, to = case
+    wanted = {
+        "client": ("client->proxy", "proxy->client"),
+        "agent": ("proxy->agent", "agent->proxy"),
+    }
+    messages = []
+    for line in path.read_text().splitlines():
+        value = json.loads(line)
+        if "direction" in value:
+            if side is None or value["direction"] not in wanted[side]:
+                continue
+            value = value["message"]
+        messages.append(value)
+    outputs = []
+    for as_bytes in (True, False):
+        bridge = V2ToV1Bridge() if to == "v1" else V1ToV2Bridge()
+        converter = SessionConverter("v1" if to == "v1" else "v2", bridge)
+        out: list[bytes] = []
+        for message in messages:
+            data = json.dumps(message).encode() if as_bytes else message
+            converted = converter.convert(data)
+            out += [encode(m) for m in converted.messages]
+            out += [str(loss).encode() for loss in converted.losses]
+        outputs.append(out)
+    assert outputs[0] == outputs[1]

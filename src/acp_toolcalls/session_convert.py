@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from . import routing as rpc
 from . import v1, v2
@@ -152,6 +153,29 @@ class _Session:
         return bool(self.prompts or self.permissions)
 
 
+class _PeekUpdate(msgspec.Struct):
+    sessionUpdate: Any = None
+    messageId: Any = None
+
+
+class _PeekParams(msgspec.Struct):
+    sessionId: Any = None
+    update: _PeekUpdate | None = None
+
+
+class _Peek(msgspec.Struct):
+    method: Any = None
+    id: Any = UNSET
+    params: msgspec.Raw | UnsetType = UNSET
+
+
+_read_peek = msgspec.json.Decoder(_Peek)
+_read_peek_params = msgspec.json.Decoder(_PeekParams)
+_PEEK_MISSES = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+_V2_SPECIAL = _USER_ECHOES | _UPSERTS | {"state_update"}
+"""Updates of a v2 agent that a v1 session needs more than the bridge for."""
+
+
 def _id_key(value: Any) -> Any:
     """A JSON-RPC id as a dict key (``1`` and ``"1"`` differ; ``True`` is no id)."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -196,6 +220,10 @@ class SessionConverter:
 
     def convert(self, message: Any, sender: Sender | None = None) -> Converted:
         """Convert one line: a message or a batch (see the class)."""
+        if type(message) is bytes and sender != "client":
+            converted = self._agent_update_line(message)
+            if converted is not None:
+                return converted
         raw: bytes | str | None = None
         if isinstance(message, (bytearray, memoryview)):
             message = bytes(message)
@@ -238,6 +266,39 @@ class SessionConverter:
                         "response",
                     )
         return self._take()
+
+    def _agent_update_line(self, line: bytes) -> Converted | None:
+        """The common line, an agent's ``session/update`` that only the tool-call converter
+        has to see, handed to it as it is (read for a few keys only); ``None``: any other."""
+        try:
+            peek = _read_peek.decode(line)
+            raw = peek.params
+            if (
+                peek.method != "session/update"
+                or peek.id is not UNSET
+                or not isinstance(raw, msgspec.Raw)
+            ):
+                return None
+            params = _read_peek_params.decode(raw)
+        except _PEEK_MISSES:
+            return None
+        update, session_id = params.update, params.sessionId
+        tag = update.sessionUpdate if update is not None else None
+        if not isinstance(tag, str) or not isinstance(session_id, str) or update is None:
+            return None
+        if self.to == "v1":
+            if tag in _V2_SPECIAL:
+                return None
+            if tag in _CHUNKS and isinstance(update.messageId, str):
+                self._remember_message(self._session(session_id), update.messageId)
+        else:
+            session = self._sessions.get(_id_key(session_id))
+            if session is not None and (
+                (session.modes is not None and tag in _MODE_UPDATES)
+                or any(not prompt.acknowledged for prompt in session.prompts)
+            ):
+                return None
+        return self.tool_calls.convert(line)
 
     # ----------------------------------------------------------------------------------------
     # Output
