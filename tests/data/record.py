@@ -1,7 +1,7 @@
 """Record the sessions in this directory: the example agent and the SDK clients, through
 ``acp-toolcalls bridge --log`` (see README.md here). Run from the repository root:
 
-    .venv/bin/python tests/data/record.py
+    .venv/bin/python tests/data/record.py [DIR]    # DIR: where to write them (default: here)
 
 Each recording is one real session over real stdio: the official Python SDK's v1 or v2 client
 (``tests/interop/sessions.py``) runs one prompt against ``examples/agent.py`` behind the proxy,
@@ -32,8 +32,8 @@ RECORDINGS = {
 }
 
 
-def record(name: str, client: int, mode: str, agent_version: str) -> None:
-    log = HERE / name
+def record(out: Path, name: str, client: int, mode: str, agent_version: str) -> None:
+    log = out / name
     shutil.rmtree(WORK, ignore_errors=True)
     cwd = prepared(WORK)
     agent = bridged("--agent-version", agent_version, "--log", str(log))
@@ -43,8 +43,9 @@ def record(name: str, client: int, mode: str, agent_version: str) -> None:
 
 
 def main() -> None:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE
     for name, (client, mode, agent_version) in RECORDINGS.items():
-        record(name, client, mode, agent_version)
+        record(out, name, client, mode, agent_version)
 
 
 if __name__ == "__main__":
