@@ -805,8 +805,14 @@ class ToolCallStore:
         content = tc.fields["content"]
         if cap is None or len(content) <= cap:
             return
-        head, excess = _trim_middle(content, cap)
-        self._dropped_items(session, tc, head, excess)
+        head, excess = _middle(len(content), cap)
+        # What goes is measured, not what stays: the content's size is the sum of its items'.
+        freed = sum(map(size_of, content[head : head + excess]))
+        del content[head : head + excess]
+        tc.dropped_items += excess
+        tc.dropped_at = head
+        tc.sizes["content"] = tc.sizes.get("content", 0) - freed
+        self._grow(session, -freed, tc)
         _limit_reached(
             events,
             session.session_id,
@@ -1441,10 +1447,16 @@ def _trim_middle(buffer: list[Any] | bytearray, cap: int) -> tuple[int, int]:
     Cuts an extra block past the cap so that appending past it stays amortised O(1).
     Returns the head kept and how many elements went.
     """
-    head = cap // 4
-    excess = min(len(buffer) - cap + trim_block(cap), len(buffer) - head)
+    head, excess = _middle(len(buffer), cap)
     del buffer[head : head + excess]
     return head, excess
+
+
+def _middle(length: int, cap: int) -> tuple[int, int]:
+    """Where ``_trim_middle`` cuts a buffer of ``length`` elements: the head kept and how many
+    elements go after it."""
+    head = cap // 4
+    return head, min(length - cap + trim_block(cap), length - head)
 
 
 def _until(held: list[Any], need: int) -> list[Any]:

@@ -117,14 +117,10 @@ class ReadError(Exception):
 
 def reading(lines: Lines) -> Lines:
     """``lines``, with an ``OSError`` of the reading raised as ``ReadError``."""
-    while True:
-        try:
-            item = next(lines)
-        except StopIteration:
-            return
-        except OSError as exc:
-            raise ReadError(exc) from exc
-        yield item
+    try:
+        yield from lines  # the reading's own errors come out of `lines`, and only they
+    except OSError as exc:
+        raise ReadError(exc) from exc
 
 
 def overlong(max_bytes: int) -> str:

@@ -46,11 +46,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib import resources
-from typing import IO, Any, BinaryIO, cast
-
-from rich.console import Console
-from rich.live import Live
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, cast
 
 from ..codec import (
     DEFAULT_MAX_BYTES,
@@ -80,7 +76,9 @@ from .lines import (
     unreadable,
     with_progress,
 )
-from .render import LAST_CALLS, SUMMARY_AFTER, render_parts, render_store, should_summarize
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "DEMO",
@@ -116,10 +114,13 @@ _CHUNK = 64 * 1024  # what --follow reads at a time
 _UNCAPPED = Limits.unlimited()
 _LOSSY = "docs/conversion.md lists what v2 cannot hold"
 _MISSED = object()  # the fast decoder did not take a line
+_FAST = {protocol: fast_message_decoder(protocol) for protocol in ("v1", "v2")}
 
 
 def demo_path() -> Any:
     """The bundled demo session as an ``importlib.resources`` traversable."""
+    from importlib import resources
+
     return resources.files("acp_toolcalls") / "data" / DEMO
 
 
@@ -158,7 +159,7 @@ class Replayer:
             value: Any = _MISSED
             if type(data) is bytes and len(data) <= self.max_line_bytes:
                 try:  # noqa: SIM105 - `suppress` costs a context manager on every line
-                    value = fast_message_decoder(protocol)(data)
+                    value = _FAST[protocol](data)
                 except FAST_PATH_MISSES:
                     pass
             if value is _MISSED:
@@ -316,6 +317,9 @@ def _follow(
     name: str | None,
     make_store: Callable[[], ToolCallStore],
 ) -> int:
+    from rich.live import Live
+
+    render_store = _rendering("render_store")
     # Only a regular file named on the command line grows after its end (and can be rotated).
     regular = name not in (None, "-") and not args.demo and _is_regular(stream)
     reader = _FollowReader(stream, replayer.max_line_bytes)
@@ -433,13 +437,17 @@ def register(subparsers: Any) -> None:
         help=f"longest line read, in bytes; a longer one is reported and skipped "
         f"(default: {DEFAULT_MAX_BYTES})",
     )
-    parser.add_argument(
+    every_call = parser.add_argument(
         "--all",
         action="store_true",
-        help=f"a row for every tool call (default: past {SUMMARY_AFTER} calls in the log, each "
+        help="a row for every tool call (default: past %(summary_after)s calls in the log, each "
         "session is summarized: counts by status and kind, the open calls, the failed ones and "
-        f"the last {LAST_CALLS})",
+        "the last %(last_calls)s)",
     )
+    # Read from `render` when the help is shown: `render` imports rich, which --json does not
+    # need (a third of the command's start-up).
+    every_call.summary_after = _RenderConstant("SUMMARY_AFTER")
+    every_call.last_calls = _RenderConstant("LAST_CALLS")
     parser.add_argument(
         "--width",
         type=positive_int,
@@ -501,18 +509,55 @@ def _write_json(store: ToolCallStore) -> None:
         out.flush()
 
 
-class _Output(Console):
+_FROM_RENDER = frozenset(
+    {"LAST_CALLS", "SUMMARY_AFTER", "render_parts", "render_store", "should_summarize"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    # What this module uses of `render` is imported from it when first needed: `render`
+    # imports rich, which --json does not need (a third of the command's start-up).
+    if name in _FROM_RENDER:
+        from . import render
+
+        value = getattr(render, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _rendering(name: str) -> Any:
+    """``render``'s ``name`` as this module has it (a test may have replaced it here)."""
+    found = globals().get(name)
+    return found if found is not None else __getattr__(name)
+
+
+class _RenderConstant:
+    """A constant of ``render``, read when a help text that names it is printed."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return str(_rendering(self.name))
+
+
+def _output(width: int | None) -> Console:
     """stdout for the tables: a reader that went away (``| head``) ends the command at the
     first write it misses (the dispatcher's quiet exit 1), not with rich's own exit."""
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError("stdout was closed")
+    class _Output(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError("stdout was closed")
+
+    return _Output(file=sys.stdout, highlight=False, width=width)
 
 
 def _write_tables(console: Console, store: ToolCallStore, every_call: bool) -> None:
-    summarize = not every_call and should_summarize(store)
-    for part in render_parts(store, summarize=summarize):
+    summarize = not every_call and _rendering("should_summarize")(store)
+    for part in _rendering("render_parts")(store, summarize=summarize):
         console.print(part)
         console.file.flush()  # one session at a time: a closed stdout stops the rest
 
@@ -546,13 +591,12 @@ def run(args: argparse.Namespace) -> int:
 
     max_line_bytes = MAX_LINE_BYTES if args.max_line_bytes is None else args.max_line_bytes
     replayer = Replayer(make_store(), _diagnostic, max_line_bytes)
-    console = _Output(file=sys.stdout, highlight=False, width=args.width)
     shown_name = "the bundled demo session" if args.demo else shown(name)
     read = 0
     try:
         with _opened(name, args.demo) as stream:
             if args.follow:
-                return _follow(stream, replayer, console, args, name, make_store)
+                return _follow(stream, replayer, _output(args.width), args, name, make_store)
             lines = json_lines(reading(read_lines(stream, max_line_bytes, early=True)))
             for number, data in one_side(with_progress(lines, stream, "replaying"), args.side):
                 read = number
@@ -576,5 +620,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         _write_json(replayer.store)
     else:
-        _write_tables(console, replayer.store, args.all)
+        _write_tables(_output(args.width), replayer.store, args.all)
     return 0
