@@ -147,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = _timed(stored, args.reps) / n
     print(f"best of {args.reps} rounds, gc off, per line")
     print(f"  minimal dict bridge (orjson)       {base:8,.0f} ns")
-    print(f"  V1ToV2Bridge convert + encode      {mine:8,.0f} ns   {mine / base:5.2f}x (target <= 2x)")
+    ratio = mine / base
+    print(f"  V1ToV2Bridge convert + encode      {mine:8,.0f} ns   {ratio:5.2f}x (target <= 2x)")
     print(f"  orjson.loads + dict fold           {fold:8,.0f} ns")
     print(f"  ToolCallStore(protocol='v1').apply {store:8,.0f} ns   {store / fold:5.2f}x")
     return 0 if same and agree else 1
