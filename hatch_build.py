@@ -8,11 +8,15 @@ Before hatch-mypyc compiles, the hook writes ``src/acp_toolcalls/_fastpath_diges
 the SHA-256 of ``_fastpath.py``; both are compiled, so the extension carries the digest of the
 exact source it was built from. ``acp_toolcalls.codec`` compares it with the ``_fastpath.py``
 beside the extension at import and falls back to that source, with one warning, when they
-differ. The generated file is removed again once the wheel is built.
+differ. The bridges' hot modules (``acp_toolcalls._compiled.COMPILED``, issue 19) are stamped
+the same way, in ``_compiled_digest.py`` (one SHA-256 per module), which
+``acp_toolcalls._compiled`` checks when they are imported. The generated files are removed
+again once the wheel is built.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -22,11 +26,25 @@ from hatch_mypyc.plugin import MypycBuildHook
 PACKAGE = Path("src") / "acp_toolcalls"
 SOURCE = "_fastpath.py"
 DIGEST_MODULE = "_fastpath_digest.py"
+COMPILED_DIGESTS = "_compiled_digest.py"
 
 
 def source_digest(path: Path) -> str:
     """What ``acp_toolcalls.codec`` computes of the ``_fastpath.py`` it finds: the same bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def compiled_modules(package: Path) -> tuple[str, ...]:
+    """``acp_toolcalls._compiled.COMPILED``, read from its source (not imported here)."""
+    tree = ast.parse((package / "_compiled.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
+            "COMPILED"
+        ]:
+            names = ast.literal_eval(node.value)
+            assert isinstance(names, tuple) and all(isinstance(n, str) for n in names)
+            return names
+    raise LookupError("COMPILED is not assigned in _compiled.py")
 
 
 class FastPathBuildHook(MypycBuildHook):
@@ -44,10 +62,20 @@ class FastPathBuildHook(MypycBuildHook):
                 f"DIGEST = {digest!r}\n",
                 encoding="utf-8",
             )
+            digests = {
+                name: source_digest(package / f"{name}.py") for name in compiled_modules(package)
+            }
+            (package / COMPILED_DIGESTS).write_text(
+                '"""Written by the build (hatch_build.py): the SHA-256 of each module of '
+                '_compiled.COMPILED that was compiled with this module."""\n\n'
+                f"DIGESTS = {digests!r}\n",
+                encoding="utf-8",
+            )
         super().initialize(version, build_data)
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         (Path(self.root) / PACKAGE / DIGEST_MODULE).unlink(missing_ok=True)
+        (Path(self.root) / PACKAGE / COMPILED_DIGESTS).unlink(missing_ok=True)
         super().finalize(version, build_data, artifact_path)
 
 

@@ -59,6 +59,15 @@ def _check_fast_path() -> None:
             f"path ({acp_toolcalls.__file__})",
             returncode=2,
         )
+    # The bridges' compiled modules follow the same build (acp_toolcalls._compiled).
+    from acp_toolcalls import _compiled, bridge_to_v1  # noqa: F401 - imported to be chosen
+
+    other = {name: build for name, build in _compiled.BUILDS.items() if build != wanted}
+    if wanted and other:
+        pytest.exit(
+            f"ACP_TOOLCALLS_FAST_PATH={wanted} but these run another build: {other}",
+            returncode=2,
+        )
 
 
 _check_fast_path()

@@ -5,7 +5,7 @@
 - A wheel built with the compiled fast path (``HATCH_BUILD_HOOKS_ENABLE=1``) runs it; the
   codec decides freshness by content: a plain install (source newer than the extension) is not
   stale, an edited source is (one warning, then the source runs), and so is a build with no
-  stamp.
+  stamp. The same for the bridges' compiled modules (``acp_toolcalls._compiled``).
 - The sdist holds what its tests read; they collect and the ones on its data files pass.
 - ``python -m acp_toolcalls`` is the console script; start-up imports only what a command uses.
 """
@@ -30,6 +30,11 @@ DEMO = ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl"
 # Imported by a subprocess after `from acp_toolcalls import codec`: what it runs, and whether it
 # printed anything else (a warning) on stderr.
 REPORT = "import acp_toolcalls.codec as c; print(c.FAST_PATH, c.decode_message.__module__)"
+# The same for the bridges' compiled modules: which build each runs, and V2ToV1Bridge's file.
+BRIDGES = (
+    "import acp_toolcalls.bridge_to_v1 as b, acp_toolcalls._compiled as c; "
+    "print(c.BUILDS['bridge_to_v1'], c.BUILDS['v2_to_v1'], b.__file__.rsplit('.', 1)[1])"
+)
 
 
 def _run(
@@ -141,6 +146,9 @@ def test_pip_install_without_a_c_compiler_gives_a_working_pure_python_package(
     done = _ok(_run([str(python), "-c", REPORT], env=no_compiler, cwd=tmp_path))
     assert done.stdout.split() == ["interpreted", "acp_toolcalls._fastpath"]
     assert done.stderr == ""
+    bridges = _ok(_run([str(python), "-c", BRIDGES], env=no_compiler, cwd=tmp_path))
+    assert bridges.stdout.split() == ["interpreted", "interpreted", "py"]
+    assert bridges.stderr == ""
     replayed = _ok(
         _run(
             [str(env_dir / "bin" / "acp-toolcalls"), "replay", "--json", str(DEMO)],
@@ -160,13 +168,19 @@ def test_the_compiled_wheel_is_platform_specific_and_runs_the_extension(
 ) -> None:
     assert not compiled_wheel.name.endswith("-py3-none-any.whl")
     names = zipfile.ZipFile(compiled_wheel).namelist()
-    for stem in ("_fastpath", "_fastpath__mypyc", "_fastpath_digest", "_fastpath_digest__mypyc"):
-        assert any(n.startswith(f"acp_toolcalls/{stem}.") and n.endswith(".so") for n in names), (
-            stem
-        )
+    for module in ("_fastpath", "_fastpath_digest", "bridge_to_v1", "v2_to_v1", "_compiled_digest"):
+        for stem in (module, f"{module}__mypyc"):
+            assert any(
+                n.startswith(f"acp_toolcalls/{stem}.") and n.endswith(".so") for n in names
+            ), stem
     done = _report(compiled_site, tmp_path)
     assert done.stdout.split()[0] == "compiled"
     assert done.stderr == ""
+    bridges = _ok(
+        _run([sys.executable, "-c", BRIDGES], env=_clean_env(PYTHONPATH=str(compiled_site)))
+    )
+    assert bridges.stdout.split() == ["compiled", "compiled", "so"]
+    assert bridges.stderr == ""
     replayed = _ok(
         _run(
             [sys.executable, "-m", "acp_toolcalls", "replay", "--json", str(DEMO)],
@@ -223,6 +237,44 @@ def test_an_edited_source_is_used_after_one_warning(compiled_site: Path, tmp_pat
     assert cli.stderr.count("StaleBuildWarning") == 1
 
 
+def test_an_edited_bridge_source_is_used_after_one_warning(
+    compiled_site: Path, tmp_path: Path
+) -> None:
+    source = compiled_site / "acp_toolcalls" / "bridge_to_v1.py"
+    source.write_text(source.read_text(encoding="utf-8") + "\nEDITED = True\n", encoding="utf-8")
+    script = BRIDGES + "; print(b.EDITED)"
+    env = _clean_env(PYTHONPATH=str(compiled_site))
+    done = _ok(_run([sys.executable, "-c", script], env=env, cwd=tmp_path))
+    assert done.stdout.split() == ["interpreted", "compiled", "py", "True"]
+    assert done.stderr.count("StaleBuildWarning") == 1
+    assert "bridge_to_v1.py" in done.stderr and "HATCH_BUILD_HOOKS_ENABLE=1" in done.stderr
+    # The edited source converts as the compiled module did.
+    line = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+    line += b'{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"t"}}}'
+    convert = (
+        "from acp_toolcalls import V2ToV1Bridge, encode; "
+        f"print(encode(V2ToV1Bridge().convert({line!r}).messages[0]).decode())"
+    )
+    outputs = [
+        _ok(_run([sys.executable, "-W", "ignore", "-c", convert], env=env, cwd=tmp_path)).stdout
+    ]
+    source.unlink()  # no source beside the extension: it runs, and nothing is said
+    outputs.append(_ok(_run([sys.executable, "-c", convert], env=env, cwd=tmp_path)).stdout)
+    assert outputs[0] == outputs[1] and '"sessionUpdate":"tool_call"' in outputs[0]
+
+
+def test_the_root_finder_names_the_compiled_modules() -> None:
+    import acp_toolcalls
+    from acp_toolcalls import _compiled
+
+    finder = acp_toolcalls._FreshBuilds  # type: ignore[attr-defined]
+    assert {f"acp_toolcalls.{name}" for name in _compiled.COMPILED} == finder.NAMES
+    # Before the path finder, which would take an extension beside its source, stale or not.
+    from importlib.machinery import PathFinder
+
+    assert sys.meta_path.index(finder) < sys.meta_path.index(PathFinder)
+
+
 def test_a_build_without_a_stamp_is_stale(compiled_site: Path, tmp_path: Path) -> None:
     # What builds from before the stamp left in src/: the extension alone.
     for stamp in (compiled_site / "acp_toolcalls").glob("_fastpath_digest*"):
@@ -230,6 +282,13 @@ def test_a_build_without_a_stamp_is_stale(compiled_site: Path, tmp_path: Path) -
     done = _report(compiled_site, tmp_path)
     assert done.stdout.split() == ["interpreted", "acp_toolcalls._fastpath_source"]
     assert done.stderr.count("StaleBuildWarning") == 1
+    for stamp in (compiled_site / "acp_toolcalls").glob("_compiled_digest*"):
+        stamp.unlink()
+    env = _clean_env(PYTHONPATH=str(compiled_site))
+    bridges = _ok(_run([sys.executable, "-c", BRIDGES], env=env, cwd=tmp_path))
+    assert bridges.stdout.split() == ["interpreted", "interpreted", "py"]
+    for module in ("bridge_to_v1", "v2_to_v1"):  # one warning each (and the codec's, above)
+        assert bridges.stderr.count(f"the compiled {module}.") == 1
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,6 +15,32 @@ TYPE_CHECKING = False  # not `from typing import ...`: importing typing costs ~7
 
 __version__ = "0.1.0.dev0"
 
+
+class _FreshBuilds:
+    """First on ``sys.meta_path``: the modules of ``acp_toolcalls._compiled.COMPILED`` (the
+    bridges' hot modules) come from their mypyc build only when it was built from the sources
+    beside them; that module decides, and is imported only then (issue 19)."""
+
+    NAMES = frozenset({"acp_toolcalls.bridge_to_v1", "acp_toolcalls.v2_to_v1"})
+
+    @classmethod
+    def find_spec(cls, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in cls.NAMES:
+            return None
+        from ._compiled import find_spec
+
+        return find_spec(fullname, path, target)
+
+
+def _install_finder() -> None:
+    import sys  # (built in: costs nothing)
+
+    if not any(getattr(f, "__qualname__", "") == "_FreshBuilds" for f in sys.meta_path):
+        sys.meta_path.insert(0, _FreshBuilds)
+
+
+_install_finder()
+
 if TYPE_CHECKING:
     from typing import Any
 

@@ -316,13 +316,16 @@ class V2ToV1Bridge:
         if type(message) is v2.SessionUpdateMessage:  # the common message: `_dispatch`'s first case
             params = message.params
             if type(params) is v2.UpdateSessionNotification and params.meta is UNSET:
-                handler = self._updates.get(type(params.update))
+                update = params.update
+                if type(update) is v2.ToolCallContentChunk:  # (the common two: no table lookup)
+                    self._on_chunk(params.session_id, update)
+                    return self._take()
+                if type(update) is v2.SessionToolCallUpdate:
+                    self._on_update(params.session_id, update)
+                    return self._take()
+                handler = self._updates.get(type(update))
                 if handler is not None:
-                    handler(params.session_id, params.update)
-                    out = self._out
-                    if not self._losses and not self._replies:  # `_take`, the common case
-                        self._out = []
-                        return Converted(tuple(out), (), NO_LOSSES)
+                    handler(params.session_id, update)
                     return self._take()
         if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
             decoded = decode_message(message, protocol="v2")
@@ -672,7 +675,8 @@ class V2ToV1Bridge:
         events = self.store.apply_update(session_id, chunk)
         tc = None
         if len(events) == 1 and type(events[0]) is ContentAppended:
-            tc = self.store.tool_call(session_id, tool_call_id)
+            held = self.store.sessions.get(session_id)  # (`store.tool_call`, without the call)
+            tc = held.tool_calls.get(tool_call_id) if held is not None else None
         if tc is not None and not call.slots and not tc.dropped_items:
             items: list[Any] = tc.fields["content"]
             count = call.count

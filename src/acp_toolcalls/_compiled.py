@@ -1,0 +1,86 @@
+"""The bridges' compiled build (optional): their hot modules from mypyc extensions, when fresh.
+
+Rules this module owns: ``COMPILED`` names the modules a compiled build also compiles beside
+the codec's ``_fastpath`` (``V2ToV1Bridge`` and the v2 -> v1 mapping; issue 19). Each is
+imported from its extension only when the build's stamp (``_compiled_digest.DIGESTS``: the
+SHA-256 of the source it compiled, written by hatch_build.py) matches the ``.py`` beside it;
+otherwise from that source, after one ``StaleBuildWarning``: an edit takes effect at once, a
+build without a stamp is stale, and an installation without sources runs its extensions.
+``BUILDS`` says which each module that was imported runs. Both behave the same.
+
+Theory of operation: an extension module sits next to its source and Python's path finder
+prefers it, so the choice is made before that finder runs: the package root puts a finder
+first on ``sys.meta_path`` that hands the names of ``COMPILED`` to ``find_spec`` (importing
+this module then), which answers with the extension's spec when it is fresh, else with one
+for the source. A plain ``pip install .`` compiles nothing: the sources are found, and run.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec, PathFinder
+
+TYPE_CHECKING = False  # not `from typing import ...`: the package's start-up stays light
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import ModuleType
+
+__all__ = ["BUILDS", "COMPILED", "find_spec"]
+
+COMPILED = ("bridge_to_v1", "v2_to_v1")
+"""The modules (of this package) a compiled build compiles besides ``_fastpath``; the package
+root's finder (``acp_toolcalls._FreshBuilds``) asks ``find_spec`` for them."""
+
+BUILDS: dict[str, str] = {}
+"""Module name -> ``"compiled"`` or ``"interpreted"``, for each one of ``COMPILED`` imported."""
+
+
+def find_spec(
+    fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+) -> ModuleSpec | None:
+    """The spec of ``acp_toolcalls.<name>`` for a ``name`` of ``COMPILED``: its extension when
+    fresh, else its source; ``None`` for any other module."""
+    package, _, name = fullname.rpartition(".")
+    if package != __name__.rpartition(".")[0] or name not in COMPILED:
+        return None
+    spec = PathFinder.find_spec(fullname, path, target)
+    origin = spec.origin if spec is not None else None
+    if spec is None or origin is None or not origin.endswith(tuple(EXTENSION_SUFFIXES)):
+        BUILDS[name] = "interpreted"
+        return spec
+    source = os.path.join(os.path.dirname(origin), f"{name}.py")
+    try:
+        with open(source, "rb") as file:
+            text = file.read()
+    except OSError:  # an installation without sources: nothing to be stale against
+        BUILDS[name] = "compiled"
+        return spec
+    import hashlib
+
+    if _stamps().get(name) == hashlib.sha256(text).hexdigest():
+        BUILDS[name] = "compiled"
+        return spec
+    import warnings
+    from importlib.util import spec_from_file_location
+
+    from .codec import StaleBuildWarning
+
+    warnings.warn(
+        f"acp_toolcalls: the compiled {os.path.basename(origin)} was not built from the "
+        f"{source} beside it; using that source instead (same results, slower). Rebuild "
+        "with `HATCH_BUILD_HOOKS_ENABLE=1 pip install .` (add -e for a checkout), or delete "
+        f"the stale {name}*.so files.",
+        StaleBuildWarning,
+        stacklevel=2,
+    )
+    BUILDS[name] = "interpreted"
+    return spec_from_file_location(fullname, source)
+
+
+def _stamps() -> dict[str, str]:
+    """The build's SHA-256 of each source it compiled (none: a build without a stamp)."""
+    try:
+        from ._compiled_digest import DIGESTS  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return {}
+    return dict(DIGESTS)
