@@ -29,7 +29,8 @@ converting bridge's median minus the cat proxy's; target: under 50 µs.
 
 Breakdown: in this process, per line of the same traffic, what the proxy does between a read
 and a write: splitting lines, the connection core a batch at a time (pass-through and
-converting), and the converting bridge alone (``convert`` and ``encode``), best of ``--reps``.
+converting), and of converting, reading each line once as the core does, the bridge alone
+(``convert`` of what was read, ``encode``) and the rest (by difference); best of ``--reps``.
 
 ``--profile DIR``: one throughput run of each bridge setup under cProfile (``DIR/*.prof``).
 """
@@ -409,7 +410,7 @@ def breakdown_main(args: argparse.Namespace) -> None:
     """Per line, in this process: the proxy's work between a read and a write."""
     count = args.burst
     print(f"breakdown    {count} lines, best of {args.reps}; the core {_BATCH} lines per call")
-    print(f"{'direction':24} {'step':44} {'µs/line':>8}")
+    print(f"{'direction':24} {'step':48} {'µs/line':>8}")
     for direction, agent_version, client_version in DIRECTIONS:
         lines = [_line(m)[:-1] for m in _messages(agent_version, count, "sess-1")]
         steps: dict[str, Callable[[], object]] = {
@@ -420,13 +421,24 @@ def breakdown_main(args: argparse.Namespace) -> None:
                 _core_run, lines, agent_version, agent_version
             ),
             "core, converting": functools.partial(_core_run, lines, client_version, agent_version),
-            "  of which the bridge alone (convert, encode)": functools.partial(
-                _bridge_run, lines, agent_version
+            "  reading each line once, as the core does": functools.partial(
+                _decoded, lines, agent_version
+            ),
+            "  the bridge: convert what was read, encode": functools.partial(
+                _bridge_run, _decoded(lines, agent_version), agent_version
             ),
         }
-        for name, run in steps.items():
-            best = min(_timed(run) for _ in range(args.reps))
-            print(f"{direction:24} {name:44} {best / count * 1e6:8.2f}")
+        best = {
+            name: min(_timed(run) for _ in range(args.reps)) / count * 1e6
+            for name, run in steps.items()
+        }
+        best["  the rest: routing, sessions, the line limit"] = (
+            best["core, converting"]
+            - best["  reading each line once, as the core does"]
+            - best["  the bridge: convert what was read, encode"]
+        )
+        for name, value in best.items():
+            print(f"{direction:24} {name:48} {value:8.2f}")
 
 
 _BATCH = 150  # about the lines of one 64 KiB read
@@ -442,15 +454,32 @@ def _core_run(lines: list[bytes], client: int, agent: int) -> None:
         connection.from_agent_lines(lines[start : start + _BATCH], 0.0)
 
 
-def _bridge_run(lines: list[bytes], agent: int) -> None:
+def _decoded(lines: list[bytes], agent: int) -> list[Any]:
+    """Each line as the core hands it to the bridge: a tool-call update typed by the codec's
+    strict decoder, another update read whole into the typed message of an opaque update."""
+    from acp_toolcalls import routing
+    from acp_toolcalls.codec import FAST_PATH_MISSES, fast_message_decoder
+    from acp_toolcalls.connection import _opaque_message
+
+    decode = fast_message_decoder("v2" if agent == 2 else "v1")
+    out: list[Any] = []
+    for line in lines:
+        try:
+            out.append(decode(line))
+        except FAST_PATH_MISSES:
+            out.append(_opaque_message(routing.whole(line), 2 if agent == 2 else 1) or line)
+    return out
+
+
+def _bridge_run(messages: list[Any], agent: int) -> None:
     from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
     from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
     from acp_toolcalls.codec import encode
 
     convert = (V2ToV1Bridge(coalesce=False) if agent == 2 else V1ToV2Bridge()).convert
-    for line in lines:
-        for message in convert(line).messages:
-            encode(message)
+    for message in messages:
+        for out in convert(message).messages:
+            encode(out)
 
 
 def _load() -> str:
