@@ -196,8 +196,7 @@ def _tail(core: ConnectionBridge) -> list[Seen]:
 
 
 def _general_only(core: ConnectionBridge, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(core, "_typed_update", lambda line, now: False)
-    monkeypatch.setattr(core, "_plain_update", lambda line, now: False)
+    monkeypatch.setattr(core, "_compact_update", lambda line, now: False)
 
 
 _TEXT = st.fixed_dictionaries({"type": st.just("text"), "text": st.sampled_from(["a", "b"])})

@@ -102,8 +102,8 @@ _V2_TYPED = frozenset(
 _V1_TYPED = frozenset({"tool_call", "tool_call_update"})
 _TYPED_V2 = fast_message_decoder("v2")
 _TYPED_V1 = fast_message_decoder("v1")
-_TOOL_CALL_TAG = b'"sessionUpdate":"tool_call'  # compact JSON; other spellings: the general path
-_TERMINAL_TAG = b'"sessionUpdate":"terminal_'
+_TAG_KEY = b'"sessionUpdate":"'  # compact JSON; other spellings take the general path
+_TYPED_TAGS = (b"tool_call", b"terminal_")  # how the tags the typed decoders read begin
 _UPDATE_FIRST = b'{"jsonrpc":"2.0","method":"session/update","params":{'
 _MODE_UPDATES = frozenset({"current_mode_update", "config_option_update"})
 """``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
@@ -325,9 +325,7 @@ class ConnectionBridge:
                 line = self._unique_options(line)
             self._out.to_client.append(line)
             return
-        if self.mode == "convert" and (
-            self._typed_update(line, now) or self._plain_update(line, now)
-        ):
+        if self.mode == "convert" and self._compact_update(line, now):
             return
         read = self._read_agent(line)
         if read is not None:
@@ -1250,7 +1248,12 @@ class ConnectionBridge:
     ) -> None:
         """A v2 agent's ``session/update`` for the v1 client; ``plain``: the line read whole,
         when ``_plain_update`` read it."""
-        session = self._session(session_id)
+        session = self._sessions.get(session_id) if type(session_id) is str else None
+        if session is None:  # a string id is its own key
+            session = self._session(session_id)
+        else:
+            self._touches += 1
+            session.touched = self._touches
         if tag in _USER_ECHOES and session.prompts:
             return  # the prompt's acknowledgement: a v1 client shows its own prompt
         assert self._to_v1 is not None
@@ -1307,6 +1310,17 @@ class ConnectionBridge:
         else:
             self._bridge_update(self._to_v2, line)
 
+    def _compact_update(self, line: bytes, now: float) -> bool:
+        """A compact ``session/update`` read once (``_typed_update``, ``_plain_update``), told
+        apart by the first ``"sessionUpdate":"`` of the line (one scan, which stops there; a
+        nested one that misleads it only sends the line to the general path)."""
+        at = line.find(_TAG_KEY)
+        if at < 0:
+            return False
+        if line.startswith(_TYPED_TAGS, at + len(_TAG_KEY)):
+            return self._typed_update(line, now)
+        return self._plain_update(line, now)
+
     def _typed_update(self, line: bytes, now: float) -> bool:
         """The most common line of a converted session, a well-formed tool-call or terminal
         ``session/update`` notification, read once: by the strict decoder the bridge would
@@ -1314,7 +1328,7 @@ class ConnectionBridge:
         bridge, routed as ``_agent_notification`` routes it. ``False`` for anything else (an
         id, an unknown key, another update, a size over the codec's limit, bad JSON): the
         general path reads it."""
-        if len(line) > DEFAULT_MAX_BYTES or not (_TOOL_CALL_TAG in line or _TERMINAL_TAG in line):
+        if len(line) > DEFAULT_MAX_BYTES:
             return False
         try:
             message = (_TYPED_V2 if self.agent_version == 2 else _TYPED_V1)(line)
