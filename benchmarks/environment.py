@@ -55,10 +55,13 @@ def print_environment() -> None:
     from acp_toolcalls import codec, schema
 
     print(f"fast path    acp_toolcalls.codec.FAST_PATH = {codec.FAST_PATH}")
-    from acp_toolcalls import _compiled, bridge_to_v1  # noqa: F401 - imported to be chosen
-
-    builds = ", ".join(f"{name} {build}" for name, build in sorted(_compiled.BUILDS.items()))
-    print(f"bridges      acp_toolcalls._compiled.BUILDS: {builds}")
+    try:
+        from acp_toolcalls import _compiled, bridge_to_v1  # noqa: F401 - imported to be chosen
+    except ImportError:  # a tree from before the bridges' compiled build (PYTHONPATH=<old>/src)
+        print("bridges      interpreted (no acp_toolcalls._compiled)")
+    else:
+        builds = ", ".join(f"{name} {build}" for name, build in sorted(_compiled.BUILDS.items()))
+        print(f"bridges      acp_toolcalls._compiled.BUILDS: {builds}")
     print(
         f"schema       ENGINE = {schema.ENGINE} (jsonschema {_version('jsonschema')}, "
         f"jsonschema-rs {_version('jsonschema-rs')}, fastjsonschema {_version('fastjsonschema')}); "

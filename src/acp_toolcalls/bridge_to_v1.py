@@ -983,10 +983,8 @@ class V2ToV1Bridge:
 
     def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
         values = None
-        if (
-            _FAST_PATHS and tc.extra is None and tc.raw is None
-        ):  # the common call: read from the state directly
-            values = plain_stored_fields(tc.fields, tc.meta)
+        if _FAST_PATHS and tc.extra is None and tc.raw is None:
+            values = plain_stored_fields(tc.fields, tc.meta)  # the common call, read directly
         if values is not None:
             create_defaults(values, tc.fields.get("kind"), call.title_fallback)
         else:
