@@ -322,6 +322,29 @@ def test_permission_for_an_unseen_call_sends_the_tool_call_first() -> None:
     assert bridge.store.tool_call(SID, "p").content == []  # nor the store
 
 
+@pytest.mark.parametrize(
+    ("options", "limits"),
+    [([], None), ([{"optionId": "yes", "name": "Allow", "kind": "allow_once"}] * 3, 2)],
+)
+def test_a_request_not_sent_still_shows_what_its_subject_changed(
+    options: list[Any], limits: int | None
+) -> None:
+    """A request the v1 client is not asked (no option it can show, D29; over the options cap):
+    the changes its subject made to a call the client shows reach the client as an update
+    (the fuzz comparison with a fresh bridge found them lost)."""
+    caps = Limits(max_permission_options=limits) if limits is not None else None
+    bridge = V2ToV1Bridge(limits=caps)
+    bridge.convert(tcu("a", title="Read", kind="read", status="pending"))
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "a", "kind": "fetch"}}
+    converted = bridge.convert(permission(subject, options=options))
+    assert [json.loads(encode(r))["result"] for r in converted.replies] == [
+        {"outcome": {"outcome": "cancelled"}}
+    ]
+    assert updates(converted) == [
+        {"sessionUpdate": "tool_call_update", "toolCallId": "a", "kind": "fetch"}
+    ]
+
+
 def test_the_prompt_is_shown_in_the_known_call_and_the_answer_restores_the_call() -> None:
     """D28 amended: the v1 user sees the prompt (title, description) where v1 renders it, the
     call's diff stays visible below it, and the call gets its own state back after."""
@@ -358,6 +381,26 @@ def test_the_prompt_is_shown_in_the_known_call_and_the_answer_restores_the_call(
         "content": [text("diff v2")],
     }
     assert bridge.store.view(SID, "a").title == "Edit a.py (2)"
+
+
+def test_the_answer_restores_content_a_replaced_prompt_showed() -> None:
+    """Two prompts on one call, the newer without a description: the older one's description
+    is still in the content the client shows, so the last answer restores the call's own
+    content (the fuzz comparison with a fresh bridge found it left there)."""
+    bridge = V2ToV1Bridge()
+    bridge.convert(tcu("a", title="Fetch", kind="fetch", content=[text("page")]))
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "a"}}
+    bridge.convert(permission(subject, request_id=1, description="It fetches"))
+    bridge.convert(permission(subject, request_id=2, title="Allow web_fetch?"))
+    restores = [u for request in (1, 2) for u in updates(bridge.withdraw(request))]
+    assert restores == [
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "a",
+            "title": "Fetch",
+            "content": [text("page")],
+        }
+    ]
 
 
 def test_a_prompt_equal_to_what_the_call_shows_needs_no_restore() -> None:

@@ -178,11 +178,12 @@ class _Call:
 class _Overlay:
     """A permission prompt shown on a call the v1 client shows, until its answer."""
 
-    __slots__ = ("items", "open", "title")
+    __slots__ = ("items", "items_shown", "open", "title")
 
     def __init__(self, title: str, items: list[Any]) -> None:
         self.title = title  # shown instead of the call's own title
         self.items = items  # shown ahead of the call's own content
+        self.items_shown = bool(items)  # the client was shown prompt items in the content
         self.open = 1  # prompts shown on the call and not answered yet
 
 
@@ -779,8 +780,10 @@ class V2ToV1Bridge:
         elif isinstance(subject, v2.CommandPermissionSubject):
             named = subject.tool_call_id if isinstance(subject.tool_call_id, str) else None
         self._flush_session(session_id)
+        shown_before = False  # the client showed the subject's call before this request
         if isinstance(subject, v2.ToolCallPermissionSubject) and named is not None:
             known = self._call(session, named)
+            shown_before = known.known
             if not known.known:  # the call goes out first, titled by the prompt if need be
                 known.title_fallback = params.title
                 self._flush_call(session_id, session, named)
@@ -793,6 +796,8 @@ class V2ToV1Bridge:
             )
             self._losses.extend(unknown_keys(params, "$.params", nested=True))
             self._replies.append(response(message.id, CANCELLED_OUTCOME))
+            if shown_before and isinstance(subject, v2.ToolCallPermissionSubject):
+                self._unasked_subject(session_id, subject.tool_call)
             return
         shown = self._shown(session_id, session, named)
         request, losses = permission_request_to_v1(params, request_id=message.id, shown=shown)
@@ -800,6 +805,8 @@ class V2ToV1Bridge:
         if request is None or not request.options:
             # Nothing a v1 client can show (D29): answer the agent ourselves; never approval.
             self._replies.append(response(message.id, CANCELLED_OUTCOME))
+            if shown_before and isinstance(subject, v2.ToolCallPermissionSubject):
+                self._unasked_subject(session_id, subject.tool_call)
             return
         tool_call_id = request.tool_call.tool_call_id
         call = self._call(session, tool_call_id)
@@ -814,6 +821,7 @@ class V2ToV1Bridge:
                 call.prompt = _Overlay(params.title, prompt_items(params))
             else:  # another prompt on the same call: the newest is shown
                 call.prompt.title, call.prompt.items = params.title, prompt_items(params)
+                call.prompt.items_shown = call.prompt.items_shown or bool(call.prompt.items)
                 call.prompt.open += 1
         allow = frozenset(
             option.option_id for option in request.options if option.kind in ALLOW_OPTION_KINDS
@@ -823,6 +831,13 @@ class V2ToV1Bridge:
             self._losses.append(oldest[1])
             self._give_up(oldest[0])
         self._out.append(v1.PermissionRequestMessage(id=message.id, params=request))
+
+    def _unasked_subject(self, session_id: str, subject: v2.ToolCallUpdate) -> None:
+        """A request the client is not asked: what its subject changed of a call the client
+        shows (the store applied it) goes to the client as the agent's update would, else the
+        client would never see it (found by the fuzz test's comparison with a fresh bridge)."""
+        session, call = self._touch(session_id, subject.tool_call_id)
+        self._hold(session_id, session, call, subject)
 
     def _shown(
         self, session_id: str, session: _Session, tool_call_id: str | None
@@ -868,7 +883,7 @@ class V2ToV1Bridge:
         changes: dict[str, Any] = {}
         if overlay.title != call.title and call.title is not None:
             changes["title"] = call.title
-        if overlay.items:
+        if overlay.items_shown:  # (an earlier prompt's items too: the client still shows them)
             changes["content"] = self._project(session_id, call, tc)[0] if tc is not None else []
             call.content_dirty = False
         if not changes:
