@@ -631,6 +631,7 @@ class ToolCallStore:
         before = _raw_size(tc.raw)
         held = tc.raw if tc.raw is not None else {}
         cap = self.limits.max_value_bytes
+        changed: list[str] = []
         for name, value in raw.items():
             size = size_of(value)
             if cap is not None and size > cap:
@@ -639,8 +640,12 @@ class ToolCallStore:
                 _limit_reached(
                     events, session.session_id, "max_value_bytes", tc.tool_call_id, detail
                 )
+            if held.get(name) != value:
+                changed.append(name)
             held[name] = value
         tc.raw = held
+        if changed:  # what is sent on (snapshot, document) changed, though the view did not
+            events.append(ToolCallPatched(session.session_id, tc.tool_call_id, tuple(changed)))
         self._grow(session, _raw_size(held) - before, tc)
         self._budgets(session, tc, events)
 

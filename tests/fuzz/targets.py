@@ -281,6 +281,7 @@ def _check_sizes(store: ToolCallStore) -> None:
                     size += size_of(value)
             if isinstance(tc.meta, dict):
                 size += 64 + sum(size_of(k) + size_of(v) + 24 for k, v in tc.meta.items())
+            size += sum(size_of(value) for value in (tc.raw or {}).values())  # v1 strings, D32
             assert size == tc.size, f"call {tc.tool_call_id}: counted {tc.size}, holds {size}"
             session_size += size
         for terminal in session.terminals.values():
