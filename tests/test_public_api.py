@@ -100,3 +100,21 @@ def test_importing_the_root_imports_no_submodule() -> None:
     lazy = "import acp_toolcalls as a; print(a.ToolCallUpdate.__module__, a.codec.FAST_PATH != '')"
     done = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["acp_toolcalls.v2", "True"]
+
+
+def test_one_exception_base_catches_every_error_the_library_raises() -> None:
+    errors = (
+        acp_toolcalls.DecodeError,
+        acp_toolcalls.EncodeError,
+        acp_toolcalls.ConversionError,
+        acp_toolcalls.SenderError,
+    )
+    for error in errors:
+        assert issubclass(error, acp_toolcalls.AcpToolcallsError), error
+        assert issubclass(error, ValueError), error  # what each was before (issue 18)
+    try:
+        acp_toolcalls.decode_message(b"{", strict=True)
+    except acp_toolcalls.AcpToolcallsError as exc:
+        assert isinstance(exc, acp_toolcalls.DecodeError)
+    else:
+        raise AssertionError("a line that is not JSON decoded")

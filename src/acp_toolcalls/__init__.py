@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from . import v1, v2
+    from ._errors import AcpToolcallsError
     from .bridge_to_v1 import TerminalProfile, V2ToV1Bridge
     from .bridge_to_v2 import V1ToV2Bridge
     from .codec import (
@@ -139,6 +140,7 @@ if TYPE_CHECKING:
 
     __all__ = [
         "ALLOW_KINDS",
+        "AcpToolcallsError",
         "DEFAULT_OPTIONS",
         "PermissionAnswer",
         "PermissionAsk",
@@ -234,6 +236,7 @@ if TYPE_CHECKING:
     ]
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "_errors": ("AcpToolcallsError",),
     "bridge_to_v1": ("TerminalProfile", "V2ToV1Bridge"),
     "bridge_to_v2": ("V1ToV2Bridge",),
     "codec": (

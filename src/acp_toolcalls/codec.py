@@ -34,6 +34,7 @@ import msgspec
 from msgspec import UNSET
 
 from . import v1, v2, wire
+from ._errors import AcpToolcallsError
 from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
 from .lenient import DecodeError, Diagnostic, ItemError, Salvage, _key_path, reader_for
 from .wire import UnknownVariant, WireStruct, extra_fields
@@ -77,7 +78,7 @@ class Decoded(msgspec.Struct, Generic[T], frozen=True, gc=False):
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-class EncodeError(ValueError):
+class EncodeError(AcpToolcallsError):
     """The object cannot be written as JSON (for example a string with a lone surrogate)."""
 
 

@@ -34,6 +34,7 @@ from typing import Any, Union
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ._errors import AcpToolcallsError
 from .wire import (
     CLOSED_ENUM,
     DEFAULT_ON_ERROR,
@@ -61,7 +62,7 @@ class Diagnostic:
         return f"{self.path}: {self.reason}"
 
 
-class DecodeError(ValueError):
+class DecodeError(AcpToolcallsError):
     """The input cannot be read as the requested message; ``path`` says where."""
 
     def __init__(self, path: str, reason: str) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from ._errors import AcpToolcallsError
 from .wire import extra_fields, extras_seen
 
 __all__ = ["ConversionError", "Converted", "Loss", "LossReport"]
@@ -95,7 +96,7 @@ NO_LOSSES = LossReport()
 (immutable, so one is enough)."""
 
 
-class ConversionError(ValueError):
+class ConversionError(AcpToolcallsError):
     """Strict conversion met something the target version cannot represent."""
 
     def __init__(self, path: str, reason: str) -> None:

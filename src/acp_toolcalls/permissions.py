@@ -28,6 +28,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import v2
+from ._errors import AcpToolcallsError
 from .codec import EncodeError, canonical_json, decode
 from .jsonrpc import JsonRpcMessage
 from .lenient import DecodeError
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 
-class SenderError(ValueError):
+class SenderError(AcpToolcallsError):
     """An agent tried to send something the protocol (or our sender rules) forbids.
 
     ``path`` names the offending argument, e.g. ``options[1].optionId``.
