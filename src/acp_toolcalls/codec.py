@@ -341,12 +341,9 @@ def _written_back(decoded: Any, raw: bytes) -> bytes:
     if not raw.startswith(_JSONRPC) and not raw.lstrip().startswith(_JSONRPC):
         return b""
     try:
-        if wire.extras_seen() and _has_extra(decoded):
-            decoded = _to_plain(decoded)
-        written: bytes = _encoder.encode(decoded)
-    except (msgspec.EncodeError, UnicodeEncodeError, TypeError, RecursionError):
+        return _written(decoded)
+    except _ENCODE_ERRORS:
         return b""
-    return written
 
 
 _ESCAPED_COLON = re.compile(rb"\\u003[aA]")
@@ -550,17 +547,8 @@ def encode_decoded(obj: Any) -> bytes:
     an object holds none: the decoders refuse them (``NaN`` is not JSON, ``1e400`` is "Number
     out of range"), and nothing the store or the mappings compute is a float."""
     try:
-        if wire.extras_seen() and _has_extra(obj):
-            obj = _to_plain(obj)
-        out: bytes = _encoder.encode(obj)
-        return out
-    except (
-        msgspec.EncodeError,
-        UnicodeEncodeError,
-        TypeError,
-        NotImplementedError,
-        RecursionError,
-    ) as exc:
+        return _written(obj)
+    except _ENCODE_ERRORS as exc:
         raise EncodeError(str(exc)) from None
 
 
@@ -570,21 +558,31 @@ def canonical_json(obj: Any) -> bytes:
     return _encode(obj)
 
 
+_ENCODE_ERRORS = (
+    msgspec.EncodeError,
+    UnicodeEncodeError,
+    TypeError,
+    NotImplementedError,
+    RecursionError,
+)
+"""What writing a value can raise; ``encode`` turns each into ``EncodeError``."""
+
+
+def _written(obj: Any) -> bytes:
+    """``obj`` as JSON, unknown keys included (the one writer; raises ``_ENCODE_ERRORS``)."""
+    if wire.extras_seen() and _has_extra(obj):
+        obj = _to_plain(obj)
+    out: bytes = _encoder.encode(obj)
+    return out
+
+
 def _encode(obj: Any) -> bytes:
     try:
-        if wire.extras_seen() and _has_extra(obj):
-            obj = _to_plain(obj)
-        out = _encoder.encode(obj)
+        out = _written(obj)
         # JSON has no NaN/Infinity and msgspec writes them as `null`, which on a patch field
         # (`rawInput`, `rawOutput`) would be a clear: refuse instead.
         if b"null" in out and _holds_non_finite(obj):
             raise EncodeError("cannot encode a NaN or infinite number as JSON")
         return out
-    except (
-        msgspec.EncodeError,
-        UnicodeEncodeError,
-        TypeError,
-        NotImplementedError,
-        RecursionError,
-    ) as exc:
+    except _ENCODE_ERRORS as exc:
         raise EncodeError(str(exc)) from None
