@@ -343,42 +343,71 @@ def test_pass_through_settles_an_answer_after_lines_that_open_with_a_method(spac
 
 def test_what_a_read_makes_goes_out_in_bursts_as_the_side_reads() -> None:
     """A read whose lines make much more (terminal output toward v1, say) is not put into the
-    writer whole: past a burst, the next lines wait until the side has read enough."""
+    writer whole: past a burst, the next lines wait until the side has read enough; what waits
+    is handed to the transport a piece at a time as it drains, never copied whole into it."""
 
     class Transport:
-        def __init__(self) -> None:
+        """A pipe transport's buffer and flow control, drained by the test."""
+
+        def __init__(self, writer: proxy._Writer) -> None:
+            self.writer = writer
             self.writes: list[int] = []
+            self.buffered = 0
+            self.high = 0
+            self.most = 0
+            self.paused = False
 
         def write(self, data: bytes) -> None:
             self.writes.append(len(data))
+            self.buffered += len(data)
+            self.most = max(self.most, self.buffered)
+            if self.buffered > self.high and not self.paused:
+                self.paused = True
+                self.writer.pause()
+
+        def drain(self) -> None:
+            self.buffered = 0
+            if self.paused:
+                self.paused = False
+                self.writer.resume()
+
+        def get_write_buffer_size(self) -> int:
+            return self.buffered
 
         def is_closing(self) -> bool:
             return False
 
         def set_write_buffer_limits(self, high: int) -> None:
-            pass
+            self.high = high
 
     async def scenario() -> None:
         notes = proxy._Notes(io.StringIO())
         bridge = proxy._Proxy(proxy.ProxyConfig(command=["true"]), notes, False)
-        transport = Transport()
+        transport = Transport(bridge.to_client)
         bridge.to_client.attach(transport)
         handled: list[bytes] = []
+        waiting: list[int] = []
 
         def expand(lines: list[bytes], now: float) -> Outbox:
             handled.extend(lines)
-            if len(transport.writes) == 1:  # the client stops reading after the first burst
-                bridge.to_client.pause()
+            waiting.append(bridge.to_client._waiting_bytes)
             return Outbox(to_client=[b"x" * 100_000 for _ in lines])
 
         bridge.core.from_agent_lines = expand  # type: ignore[method-assign]
         task = asyncio.ensure_future(bridge._handle("agent", [b"{}"] * 200))
         await asyncio.sleep(0.05)
-        assert not task.done()
-        assert len(transport.writes) == 2 and len(handled) == 2 * proxy._STEP
-        bridge.to_client.resume()
+        assert not task.done()  # the client reads nothing: one step's lines, then a wait
+        assert len(handled) == proxy._STEP
+        assert transport.buffered <= proxy._FEED_BYTES + 100_001
+        for _ in range(10_000):
+            if task.done() and not bridge.to_client._waiting:
+                break
+            transport.drain()
+            await asyncio.sleep(0)
         await asyncio.wait_for(task, 5)
         assert len(handled) == 200 and sum(transport.writes) == 200 * 100_001
+        assert transport.most <= 2 * proxy._FEED_BYTES  # the transport holds pieces
+        assert max(waiting) <= proxy.QUEUE_BYTES + proxy._STEP * 100_001
         notes.close(1.0)
 
     asyncio.run(scenario())

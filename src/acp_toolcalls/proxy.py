@@ -52,6 +52,7 @@ import stat
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -68,6 +69,7 @@ QUEUE_BYTES = 1 << 20
 _NOTES_BYTES = 1 << 18  # notes waiting for stderr past which they are dropped and counted
 _HANDOFF = 0.05  # seconds the event loop waits, at most, for the notes thread to take notes
 _READ_CHUNK = 1 << 16
+_FEED_BYTES = 1 << 18  # what a writer hands its transport at a time, at most
 _STEP = 32  # lines given to the core at a time
 _BURST_BYTES = 1 << 18  # what the lines of one read make, written as soon as it is this much
 _READ_AHEAD = 1 << 18  # a reader pauses its pipe past twice this, whatever the line limit
@@ -197,9 +199,11 @@ def _fileno(stream: IO[str] | None) -> int | None:
 
 
 class _Writer:
-    """Lines to one side. They go into the transport's buffer at once, in order, and the event
-    loop writes them as the side reads; ``room`` is clear while more than ``QUEUE_BYTES`` wait.
-    A regular file is written with plain writes (it never makes anyone wait)."""
+    """Lines to one side, kept as the core made them (no copy, no join of large ones) and
+    handed to the transport ``_FEED_BYTES`` at a time as it drains, so what waits is held once;
+    the event loop writes them as the side reads. ``room`` is clear while more than
+    ``QUEUE_BYTES`` wait (here and in the transport). A regular file is written with plain
+    writes (it never makes anyone wait)."""
 
     def __init__(self) -> None:
         self.transport: asyncio.WriteTransport | None = None
@@ -208,38 +212,87 @@ class _Writer:
         self.room.set()
         self.ended = asyncio.Event()
         self.closed = False
+        self._waiting: deque[bytes | memoryview] = deque()  # not in the transport yet
+        self._waiting_bytes = 0
+        self._full = False  # the transport holds past its high mark: it says when it drained
+        self._ending = False  # close the transport once everything is in it
 
     def attach(self, transport: Any) -> None:
         self.transport = transport
-        transport.set_write_buffer_limits(high=QUEUE_BYTES)
+        transport.set_write_buffer_limits(high=_FEED_BYTES)
+        self._feed()
 
     # flow control, from the transport's protocol
     def pause(self) -> None:
-        self.room.clear()
+        self._full = True
 
     def resume(self) -> None:
-        self.room.set()
+        self._full = False
+        self._feed()
 
     def lost(self) -> None:
         self.closed = True
+        self._waiting.clear()
+        self._waiting_bytes = 0
         self.room.set()
         self.ended.set()
 
     def put(self, lines: list[bytes]) -> None:
         if self.closed or not lines:
             return
-        data = b"\n".join([*lines, b""])
+        size = sum(map(len, lines)) + len(lines)
         if self.fd is not None:
-            try:
+            self._write_file(lines, size)
+            return
+        if size <= _FEED_BYTES:
+            self._waiting.append(b"\n".join([*lines, b""]))
+        else:  # large lines are not copied into one
+            for line in lines:
+                self._waiting.append(line)
+                self._waiting.append(b"\n")
+        self._waiting_bytes += size
+        self._feed()
+
+    def _write_file(self, lines: list[bytes], size: int) -> None:
+        assert self.fd is not None
+        pieces = [b"\n".join([*lines, b""])] if size <= _FEED_BYTES else lines
+        try:
+            for piece in pieces:
+                data = memoryview(piece if size <= _FEED_BYTES else piece + b"\n")
                 while data:
                     data = data[os.write(self.fd, data) :]
-            except OSError:
-                self.closed = True
-        elif self.transport is not None:
-            if self.transport.is_closing():  # the side stopped reading for good
-                self.closed = True
-            else:
-                self.transport.write(data)
+        except OSError:
+            self.closed = True
+
+    def _feed(self) -> None:
+        """What waits into the transport until it is past its high mark."""
+        transport = self.transport
+        if transport is None or self.closed:
+            return
+        if transport.is_closing():  # the side stopped reading for good
+            if not self._ending:
+                self.lost()
+            return
+        waiting = self._waiting
+        while waiting and not self._full:
+            piece = waiting.popleft()
+            if len(piece) > _FEED_BYTES:
+                view = memoryview(piece)
+                waiting.appendleft(view[_FEED_BYTES:])
+                piece = view[:_FEED_BYTES]
+            self._waiting_bytes -= len(piece)
+            transport.write(piece)  # may call pause()
+        if not waiting and self._ending:
+            transport.close()
+        if self._waiting_bytes + transport.get_write_buffer_size() > QUEUE_BYTES:
+            self.room.clear()  # the transport is full: its resume() comes
+        else:
+            self.room.set()
+
+    def end(self) -> None:
+        """Close the side once everything waiting is written."""
+        self._ending = True
+        self._feed()
 
     async def close(self, timeout: float) -> None:
         """Let what waits be written (at most ``timeout`` seconds), then close."""
@@ -248,7 +301,7 @@ class _Writer:
                 os.close(self.fd)
             self.fd = None
         elif self.transport is not None and not self.ended.is_set():
-            self.transport.close()  # after its buffer is written
+            self.end()
             try:
                 await asyncio.wait_for(self.ended.wait(), timeout)
             except asyncio.TimeoutError:
@@ -716,8 +769,7 @@ class _Proxy:
             self.say("stdin is closed: there is no client to serve; the agent is stopped")
         elif not self.lines["client"]:
             self.say("stdin ended before the client sent anything; the agent is stopped")
-        if self.to_agent.transport is not None:
-            self.to_agent.transport.close()  # after what waits for it is written
+        self.to_agent.end()  # after what waits for it is written
         try:
             await asyncio.wait_for(asyncio.shield(self.agent.exited), self.config.grace)
         except asyncio.TimeoutError:
