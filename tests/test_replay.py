@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from acp_toolcalls.check import validate_message
 from acp_toolcalls.cli import main
 from acp_toolcalls.cli import replay as replay_module
+from acp_toolcalls.cli._follow import FollowReader
 from acp_toolcalls.cli.render import last_output_lines, patch_counts, render_store, sanitize
-from acp_toolcalls.schema import validate_message
 from acp_toolcalls.state import Limits, TerminalState
 from acp_toolcalls.store import ToolCallStore
 
@@ -871,7 +872,7 @@ def test_empty_store_renders_a_note() -> None:
 
 def test_follow_reader_waits_for_complete_lines() -> None:
     stream = io.BytesIO()
-    reader = replay_module._FollowReader(stream, max_bytes=10)
+    reader = FollowReader(stream, max_bytes=10)
     stream.write(b'{"a":1}\n{"b"')
     stream.seek(0)
     assert reader.poll() == [(1, b'{"a":1}')]

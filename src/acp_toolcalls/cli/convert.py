@@ -22,7 +22,7 @@ word for word, ``--side`` added):
   ``proxy->client``), ``--side agent`` the agent's (``proxy->agent`` and ``agent->proxy``);
   the records say who sent each message and in which version. Without ``--side`` such a log
   is exit 2 with one line. Other logs are read whole (``--side`` does not apply).
-- Input is JSON Lines, read with ``validate.read_lines`` (bounded, numbered from 1); blank lines
+- Input is JSON Lines, read with ``lines.read_lines`` (bounded, numbered from 1); blank lines
   are skipped. Output on stdout is JSON Lines, one encoded message per line, written as each
   input line is converted; a batch line comes out as one batch line. At end of input the
   converter is flushed.
@@ -51,16 +51,20 @@ from typing import IO, Any, Literal, Protocol, cast
 
 import msgspec
 
-from ..bridge_to_v1 import V2ToV1Bridge
-from ..bridge_to_v2 import V1ToV2Bridge
-from ..codec import DEFAULT_MAX_BYTES, duplicate_keys, encode, to_builtins
-from ..convert import StatelessV1ToV2, StatelessV2ToV1
-from ..jsonrpc import Batch
-from ..lenient import DecodeError
-from ..loss import ConversionError, Converted
-from ..session_convert import Sender, SessionConverter
+from ..bridge import V1ToV2Bridge, V2ToV1Bridge
+from ..check import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector
+from ..codec import DEFAULT_MAX_BYTES, DecodeError, duplicate_keys, encode, to_builtins
+from ..convert import (
+    ConversionError,
+    Converted,
+    Sender,
+    SessionConverter,
+    StatelessV1ToV2,
+    StatelessV2ToV1,
+)
+from ..models import Batch
 from ..traffic import LogSide, is_record
-from .detect import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector
+from . import _options
 from .lines import (
     NotJsonLines,
     ReadError,
@@ -68,7 +72,6 @@ from .lines import (
     open_input,
     overlong,
     plain,
-    positive_int,
     printable,
     read_lines,
     reading,
@@ -385,21 +388,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="stop with exit 2 at the first line that loses anything or cannot be read",
     )
-    parser.add_argument(
-        "--side",
-        choices=("client", "agent"),
-        default=None,
-        help="in a log of `acp-toolcalls bridge --log`, the side to convert (required there; "
+    _options.add_side(
+        parser,
+        None,
+        "in a log of `acp-toolcalls bridge --log`, the side to convert (required there; "
         "other logs are read whole)",
     )
-    parser.add_argument(
-        "--max-line-bytes",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help=f"longest line read, in bytes; a longer one is reported and skipped "
-        f"(default: {DEFAULT_MAX_BYTES})",
-    )
+    _options.add_max_line_bytes(parser, None)
     parser.add_argument("file", nargs="?", default="-", metavar="FILE", help="log, or - for stdin")
     parser.set_defaults(handler=run)
 

@@ -22,26 +22,25 @@ import argparse
 import gc
 import os
 import sys
-from contextlib import AbstractContextManager
-from typing import Any, BinaryIO, cast
+from typing import Any, cast
 
 from ..codec import DEFAULT_MAX_BYTES
 from ..report.model import ReportBuilder
 from ..report.page import render_page
 from ..store import StoreProtocol
 from ..traffic import LogSide
+from . import _options
 from .lines import (
+    DEMO,
     NotJsonLines,
     ReadError,
     json_lines,
-    open_input,
-    positive_int,
+    open_log,
     read_lines,
     reading,
     shown,
     with_progress,
 )
-from .replay import demo_path
 
 __all__ = ["EXIT_CODES", "default_output", "register", "run"]
 
@@ -82,28 +81,14 @@ def register(subparsers: Any) -> None:
         help="the HTML file to write, - for stdout (default: the log's name with .html, in "
         "the current directory; report.html for stdin)",
     )
-    parser.add_argument(
-        "--protocol",
-        choices=("v1", "v2", "auto"),
-        default="auto",
-        help="protocol version of the log (default: auto, from the initialize exchange; v2 "
-        "without one)",
-    )
-    parser.add_argument(
-        "--side",
-        choices=("client", "agent"),
-        default=None,
-        help="in a log of `acp-toolcalls bridge --log`, show one side only (default: both, "
+    _options.add_protocol(parser)
+    _options.add_side(
+        parser,
+        None,
+        "in a log of `acp-toolcalls bridge --log`, show one side only (default: both, "
         "next to each other); other logs are read whole",
     )
-    parser.add_argument(
-        "--max-line-bytes",
-        type=positive_int,
-        default=DEFAULT_MAX_BYTES,
-        metavar="N",
-        help=f"longest line read, in bytes; a longer one is reported and skipped "
-        f"(default: {DEFAULT_MAX_BYTES})",
-    )
+    _options.add_max_line_bytes(parser, DEFAULT_MAX_BYTES)
     parser.add_argument("--demo", action="store_true", help="inspect the bundled example session")
     parser.add_argument(
         "file", nargs="?", default=None, metavar="FILE", help="log, or - for stdin (default: stdin)"
@@ -119,12 +104,6 @@ def default_output(name: str | None, demo: bool) -> str:
         return "report.html"
     stem = os.path.splitext(os.path.basename(name))[0] or "report"
     return stem + ".html"
-
-
-def _opened(name: str | None, demo: bool) -> AbstractContextManager[BinaryIO]:
-    if demo:
-        return cast("AbstractContextManager[BinaryIO]", demo_path().open("rb"))
-    return open_input("-" if name is None else name)
 
 
 def _say(text: str) -> None:
@@ -143,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         return _usage("--demo inspects the bundled example: give it no FILE")
     output = cast("str | None", args.output) or default_output(name, args.demo)
     shown_name = "the bundled demo session" if args.demo else shown(name)
-    title = "demo-session.jsonl" if args.demo else ("stdin" if name in (None, "-") else name)
+    title = DEMO if args.demo else ("stdin" if name in (None, "-") else name)
     builder = ReportBuilder(
         protocol=cast(StoreProtocol, args.protocol),
         side=cast("LogSide | None", args.side),
@@ -161,7 +140,7 @@ def _write(
     builder: ReportBuilder, name: str | None, demo: bool, shown_name: str, output: str
 ) -> int:
     try:
-        with _opened(name, demo) as stream:
+        with open_log(name, demo) as stream:
             lines = json_lines(reading(read_lines(stream, builder.max_line_bytes)))
             for number, data in with_progress(lines, stream, "inspecting"):
                 builder.feed(number, data)

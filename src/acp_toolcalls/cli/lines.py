@@ -11,6 +11,8 @@ Rules this module owns:
   reporting every line. One readable line among them and every line is read as usual.
 - ``with_progress``: on a terminal (stderr), input that takes more than ``PROGRESS_AFTER``
   seconds gets a rich progress bar, drawn on stderr and erased at the end; never on a pipe.
+- ``open_log``: the log a command reads, a file, stdin (``-`` or no name) or with ``--demo``
+  the bundled demo session (``DEMO``, in ``acp_toolcalls/data``).
 - An ``OSError`` of the reading is raised as ``ReadError`` (``reading``), so that any other
   ``OSError`` is known to be the output's.
 - Values from the log are shown through ``printable``: they never move the cursor; library
@@ -19,7 +21,6 @@ Rules this module owns:
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import stat
@@ -31,16 +32,20 @@ from typing import IO, Any, BinaryIO, cast
 
 import msgspec
 
-from ..lenient import DecodeError
+from ..codec import DecodeError
+from ._options import positive_int  # moved to _options (issue 18); kept here for one release
 
 __all__ = [
+    "DEMO",
     "NOT_JSON_LINES_AFTER",
     "PROGRESS_AFTER",
     "Lines",
     "NotJsonLines",
     "ReadError",
+    "demo_path",
     "json_lines",
     "open_input",
+    "open_log",
     "overlong",
     "plain",
     "positive_int",
@@ -171,6 +176,29 @@ def open_input(name: str) -> Iterator[BinaryIO]:
         raise ReadError(exc) from exc
     with stream:
         yield stream
+
+
+DEMO = "demo-session.jsonl"
+"""The bundled example session, in ``acp_toolcalls/data``."""
+
+
+def demo_path() -> Any:
+    """The bundled demo session as an ``importlib.resources`` traversable."""
+    from importlib import resources
+
+    return resources.files("acp_toolcalls") / "data" / DEMO
+
+
+@contextmanager
+def open_log(name: str | None, demo: bool) -> Iterator[BinaryIO]:
+    """The log a command reads: the bundled demo session, or ``name`` (``None``: stdin) as
+    ``open_input`` opens it; ``ReadError`` when a named file cannot be opened."""
+    if demo:
+        with demo_path().open("rb") as stream:
+            yield stream
+    else:
+        with open_input("-" if name is None else name) as stream:
+            yield stream
 
 
 def unreadable(data: bytes, exc: DecodeError) -> str:
@@ -334,7 +362,7 @@ class _Bar:
 
 
 # --------------------------------------------------------------------------------------------
-# Arguments and messages
+# Messages
 
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -351,14 +379,3 @@ def plain(reason: str) -> str:
     """A library message for a user: without the ``(D19)``-style references to the design
     decisions of the specification, which users do not have (docs/conversion.md says why)."""
     return _DECISION_IDS.sub("", reason)
-
-
-def positive_int(text: str) -> int:
-    """argparse ``type`` of ``--max-line-bytes`` and ``--width``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value

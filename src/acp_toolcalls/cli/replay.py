@@ -2,20 +2,17 @@
 
 Rules this module owns (issue 3, item 4; the contract there is fixed word for word):
 
-- Input is JSON Lines, read with ``lines.read_lines`` (bounded, numbered from 1); blank
-  lines are skipped; every other line is decoded with the protocol the store reads raw input
-  with now (``--protocol``, default ``auto``: the ``initialize`` exchange decides, v2 without
-  one) and applied to one ``ToolCallStore``. Input that is not JSON Lines at all
-  (``lines.json_lines``) is one line on stderr and exit 2.
-- Diagnostics go to stderr, one line each, ``line N: PATH: reason``: unreadable lines (not
-  JSON, invalid UTF-8, not a message, over ``MAX_LINE_BYTES``) are skipped; everything the
-  store salvaged, ignored or dropped by a cap is reported too; what the v2 view cannot hold of
-  valid v1 input as "not shown, valid v1".
-- ``--strict``: the first *invalid* line stops the replay with exit 2 and nothing on stdout.
-  Invalid means unreadable, salvaged by the decoder (wrong-typed or invalid values, items
-  dropped, unreadable batch elements) or an invalid value the store had to drop (bad base64).
-  Not invalid: a v1-only ``tool_call`` on a v2 stream (ignored by the contract), what the
-  v1 -> v2 mapping cannot carry over, cap events and reused ids (notes, still reported).
+- Input is JSON Lines, read with ``lines.read_lines`` (bounded, numbered from 1) and applied
+  to one ``ToolCallStore`` by the sans-I/O ``Replayer`` (``report/_replayer.py``: blank lines,
+  decoding, which lines are invalid, the diagnostics), with the protocol ``--protocol`` asks
+  for (default ``auto``: the ``initialize`` exchange decides, v2 without one). Input that is
+  not JSON Lines at all (``lines.json_lines``) is one line on stderr and exit 2.
+- Diagnostics go to stderr, one line each, ``line N: PATH: reason``, as the ``Replayer`` words
+  them: unreadable lines (over ``MAX_LINE_BYTES`` too) are skipped; what the store salvaged,
+  ignored or dropped by a cap is reported; what the v2 view cannot hold of valid v1 input as
+  "not shown, valid v1".
+- ``--strict``: the first line the ``Replayer`` calls invalid stops the replay with exit 2 and
+  nothing on stdout.
 - ``--json`` prints ``store.document()`` as ONE JSON document; otherwise the rich tables of
   ``render.render_parts``, summarized past ``render.SUMMARY_AFTER`` calls unless ``--all``,
   written one session at a time: a closed stdout stops them at the first failed write (exit
@@ -29,9 +26,10 @@ Rules this module owns (issue 3, item 4; the contract there is fixed word for wo
   (the store took the last value) and makes the line invalid for ``--strict``.
 - Exit codes: ``EXIT_CODES`` (the ``--help`` epilog).
 - ``--follow`` redraws the tables live while reading; a regular file is polled every
-  ``POLL_SECONDS`` for new complete lines until Ctrl-C (exit 0); a file truncated or replaced
-  meanwhile is replayed from its start into a new store, and stderr says so; a pipe or the
-  demo ends at its end. It cannot be combined with ``--json`` (one document needs an end).
+  ``POLL_SECONDS`` for new complete lines (``_follow.FollowReader``) until Ctrl-C (exit 0); a
+  file truncated or replaced meanwhile is replayed from its start into a new store, and stderr
+  says so; a pipe or the demo ends at its end. It cannot be combined with ``--json`` (one
+  document needs an end).
 - ``--demo``, or no FILE and stdin a terminal: the bundled demo session
   (``data/demo-session.jsonl``). No FILE and an empty stdin: stderr says how to see it.
 """
@@ -39,41 +37,28 @@ Rules this module owns (issue 3, item 4; the contract there is fixed word for wo
 from __future__ import annotations
 
 import argparse
-import os
-import select
-import stat
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, cast
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any, cast
 
-from ..codec import (
-    DEFAULT_MAX_BYTES,
-    FAST_PATH_MISSES,
-    decode_message,
-    duplicate_keys,
-    fast_message_decoder,
-)
-from ..events import ContentAppended, DiagnosticReported, ToolCallReopened
-from ..jsonrpc import Batch, InvalidMessage
-from ..lenient import DecodeError
+from ..codec import DEFAULT_MAX_BYTES
+from ..report import Replayer
 from ..state import Limits
 from ..store import StoreProtocol, ToolCallStore
 from ..traffic import one_side
+from . import _options
+from ._follow import FollowReader, changed, is_regular, reader_gone
 from .lines import (
+    DEMO,
     NotJsonLines,
     ReadError,
+    demo_path,
     json_lines,
-    open_input,
-    overlong,
-    plain,
-    positive_int,
-    printable,
+    open_log,
     read_lines,
     reading,
     shown,
-    unreadable,
     with_progress,
 )
 
@@ -96,8 +81,6 @@ MAX_LINE_BYTES = DEFAULT_MAX_BYTES
 """Longest line read, in bytes; a longer one is reported and skipped unread."""
 POLL_SECONDS = 0.25
 """How often ``--follow`` looks for new lines in a file it has read to the end."""
-DEMO = "demo-session.jsonl"
-"""The bundled example session, in ``acp_toolcalls/data``."""
 
 EXIT_CODES = """\
 exit status:
@@ -110,203 +93,11 @@ exit status:
 A closed stdout (`| head`) ends quietly with status 1.
 """
 
-_CHUNK = 64 * 1024  # what --follow reads at a time
 _UNCAPPED = Limits.unlimited()
-_LOSSY = "docs/conversion.md lists what v2 cannot hold"
-_MISSED = object()  # the fast decoder did not take a line
-_FAST = {protocol: fast_message_decoder(protocol) for protocol in ("v1", "v2")}
-
-
-def demo_path() -> Any:
-    """The bundled demo session as an ``importlib.resources`` traversable."""
-    from importlib import resources
-
-    return resources.files("acp_toolcalls") / "data" / DEMO
 
 
 # --------------------------------------------------------------------------------------------
-# Feeding lines to the store
-
-
-class Replayer:
-    """Applies numbered lines to one store and reports each diagnostic through ``report``."""
-
-    def __init__(
-        self,
-        store: ToolCallStore,
-        report: Callable[[str], None],
-        max_line_bytes: int | None = None,
-    ) -> None:
-        self.store = store
-        self._report = report
-        self.max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
-        self.changed = False
-        """Whether any line changed the store since the caller last cleared this."""
-
-    def _say(self, line: int, path: str, reason: str) -> None:
-        self._report(f"line {line}: {printable(path)}: {printable(plain(reason))}")
-
-    def feed(self, line: int, data: bytes | int) -> bool:
-        """Apply one line (``read_lines`` output); returns False when the line was invalid."""
-        if isinstance(data, int):
-            self._say(line, "$", overlong(self.max_line_bytes))
-            return False
-        if not data or data.isspace():
-            return True
-        protocol = self.store.raw_protocol
-        try:
-            # decode_message's own fast path, without the `Decoded` around a valid message.
-            value: Any = _MISSED
-            if type(data) is bytes and len(data) <= self.max_line_bytes:
-                try:  # noqa: SIM105 - `suppress` costs a context manager on every line
-                    value = _FAST[protocol](data)
-                except FAST_PATH_MISSES:
-                    pass
-            if value is _MISSED:
-                decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
-                value = decoded.value
-                valid = not decoded.diagnostics and not _has_invalid_element(value)
-                repeated = duplicate_keys(data, value)
-                events = self.store.apply(decoded)
-            else:
-                valid = True
-                repeated = duplicate_keys(data, value)
-                events = self.store.apply(value)
-        except DecodeError as exc:
-            self._say(line, exc.path, unreadable(data, exc) + "; line skipped")
-            return False
-        except Exception as exc:  # a library bug must not end the replay with a traceback
-            reason = f"the decoder or store failed ({type(exc).__name__}: {exc}); this is a bug"
-            self._say(line, "$", reason)
-            return False
-        for diagnostic in repeated:  # the store applied the last value of each
-            self._say(line, diagnostic.path, diagnostic.reason)
-            valid = False
-        for event in events:
-            if type(event) is ContentAppended:  # the common event: nothing to say of it
-                continue
-            if isinstance(event, DiagnosticReported):
-                if event.kind == "lossy":  # valid v1 that the v2 view has no place for
-                    self._say(line, event.path, f"not shown, valid v1: {event.reason} ({_LOSSY})")
-                    continue
-                self._say(line, event.path, event.reason)
-                if event.kind == "invalid":
-                    valid = False
-            elif isinstance(event, ToolCallReopened):
-                self._say(
-                    line,
-                    "$",
-                    f"tool call {event.tool_call_id!r} reopened: {event.status!r} after "
-                    f"{event.previous_status!r} (an id reused after it finished?)",
-                )
-        if events:
-            self.changed = True
-        return valid
-
-
-def _has_invalid_element(value: object) -> bool:
-    return isinstance(value, Batch) and any(isinstance(i, InvalidMessage) for i in value.items)
-
-
-# --------------------------------------------------------------------------------------------
-# Following a growing file
-
-
-class _FollowReader:
-    """Complete lines of a stream that may still grow; a partial last line waits for its end.
-
-    ``poll`` returns what one read made complete; an overlong line is dropped as it is read,
-    like ``read_lines(..., early=True)`` does: reported as soon as it is over the limit, as
-    the size read so far.
-    """
-
-    def __init__(self, stream: Any, max_bytes: int) -> None:
-        read1 = getattr(stream, "read1", None)
-        self._read: Callable[[int], bytes] = read1 if read1 is not None else stream.readline
-        self._max = max_bytes
-        self._pending = bytearray()
-        self._skipping: int | None = None  # bytes of an overlong line dropped so far
-        self.number = 0
-        self.eof = False
-
-    def poll(self) -> list[tuple[int, bytes | int]]:
-        try:
-            data = self._read(_CHUNK)
-        except OSError as exc:
-            raise ReadError(exc) from exc
-        self.eof = not data
-        out: list[tuple[int, bytes | int]] = []
-        if not data:
-            return out
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            piece = data[start:] if end < 0 else data[start:end]
-            if self._skipping is not None:
-                self._skipping += len(piece)
-            else:
-                self._pending += piece
-                if len(self._pending) > self._max:  # reported now, not at its (far) end
-                    self.number += 1
-                    out.append((self.number, len(self._pending)))
-                    self._skipping = len(self._pending)
-                    self._pending.clear()
-            if end < 0:
-                return out
-            if self._skipping is not None:
-                self._skipping = None  # the end of a line already reported
-            else:
-                self.number += 1
-                out.append((self.number, bytes(self._pending)))
-                self._pending.clear()
-            start = end + 1
-
-    def finish(self) -> list[tuple[int, bytes | int]]:
-        """The last line when the stream ended without a newline."""
-        if self._skipping is not None or not self._pending:
-            self._skipping = None
-            return []
-        self.number += 1
-        last = bytes(self._pending)
-        self._pending.clear()
-        return [(self.number, last)]
-
-
-def _is_regular(stream: Any) -> bool:
-    try:
-        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-def _reader_gone(stream: Any) -> bool:
-    """Whether ``stream`` is a pipe whose reader has gone (``poll`` says POLLERR): a follow
-    that is waiting for lines writes nothing, so it would never hear of it otherwise."""
-    try:
-        fd = stream.fileno()
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return False
-        poller = select.poll()
-        poller.register(fd, 0)
-        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-def _changed(name: str, stream: Any) -> str | None:
-    """Whether the followed file was replaced (log rotation) or truncated since it was opened
-    and read up to here: what to say of it, or ``None``."""
-    try:
-        now = os.stat(name)
-        opened = os.fstat(stream.fileno())
-        position = stream.tell()
-    except (AttributeError, OSError, ValueError):
-        return None  # gone for a moment (rotation in progress): keep waiting
-    if (now.st_ino, now.st_dev) != (opened.st_ino, opened.st_dev):
-        return "was replaced (log rotation?)"
-    if now.st_size < position:
-        return "was truncated"
-    return None
+# --follow: the tables redrawn as the file grows
 
 
 def _follow(
@@ -321,8 +112,8 @@ def _follow(
 
     render_store = _rendering("render_store")
     # Only a regular file named on the command line grows after its end (and can be rotated).
-    regular = name not in (None, "-") and not args.demo and _is_regular(stream)
-    reader = _FollowReader(stream, replayer.max_line_bytes)
+    regular = name not in (None, "-") and not args.demo and is_regular(stream)
+    reader = FollowReader(stream, replayer.max_line_bytes)
     reopened: Any = None
 
     def view() -> Any:
@@ -349,9 +140,9 @@ def _follow(
                 if reader.eof:
                     if not regular:
                         return 0
-                    if _reader_gone(console.file):
+                    if reader_gone(console.file):
                         raise BrokenPipeError("stdout was closed")  # ends quietly, exit 1
-                    what = _changed(cast(str, name), stream)
+                    what = changed(cast(str, name), stream)
                     if what is not None:
                         # Start over on what the file holds now, and say so.
                         _diagnostic(f"{PROG}: {name!r} {what}: replaying it from the start")
@@ -366,7 +157,7 @@ def _follow(
                             stream = reopened = fresh
                         else:
                             stream.seek(0)
-                        reader = _FollowReader(stream, replayer.max_line_bytes)
+                        reader = FollowReader(stream, replayer.max_line_bytes)
                         replayer.store = make_store()
                         live.update(view(), refresh=True)
                         continue
@@ -397,24 +188,17 @@ def register(subparsers: Any) -> None:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    _options.add_json(parser)
     parser.add_argument(
         "--strict",
         action="store_true",
         help="stop with exit 2 at the first invalid line (default: report it and go on)",
     )
-    parser.add_argument(
-        "--protocol",
-        choices=("v1", "v2", "auto"),
-        default="auto",
-        help="protocol version of the log (default: auto, from the initialize exchange; "
-        "v2 without one)",
-    )
-    parser.add_argument(
-        "--side",
-        choices=("client", "agent"),
-        default="client",
-        help="in a log of `acp-toolcalls bridge --log`, the side to replay (default: client, "
+    _options.add_protocol(parser)
+    _options.add_side(
+        parser,
+        "client",
+        "in a log of `acp-toolcalls bridge --log`, the side to replay (default: client, "
         "what the editor saw); other logs are read whole",
     )
     parser.add_argument(
@@ -429,14 +213,7 @@ def register(subparsers: Any) -> None:
         "content items per call, terminal bytes) without --follow too: what a cap drops is "
         "reported and missing from the output (default: the whole log is kept)",
     )
-    parser.add_argument(
-        "--max-line-bytes",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help=f"longest line read, in bytes; a longer one is reported and skipped "
-        f"(default: {DEFAULT_MAX_BYTES})",
-    )
+    _options.add_max_line_bytes(parser, None)
     every_call = parser.add_argument(
         "--all",
         action="store_true",
@@ -450,7 +227,7 @@ def register(subparsers: Any) -> None:
     every_call.last_calls = _RenderConstant("LAST_CALLS")
     parser.add_argument(
         "--width",
-        type=positive_int,
+        type=_options.positive_int,
         default=None,
         metavar="N",
         help="draw the tables N columns wide (default: the terminal's width; 80 on a pipe "
@@ -477,17 +254,6 @@ def _stdin_is_terminal() -> bool:
         return sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError, OSError):
         return False
-
-
-@contextmanager
-def _opened(name: str | None, demo: bool) -> Iterator[BinaryIO]:
-    """The input as a binary stream; raises ``ReadError`` when it cannot be opened."""
-    if demo:
-        with demo_path().open("rb") as stream:
-            yield stream
-    else:
-        with open_input("-" if name is None else name) as stream:
-            yield stream
 
 
 def _stopped(line: int) -> int:
@@ -594,7 +360,7 @@ def run(args: argparse.Namespace) -> int:
     shown_name = "the bundled demo session" if args.demo else shown(name)
     read = 0
     try:
-        with _opened(name, args.demo) as stream:
+        with open_log(name, args.demo) as stream:
             if args.follow:
                 return _follow(stream, replayer, _output(args.width), args, name, make_store)
             lines = json_lines(reading(read_lines(stream, max_line_bytes, early=True)))

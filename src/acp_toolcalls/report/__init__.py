@@ -9,7 +9,16 @@ Rules this package owns (issue 20):
   values; ``page.render_page`` turns them into one self-contained HTML document (no network,
   scripts and styles inline). Only ``acp_toolcalls.cli.inspect`` reads and writes files.
 
-Modules: ``terminal_output`` (a terminal's text as it grows), ``history`` (one side's calls
-and terminals, entry by entry), ``asks`` (permission requests and their answers), ``model``
-(the whole log: sides, findings, losses, summary), ``page`` (the HTML, with ``assets/``).
+- ``Replayer`` (``_replayer``) is the replay pipeline without I/O, shared with ``acp-toolcalls
+  replay``: both read a log, and report its lines, the same way. This package never imports the
+  cli package's command modules.
+
+Modules: ``_replayer`` (lines applied to a store, with diagnostics), ``terminal_output`` (a
+terminal's text as it grows), ``history`` (one side's calls and terminals, entry by entry),
+``asks`` (permission requests and their answers), ``model`` (the whole log: sides, findings,
+losses, summary), ``page`` (the HTML, with ``assets/``).
 """
+
+from ._replayer import Replayer
+
+__all__ = ["Replayer"]

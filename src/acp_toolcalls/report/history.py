@@ -2,7 +2,7 @@
 
 Rules this module owns:
 
-- ``SideHistory.feed(line, data)`` hands the line to ``replay.Replayer`` over one
+- ``SideHistory.feed(line, data)`` hands the line to ``_replayer.Replayer`` over one
   ``ToolCallStore`` without caps, so it is read, salvaged and reported exactly as ``replay``
   reads it, and turns the events the store returned into history entries: one entry per line
   and call (or terminal) the line touched, in first-seen order of the calls.
@@ -46,6 +46,7 @@ from ..events import (
 )
 from ..state import COLLECTION_FIELDS, Limits, TerminalState, ToolCallState
 from ..store import StoreProtocol, ToolCallStore
+from ._replayer import Replayer
 from .terminal_output import TerminalText
 
 __all__ = ["CallHistory", "SideHistory", "TerminalHistory"]
@@ -271,8 +272,6 @@ class SideHistory:
         report: Callable[[str], None],
         max_line_bytes: int,
     ) -> None:
-        from ..cli.replay import Replayer  # the replay pipeline: the same reading, same notes
-
         self.store = _RecordingStore(protocol)
         self._replayer = Replayer(self.store, report, max_line_bytes)
         self.calls: dict[tuple[str, str], CallHistory] = {}

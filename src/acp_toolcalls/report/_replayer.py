@@ -1,0 +1,130 @@
+"""The replay pipeline without I/O: numbered lines applied to one store, with diagnostics.
+
+``Replayer`` is shared by ``acp-toolcalls replay`` (``cli/replay.py``) and the ``inspect``
+report (``history.SideHistory``), so both read a log the same way and say the same of it.
+
+Rules this module owns (issue 3, item 4):
+
+- ``feed(line, data)`` takes ``lines.read_lines`` output: blank lines are skipped; every other
+  line is decoded with the protocol the store reads raw input with now (``raw_protocol``: the
+  ``initialize`` exchange decides under ``auto``) and applied to ``store``.
+- Diagnostics go to ``report``, one line each, ``line N: PATH: reason`` (log values through
+  ``printable``, library messages through ``plain``): unreadable lines (not JSON, invalid
+  UTF-8, not a message, over ``max_line_bytes``) are skipped; everything the store salvaged,
+  ignored or dropped by a cap is reported too; what the v2 view cannot hold of valid v1 input
+  as "not shown, valid v1"; a finished call made open again ("reopened"); a key repeated in
+  one object (the store took the last value).
+- ``feed`` returns False for an *invalid* line (what ``--strict`` stops at): unreadable,
+  salvaged by the decoder (wrong-typed or invalid values, items dropped, unreadable batch
+  elements), a repeated key, or an invalid value the store had to drop (bad base64). Not
+  invalid: a v1-only ``tool_call`` on a v2 stream (ignored by the contract), what the v1 -> v2
+  mapping cannot carry over, cap events and reused ids (notes, still reported).
+- A failure of the decoder or the store is a bug, reported as a diagnostic of its line; the
+  replay goes on.
+- Valid lines take the codec's raw-bytes fast decoder first (no ``Decoded`` wrapper), and
+  ``decode_message`` only when it misses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..cli.lines import overlong, plain, printable, unreadable
+from ..codec import (
+    DEFAULT_MAX_BYTES,
+    FAST_PATH_MISSES,
+    DecodeError,
+    decode_message,
+    duplicate_keys,
+    fast_message_decoder,
+)
+from ..events import ContentAppended, DiagnosticReported, ToolCallReopened
+from ..models import Batch, InvalidMessage
+from ..store import ToolCallStore
+
+__all__ = ["Replayer"]
+
+_LOSSY = "docs/conversion.md lists what v2 cannot hold"
+_MISSED = object()  # the fast decoder did not take a line
+_FAST = {protocol: fast_message_decoder(protocol) for protocol in ("v1", "v2")}
+
+
+class Replayer:
+    """Applies numbered lines to one store and reports each diagnostic through ``report``."""
+
+    def __init__(
+        self,
+        store: ToolCallStore,
+        report: Callable[[str], None],
+        max_line_bytes: int | None = None,
+    ) -> None:
+        self.store = store
+        self._report = report
+        self.max_line_bytes = DEFAULT_MAX_BYTES if max_line_bytes is None else max_line_bytes
+        self.changed = False
+        """Whether any line changed the store since the caller last cleared this."""
+
+    def _say(self, line: int, path: str, reason: str) -> None:
+        self._report(f"line {line}: {printable(path)}: {printable(plain(reason))}")
+
+    def feed(self, line: int, data: bytes | int) -> bool:
+        """Apply one line (``read_lines`` output); returns False when the line was invalid."""
+        if isinstance(data, int):
+            self._say(line, "$", overlong(self.max_line_bytes))
+            return False
+        if not data or data.isspace():
+            return True
+        protocol = self.store.raw_protocol
+        try:
+            # decode_message's own fast path, without the `Decoded` around a valid message.
+            value: Any = _MISSED
+            if type(data) is bytes and len(data) <= self.max_line_bytes:
+                try:  # noqa: SIM105 - `suppress` costs a context manager on every line
+                    value = _FAST[protocol](data)
+                except FAST_PATH_MISSES:
+                    pass
+            if value is _MISSED:
+                decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
+                value = decoded.value
+                valid = not decoded.diagnostics and not _has_invalid_element(value)
+                repeated = duplicate_keys(data, value)
+                events = self.store.apply(decoded)
+            else:
+                valid = True
+                repeated = duplicate_keys(data, value)
+                events = self.store.apply(value)
+        except DecodeError as exc:
+            self._say(line, exc.path, unreadable(data, exc) + "; line skipped")
+            return False
+        except Exception as exc:  # a library bug must not end the replay with a traceback
+            reason = f"the decoder or store failed ({type(exc).__name__}: {exc}); this is a bug"
+            self._say(line, "$", reason)
+            return False
+        for diagnostic in repeated:  # the store applied the last value of each
+            self._say(line, diagnostic.path, diagnostic.reason)
+            valid = False
+        for event in events:
+            if type(event) is ContentAppended:  # the common event: nothing to say of it
+                continue
+            if isinstance(event, DiagnosticReported):
+                if event.kind == "lossy":  # valid v1 that the v2 view has no place for
+                    self._say(line, event.path, f"not shown, valid v1: {event.reason} ({_LOSSY})")
+                    continue
+                self._say(line, event.path, event.reason)
+                if event.kind == "invalid":
+                    valid = False
+            elif isinstance(event, ToolCallReopened):
+                self._say(
+                    line,
+                    "$",
+                    f"tool call {event.tool_call_id!r} reopened: {event.status!r} after "
+                    f"{event.previous_status!r} (an id reused after it finished?)",
+                )
+        if events:
+            self.changed = True
+        return valid
+
+
+def _has_invalid_element(value: object) -> bool:
+    return isinstance(value, Batch) and any(isinstance(i, InvalidMessage) for i in value.items)
