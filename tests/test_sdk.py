@@ -11,6 +11,7 @@ that changes any of it fails here.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -27,6 +28,7 @@ from acp.agent.connection import AgentSideConnection as V1AgentSide
 from acp.client.connection import ClientSideConnection as V1ClientSide
 from acp.connection import Connection, StreamDirection, StreamEvent
 from acp.exceptions import RequestError
+from acp.experimental.negotiation import AgentProtocolConnection
 from acp.experimental.v2 import AgentSideConnection as V2AgentSide
 from acp.experimental.v2 import ClientSideConnection as V2ClientSide
 from acp.experimental.v2 import schema as sdk_v2
@@ -42,7 +44,10 @@ from acp_toolcalls import (
     v2,
 )
 from acp_toolcalls.sdk import (
+    _PRIVATE_CONNECTION,
+    _PRIVATE_GATE,
     CONNECTION_LOST,
+    _sdk_private,
     raw_connection,
     request,
     send,
@@ -337,6 +342,36 @@ def test_raw_connection_is_the_sdk_private_conn() -> None:
                     assert raw_connection(side._conn) is side._conn
         with pytest.raises(TypeError):
             raw_connection(object())
+
+    run(test)
+
+
+def test_the_sdk_private_attributes_the_adapter_reads_are_still_there() -> None:
+    """``sdk._sdk_private`` is the one reader of the SDK's private attributes; an SDK release
+    that renames one fails here, with a message naming that release."""
+    release = f"agent-client-protocol {importlib.metadata.version('agent-client-protocol')}"
+
+    def check(side: object, attribute: str, gated: bool) -> None:
+        where = f"{release}: {type(side).__module__}.{type(side).__qualname__}"
+        assert isinstance(getattr(side, attribute, None), Connection), (
+            f"{where} has no private `{attribute}` Connection any more; acp_toolcalls.sdk."
+            f"_sdk_private reads it (_PRIVATE_CONNECTION): update it for this SDK release"
+        )
+        inner, require = _sdk_private(side)
+        assert inner is getattr(side, attribute)
+        assert (require is not None) == gated, (
+            f"{where}: the private `{_PRIVATE_GATE}.require` initialization gate that "
+            f"acp_toolcalls.sdk._sdk_private reads is {'gone' if gated else 'new'}: update "
+            f"_PRIVATE_GATE for this SDK release"
+        )
+
+    async def test() -> None:
+        for version in (1, 2):
+            async with wired(version) as w:
+                for side in (w.agent, w.client):
+                    check(side, _PRIVATE_CONNECTION[0], gated=version == 2)
+                protocol = AgentProtocolConnection(raw_connection(w.agent))
+                check(protocol, _PRIVATE_CONNECTION[1], gated=False)
 
     run(test)
 

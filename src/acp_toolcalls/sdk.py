@@ -13,7 +13,9 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 6.2, 7.2, 7.3, 10.4):
   That connection is the SDK's *private* ``_conn`` attribute of its connection objects: the
   SDK has no public raw path that keeps ``null`` (v1 ``ext_notification`` forces a ``_``
   method prefix; v2 ``send_extension_notification`` refuses a method without one).
-  ``tests/test_sdk.py`` pins this against the installed SDK, so a change there fails CI.
+- The SDK's private attributes (``_PRIVATE_CONNECTION``, ``_PRIVATE_GATE``) are read in one
+  function, ``_sdk_private``, and nowhere else; ``tests/test_sdk.py`` pins each of them against
+  the installed SDK, so an SDK release that renames one fails CI with its version named.
 - Our params are not re-validated by the SDK's models (the SDK's own ``session_update`` does
   that): send only what this library built or checked. What the SDK still does on this path:
   a v2 ``AgentSideConnection``'s initialization gate (``_state.require(method)``) is awaited
@@ -59,7 +61,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -68,10 +70,9 @@ from acp.exceptions import RequestError
 from acp.experimental.v2 import schema as sdk_v2
 
 from . import v2
-from .codec import decode, to_builtins
+from .codec import DecodeError, decode, to_builtins
 from .events import Event
-from .jsonrpc import JsonRpcMessage
-from .lenient import DecodeError
+from .models import JsonRpcMessage
 from .store import ToolCallStore
 
 __all__ = [
@@ -99,9 +100,34 @@ _AMBIGUOUS = {
 }
 """SDK attribute -> wire key of the fields whose ``None`` may be a salvaged invalid value."""
 
+_PRIVATE_CONNECTION = ("_conn", "_connection")
+"""Private attributes holding an SDK connection object's raw ``Connection``: ``_conn`` on the
+v1 and experimental v2 ``AgentSideConnection``/``ClientSideConnection``, ``_connection`` on the
+experimental ``AgentProtocolConnection``."""
+_PRIVATE_GATE = "_state"
+"""Private attribute of the experimental v2 connections holding their initialization gate, an
+object with ``async require(method)``."""
+
 
 # --------------------------------------------------------------------------------------------
 # Sending
+
+
+def _sdk_private(
+    connection: object,
+) -> tuple[Connection | None, Callable[[str], Awaitable[None]] | None]:
+    """The raw ``Connection`` an SDK connection object holds and its initialization gate's
+    ``require``, each ``None`` when it has none. The one place this module reads the SDK's
+    private attributes, for which the SDK has no public accessor (pinned by tests/test_sdk.py).
+    """
+    inner: Connection | None = None
+    for attribute in _PRIVATE_CONNECTION:
+        found = getattr(connection, attribute, None)
+        if isinstance(found, Connection):
+            inner = found
+            break
+    require = getattr(getattr(connection, _PRIVATE_GATE, None), "require", None)
+    return inner, require if callable(require) else None
 
 
 def raw_connection(connection: object) -> Connection:
@@ -114,11 +140,9 @@ def raw_connection(connection: object) -> Connection:
     """
     if isinstance(connection, Connection):
         return connection
-    # Private attributes: the SDK exposes no public accessor (pinned by tests/test_sdk.py).
-    for attribute in ("_conn", "_connection"):
-        inner = getattr(connection, attribute, None)
-        if isinstance(inner, Connection):
-            return inner
+    inner, _ = _sdk_private(connection)
+    if inner is not None:
+        return inner
     raise TypeError(
         f"expected an acp AgentSideConnection, ClientSideConnection or acp.connection."
         f"Connection, got {type(connection).__name__}"
@@ -141,8 +165,8 @@ def _peer(connection: object, method: str) -> Any:
 
 async def _initialized(connection: object, method: str) -> None:
     # The v2 connections gate every method on the `initialize` exchange; keep that gate.
-    require = getattr(getattr(connection, "_state", None), "require", None)
-    if callable(require):
+    _, require = _sdk_private(connection)
+    if require is not None:
         await require(method)
 
 
