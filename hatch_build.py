@@ -8,10 +8,11 @@ Before hatch-mypyc compiles, the hook writes ``src/acp_toolcalls/_fastpath_diges
 the SHA-256 of ``_fastpath.py``; both are compiled, so the extension carries the digest of the
 exact source it was built from. ``acp_toolcalls.codec`` compares it with the ``_fastpath.py``
 beside the extension at import and falls back to that source, with one warning, when they
-differ. The bridges' hot modules (``acp_toolcalls._compiled.COMPILED``, issue 19) are stamped
-the same way, in ``_compiled_digest.py`` (one SHA-256 per module), which
-``acp_toolcalls._compiled`` checks when they are imported. The generated files are removed
-again once the wheel is built.
+differ. The bridges' hot modules (``acp_toolcalls._compiled.COMPILED``, issue 19: dotted
+names under the package, such as ``convert._tool_calls``) are compiled too, the hook adding
+their files to hatch-mypyc's ``include``, and stamped the same way, in ``_compiled_digest.py``
+(one SHA-256 per module, by that name), which ``acp_toolcalls._compiled`` checks when they are
+imported. The generated files are removed again once the wheel is built.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ COMPILED_DIGESTS = "_compiled_digest.py"
 def source_digest(path: Path) -> str:
     """What ``acp_toolcalls.codec`` computes of the ``_fastpath.py`` it finds: the same bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def module_path(package: Path, name: str) -> Path:
+    """The source of the module ``name`` of ``COMPILED`` (``convert._tool_calls``)."""
+    return package.joinpath(*name.split(".")).with_suffix(".py")
 
 
 def compiled_modules(package: Path) -> tuple[str, ...]:
@@ -62,15 +68,17 @@ class FastPathBuildHook(MypycBuildHook):
                 f"DIGEST = {digest!r}\n",
                 encoding="utf-8",
             )
-            digests = {
-                name: source_digest(package / f"{name}.py") for name in compiled_modules(package)
-            }
+            names = compiled_modules(package)
+            digests = {name: source_digest(module_path(package, name)) for name in names}
             (package / COMPILED_DIGESTS).write_text(
                 '"""Written by the build (hatch_build.py): the SHA-256 of each module of '
                 '_compiled.COMPILED that was compiled with this module."""\n\n'
                 f"DIGESTS = {digests!r}\n",
                 encoding="utf-8",
             )
+            # hatch-mypyc compiles the files its `include` matches: these modules too.
+            sources = [module_path(PACKAGE, name).as_posix() for name in names]
+            self.config["include"] = [*self.config.get("include", []), *sources]
         super().initialize(version, build_data)
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:

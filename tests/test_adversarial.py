@@ -27,9 +27,9 @@ from acp_toolcalls import (
     decode_message,
     encode,
 )
-from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
-from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+from acp_toolcalls.bridge import V1ToV2Bridge, V2ToV1Bridge
 from acp_toolcalls.codec import duplicate_keys
+from acp_toolcalls.convert import Converted
 from acp_toolcalls.events import (
     DiagnosticReported,
     Event,
@@ -38,8 +38,7 @@ from acp_toolcalls.events import (
     TerminalEvicted,
     ToolCallEvicted,
 )
-from acp_toolcalls.jsonrpc import Batch
-from acp_toolcalls.loss import Converted
+from acp_toolcalls.models import Batch
 from adversarial_cases import (
     AFTER,
     BASE64_LINES,

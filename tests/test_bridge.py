@@ -11,12 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_toolcalls import encode
-from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
-from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+from acp_toolcalls.bridge import V1ToV2Bridge, V2ToV1Bridge
+from acp_toolcalls.check import ToolCallLinter
 from acp_toolcalls.codec import decode_message
-from acp_toolcalls.jsonrpc import Batch
-from acp_toolcalls.lint import ToolCallLinter
-from acp_toolcalls.loss import Converted
+from acp_toolcalls.convert import Converted
+from acp_toolcalls.models import Batch
 from acp_toolcalls.state import Limits
 from acp_toolcalls.store import ToolCallStore
 

@@ -21,13 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_toolcalls import encode, v1, v2
-from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+from acp_toolcalls.bridge import V1ToV2Bridge
+from acp_toolcalls.check import validate_message
 from acp_toolcalls.cli import convert as convert_module
 from acp_toolcalls.cli import main
-from acp_toolcalls.convert import StatelessV1ToV2, StatelessV2ToV1
-from acp_toolcalls.jsonrpc import Batch, JsonRpcMessage
-from acp_toolcalls.loss import ConversionError, Converted
-from acp_toolcalls.schema import validate_message
+from acp_toolcalls.convert import ConversionError, Converted, StatelessV1ToV2, StatelessV2ToV1
+from acp_toolcalls.models import Batch, JsonRpcMessage
 from acp_toolcalls.state import Limits
 from acp_toolcalls.store import ToolCallStore
 

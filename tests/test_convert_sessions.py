@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from acp_toolcalls import session_convert
-from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
-from acp_toolcalls.session_convert import SessionConverter
+from acp_toolcalls.bridge import V2ToV1Bridge
+from acp_toolcalls.convert import SessionConverter
+from acp_toolcalls.convert import _session_state as session_convert
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -611,7 +611,8 @@ def test_the_method_senders_are_the_schemas() -> None:
     # `methods.SENDERS` writes out the schemas' x-method/x-side, so that convert reads a log
     # without loading a schema validator; both must agree.
     from acp_toolcalls.methods import SENDERS
-    from acp_toolcalls.schema import method_table
+
+    from acp_toolcalls.check import method_table
 
     senders = {"agent": "client", "client": "agent", "protocol": "either"}
     for version in (1, 2):
@@ -640,7 +641,7 @@ def test_lines_read_for_a_few_keys_convert_as_read_whole(
     # An agent's plain session/update line goes to the bridge as it is (read for a few keys
     # only); the same message given as JSON values takes the full reading: the same output.
     from acp_toolcalls import encode
-    from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+    from acp_toolcalls.bridge import V1ToV2Bridge
 
     path, side, to = case
     wanted = {

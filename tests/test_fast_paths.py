@@ -1,7 +1,7 @@
 """The bridges' fast paths give what their general paths give (issue 19).
 
 The common shapes take shortcuts: a plain v2 -> v1 tool-call field mapping without the
-per-field table (``v2_to_v1.plain_fields``, ``plain_stored_fields``), and in ``V2ToV1Bridge`` a
+per-field table (``convert.plain_fields``, ``plain_stored_fields``), and in ``V2ToV1Bridge`` a
 chunk or an update of a call the client shows, with nothing held back, emitted without the
 flush machinery. Each shortcut must give exactly what the general path gives: the same values
 and no loss where it applies, ``None`` (the general path) where it does not; byte-identical
@@ -22,14 +22,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
 
-from acp_toolcalls import ToolCallStore, bridge_to_v1, bridge_to_v2, v1, v2
-from acp_toolcalls.codec import canonical_json
-from acp_toolcalls.lenient import DecodeError
-from acp_toolcalls.loss import Converted
+from acp_toolcalls import ToolCallStore, v1, v2
+from acp_toolcalls.bridge import _to_v1, _to_v1_calls, _to_v1_state, _to_v2
+from acp_toolcalls.codec import DecodeError, canonical_json
+from acp_toolcalls.convert import (
+    Converted,
+    plain_fields,
+    plain_stored_fields,
+    plain_tool_call_fields,
+)
+from acp_toolcalls.convert._kernel import Losses as _Losses
+from acp_toolcalls.convert._tool_calls import _mapped_fields_to_v1 as _mapped_fields
+from acp_toolcalls.convert._tool_calls import (
+    _mapped_fields_to_v2 as _mapped_tool_call_fields,
+)
+from acp_toolcalls.models import replace, with_extra_fields
 from acp_toolcalls.state import Limits
-from acp_toolcalls.v1_to_v2 import _Losses, _mapped_tool_call_fields, plain_tool_call_fields
-from acp_toolcalls.v2_to_v1 import _mapped_fields, plain_fields, plain_stored_fields
-from acp_toolcalls.wire import replace, with_extra_fields
 from fuzz.strategies import examples
 from fuzz.test_fuzz_bridges import SMALL_LIMITS, steps
 
@@ -151,11 +159,11 @@ def test_plain_stored_fields_are_the_mapped_snapshot(updates: list[Any]) -> None
 
 def test_held_fields_are_the_patch_attributes() -> None:
     update = v2.ToolCallUpdate(
-        tool_call_id="c1", **{attr: f"<{attr}>" for attr, _wire in bridge_to_v1._PATCH_ATTRS}
+        tool_call_id="c1", **{attr: f"<{attr}>" for attr, _wire in _to_v1_calls._PATCH_ATTRS}
     )
     held: dict[str, Any] = {}
-    bridge_to_v1._hold_fields(update, held)
-    assert held == {attr: f"<{attr}>" for attr, _wire in bridge_to_v1._PATCH_ATTRS}
+    _to_v1_calls._hold_fields(update, held)
+    assert held == {attr: f"<{attr}>" for attr, _wire in _to_v1_calls._PATCH_ATTRS}
 
 
 @st.composite
@@ -229,11 +237,11 @@ def test_plain_tool_call_fields_are_the_mapped_fields(call: Any, merge: bool) ->
 
 @contextmanager
 def _general_paths() -> Iterator[None]:
-    bridge_to_v1._FAST_PATHS = bridge_to_v2._FAST_PATHS = False
+    _to_v1_state.FAST_PATHS = _to_v2._FAST_PATHS = False
     try:
         yield
     finally:
-        bridge_to_v1._FAST_PATHS = bridge_to_v2._FAST_PATHS = True
+        _to_v1_state.FAST_PATHS = _to_v2._FAST_PATHS = True
 
 
 def _plain(out: Converted) -> Any:
@@ -246,10 +254,7 @@ def _plain(out: Converted) -> Any:
 
 def _run(script: list[tuple[str, Any]], options: dict[str, Any], protocol: str = "v2") -> list[Any]:
     bridge: Any
-    if protocol == "v2":
-        bridge = bridge_to_v1.V2ToV1Bridge(**options)
-    else:
-        bridge = bridge_to_v2.V1ToV2Bridge(**options)
+    bridge = _to_v1.V2ToV1Bridge(**options) if protocol == "v2" else _to_v2.V1ToV2Bridge(**options)
     outputs: list[Any] = []
     for action, argument in script:
         if action == "convert":
@@ -338,7 +343,7 @@ def test_v1_to_v2_bridge_fast_path_on_v1_traffic() -> None:
     bench_bridge_v1's stream, with repeated creates and a call re-created after it ended."""
     v1_lines: list[Any] = []
     for coalesce in (False, True):
-        toward_v1 = bridge_to_v1.V2ToV1Bridge(coalesce=coalesce)
+        toward_v1 = _to_v1.V2ToV1Bridge(coalesce=coalesce)
         for line in messages.generate_live(3_000, calls=20, seed=5):
             v1_lines += toward_v1.convert(line).messages
         v1_lines += toward_v1.flush().messages

@@ -33,7 +33,7 @@ REPORT = "import acp_toolcalls.codec as c; print(c.FAST_PATH, c.decode_message._
 # The same for the bridges' compiled modules: which build each runs, and V2ToV1Bridge's file.
 BRIDGES = (
     "import acp_toolcalls.bridge_to_v1 as b, acp_toolcalls._compiled as c; "
-    "print(c.BUILDS['bridge_to_v1'], c.BUILDS['v2_to_v1'], b.__file__.rsplit('.', 1)[1])"
+    "print(c.BUILDS['bridge_to_v1'], c.BUILDS['convert._tool_calls'], b.__file__.rsplit('.', 1)[1])"
 )
 
 
@@ -168,7 +168,13 @@ def test_the_compiled_wheel_is_platform_specific_and_runs_the_extension(
 ) -> None:
     assert not compiled_wheel.name.endswith("-py3-none-any.whl")
     names = zipfile.ZipFile(compiled_wheel).namelist()
-    for module in ("_fastpath", "_fastpath_digest", "bridge_to_v1", "v2_to_v1", "_compiled_digest"):
+    for module in (
+        "_fastpath",
+        "_fastpath_digest",
+        "bridge_to_v1",
+        "convert/_tool_calls",
+        "_compiled_digest",
+    ):
         for stem in (module, f"{module}__mypyc"):
             assert any(
                 n.startswith(f"acp_toolcalls/{stem}.") and n.endswith(".so") for n in names
@@ -287,7 +293,7 @@ def test_a_build_without_a_stamp_is_stale(compiled_site: Path, tmp_path: Path) -
     env = _clean_env(PYTHONPATH=str(compiled_site))
     bridges = _ok(_run([sys.executable, "-c", BRIDGES], env=env, cwd=tmp_path))
     assert bridges.stdout.split() == ["interpreted", "interpreted", "py"]
-    for module in ("bridge_to_v1", "v2_to_v1"):  # one warning each (and the codec's, above)
+    for module in ("bridge_to_v1", "_tool_calls"):  # one warning each (and the codec's, above)
         assert bridges.stderr.count(f"the compiled {module}.") == 1
 
 

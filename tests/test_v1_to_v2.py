@@ -19,8 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_toolcalls import UNSET, decode, encode, v1, v2
-from acp_toolcalls.loss import ConversionError, Loss, LossReport
-from acp_toolcalls.v1_to_v2 import (
+from acp_toolcalls.convert import (
+    ConversionError,
+    Loss,
+    LossReport,
     content_to_v2,
     diff_to_v2,
     git_patch,

@@ -35,9 +35,15 @@ from acp_toolcalls import (
     v1,
     v2,
 )
-from acp_toolcalls.loss import ConversionError, LossReport
-from acp_toolcalls.v1_to_v2 import diff_to_v2, git_patch
-from acp_toolcalls.v2_to_v1 import diff_summary, display_title, synthetic_tool_call_id
+from acp_toolcalls.convert import (
+    ConversionError,
+    LossReport,
+    diff_summary,
+    diff_to_v2,
+    display_title,
+    git_patch,
+    synthetic_tool_call_id,
+)
 
 Json = Any
 SchemaCheck = Callable[..., None]  # the `schema_valid` fixture of conftest.py

@@ -21,7 +21,17 @@ class _FreshBuilds:
     bridges' hot modules) come from their mypyc build only when it was built from the sources
     beside them; that module decides, and is imported only then (issue 19)."""
 
-    NAMES = frozenset({"acp_toolcalls.bridge_to_v1", "acp_toolcalls.v2_to_v1"})
+    NAMES = frozenset(
+        {
+            "acp_toolcalls.bridge_to_v1",
+            "acp_toolcalls.convert._kernel",
+            "acp_toolcalls.convert._content",
+            "acp_toolcalls.convert._plain",
+            "acp_toolcalls.convert._tool_calls",
+        }
+    )
+    """``acp_toolcalls.`` and each dotted name of ``_compiled.COMPILED`` (a test keeps the two
+    equal); listed here so that no other import pays for ``_compiled``."""
 
     @classmethod
     def find_spec(cls, fullname: str, path: Any = None, target: Any = None) -> Any:
@@ -46,14 +56,35 @@ if TYPE_CHECKING:
 
     from . import v1, v2
     from ._errors import AcpToolcallsError
-    from .bridge_to_v1 import TerminalProfile, V2ToV1Bridge
-    from .bridge_to_v2 import V1ToV2Bridge
+    from .agent import (
+        ALLOW_KINDS,
+        DEFAULT_OPTIONS,
+        AnswerOutcome,
+        PermissionAnswer,
+        PermissionAsk,
+        SenderError,
+        TextThrottle,
+        ToolCallEmitter,
+        ToolCallIdReused,
+        ToolCallNotOpen,
+        command_subject,
+        diff_content,
+        parse_permission_answer,
+        permission_options,
+        permission_request,
+        text_content,
+    )
+    from .bridge import TerminalProfile, V1ToV2Bridge, V2ToV1Bridge
+    from .check import Finding, ToolCallLinter
     from .codec import (
         DEFAULT_MAX_BYTES,
         Decoded,
+        DecodeError,
+        Diagnostic,
         EncodeError,
         Protocol,
         StaleBuildWarning,
+        VersionName,
         decode,
         decode_message,
         duplicate_keys,
@@ -61,15 +92,28 @@ if TYPE_CHECKING:
         to_builtins,
     )
     from .connection import ConnectionBridge, ConnectionNote, Outbox
-    from .convert import StatelessV1ToV2, StatelessV2ToV1
-    from .emit import (
-        PermissionAsk,
-        TextThrottle,
-        ToolCallEmitter,
-        ToolCallIdReused,
-        ToolCallNotOpen,
-        diff_content,
-        text_content,
+    from .convert import (
+        ConversionError,
+        Converted,
+        Loss,
+        LossReport,
+        SessionConverter,
+        StatelessV1ToV2,
+        StatelessV2ToV1,
+        content_to_v1,
+        content_to_v2,
+        diff_to_v2,
+        git_patch,
+        permission_request_to_v1,
+        permission_request_to_v2,
+        permission_response_to_v1,
+        permission_response_to_v2,
+        session_update_to_v1,
+        session_update_to_v2,
+        tool_call_to_v1,
+        tool_call_to_v2,
+        tool_call_update_to_v1,
+        tool_call_update_to_v2,
     )
     from .events import (
         ContentAppended,
@@ -90,22 +134,15 @@ if TYPE_CHECKING:
         ToolCallPatched,
         ToolCallReopened,
     )
-    from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage
-    from .lenient import DecodeError, Diagnostic
-    from .lint import Finding, ToolCallLinter
-    from .loss import ConversionError, Converted, Loss, LossReport
-    from .permissions import (
-        ALLOW_KINDS,
-        DEFAULT_OPTIONS,
-        AnswerOutcome,
-        PermissionAnswer,
-        SenderError,
-        command_subject,
-        parse_permission_answer,
-        permission_options,
-        permission_request,
+    from .models import (
+        UNSET,
+        Batch,
+        InvalidMessage,
+        JsonRpcMessage,
+        UnknownVariant,
+        UnsetType,
+        extra_fields,
     )
-    from .session_convert import SessionConverter
     from .state import (
         KIND_LABELS,
         Limits,
@@ -116,27 +153,8 @@ if TYPE_CHECKING:
         patch_meta,
     )
     from .store import ToolCallStore
-    from .v1_to_v2 import (
-        content_to_v2,
-        diff_to_v2,
-        git_patch,
-        permission_request_to_v2,
-        session_update_to_v2,
-        tool_call_to_v2,
-        tool_call_update_to_v2,
-    )
     from .v2 import *  # noqa: F403 - the v2 models are the primary public surface
     from .v2 import __all__ as _v2_all
-    from .v2_to_v1 import (
-        content_to_v1,
-        permission_request_to_v1,
-        permission_response_to_v1,
-        permission_response_to_v2,
-        session_update_to_v1,
-        tool_call_to_v1,
-        tool_call_update_to_v1,
-    )
-    from .wire import UNSET, UnknownVariant, UnsetType, extra_fields
 
     __all__ = [
         "ALLOW_KINDS",
@@ -192,6 +210,7 @@ if TYPE_CHECKING:
         "Protocol",
         "StaleBuildWarning",
         "UnknownVariant",
+        "VersionName",
         "UnsetType",
         "__version__",
         "decode",
@@ -237,14 +256,16 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "_errors": ("AcpToolcallsError",),
-    "bridge_to_v1": ("TerminalProfile", "V2ToV1Bridge"),
-    "bridge_to_v2": ("V1ToV2Bridge",),
+    "bridge": ("TerminalProfile", "V1ToV2Bridge", "V2ToV1Bridge"),
     "codec": (
         "DEFAULT_MAX_BYTES",
+        "DecodeError",
         "Decoded",
+        "Diagnostic",
         "EncodeError",
         "Protocol",
         "StaleBuildWarning",
+        "VersionName",
         "decode",
         "decode_message",
         "duplicate_keys",
@@ -252,14 +273,45 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "to_builtins",
     ),
     "connection": ("ConnectionBridge", "ConnectionNote", "Outbox"),
-    "convert": ("StatelessV1ToV2", "StatelessV2ToV1"),
-    "emit": (
+    "convert": (
+        "ConversionError",
+        "Converted",
+        "Loss",
+        "LossReport",
+        "SessionConverter",
+        "StatelessV1ToV2",
+        "StatelessV2ToV1",
+        "content_to_v1",
+        "content_to_v2",
+        "diff_to_v2",
+        "git_patch",
+        "permission_request_to_v1",
+        "permission_request_to_v2",
+        "permission_response_to_v1",
+        "permission_response_to_v2",
+        "session_update_to_v1",
+        "session_update_to_v2",
+        "tool_call_to_v1",
+        "tool_call_to_v2",
+        "tool_call_update_to_v1",
+        "tool_call_update_to_v2",
+    ),
+    "agent": (
+        "ALLOW_KINDS",
+        "DEFAULT_OPTIONS",
+        "AnswerOutcome",
+        "PermissionAnswer",
         "PermissionAsk",
+        "SenderError",
         "TextThrottle",
         "ToolCallEmitter",
         "ToolCallIdReused",
         "ToolCallNotOpen",
+        "command_subject",
         "diff_content",
+        "parse_permission_answer",
+        "permission_options",
+        "permission_request",
         "text_content",
     ),
     "events": (
@@ -281,22 +333,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolCallPatched",
         "ToolCallReopened",
     ),
-    "jsonrpc": ("Batch", "InvalidMessage", "JsonRpcMessage"),
-    "lenient": ("DecodeError", "Diagnostic"),
-    "lint": ("Finding", "ToolCallLinter"),
-    "loss": ("ConversionError", "Converted", "Loss", "LossReport"),
-    "permissions": (
-        "ALLOW_KINDS",
-        "DEFAULT_OPTIONS",
-        "AnswerOutcome",
-        "PermissionAnswer",
-        "SenderError",
-        "command_subject",
-        "parse_permission_answer",
-        "permission_options",
-        "permission_request",
-    ),
-    "session_convert": ("SessionConverter",),
+    "check": ("Finding", "ToolCallLinter"),
     "state": (
         "KIND_LABELS",
         "Limits",
@@ -307,25 +344,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "patch_meta",
     ),
     "store": ("ToolCallStore",),
-    "v1_to_v2": (
-        "content_to_v2",
-        "diff_to_v2",
-        "git_patch",
-        "permission_request_to_v2",
-        "session_update_to_v2",
-        "tool_call_to_v2",
-        "tool_call_update_to_v2",
+    "models": (
+        "UNSET",
+        "Batch",
+        "InvalidMessage",
+        "JsonRpcMessage",
+        "UnknownVariant",
+        "UnsetType",
+        "extra_fields",
     ),
-    "v2_to_v1": (
-        "content_to_v1",
-        "permission_request_to_v1",
-        "permission_response_to_v1",
-        "permission_response_to_v2",
-        "session_update_to_v1",
-        "tool_call_to_v1",
-        "tool_call_update_to_v1",
-    ),
-    "wire": ("UNSET", "UnknownVariant", "UnsetType", "extra_fields"),
 }
 """Submodule -> the names the root re-exports from it (and every name of ``v2.__all__``)."""
 

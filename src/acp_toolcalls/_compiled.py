@@ -1,9 +1,11 @@
 """The bridges' compiled build (optional): their hot modules from mypyc extensions, when fresh.
 
 Rules this module owns: ``COMPILED`` names the modules a compiled build also compiles beside
-the codec's ``_fastpath`` (``V2ToV1Bridge`` and the v2 -> v1 mapping; issue 19). Each is
-imported from its extension only when the build's stamp (``_compiled_digest.DIGESTS``: the
-SHA-256 of the source it compiled, written by hatch_build.py) matches the ``.py`` beside it;
+the codec's ``_fastpath`` (``V2ToV1Bridge`` and the v2 -> v1 mapping; issue 19), by their
+dotted name under the package (``"convert._tool_calls"``: ``acp_toolcalls/convert/_tool_calls.py``).
+Each is imported from its extension only when the build's stamp (``_compiled_digest.DIGESTS``:
+the SHA-256 of the source it compiled, by that name, written by hatch_build.py) matches the
+``.py`` beside it;
 otherwise from that source, after one ``StaleBuildWarning``: an edit takes effect at once, a
 build without a stamp is stale, and an installation without sources runs its extensions.
 ``BUILDS`` says which each module that was imported runs. Both behave the same.
@@ -27,12 +29,21 @@ if TYPE_CHECKING:
 
 __all__ = ["BUILDS", "COMPILED", "find_spec"]
 
-COMPILED = ("bridge_to_v1", "v2_to_v1")
-"""The modules (of this package) a compiled build compiles besides ``_fastpath``; the package
-root's finder (``acp_toolcalls._FreshBuilds``) asks ``find_spec`` for them."""
+COMPILED = (
+    "bridge_to_v1",
+    "convert._kernel",
+    "convert._content",
+    "convert._plain",
+    "convert._tool_calls",
+)
+"""The modules (dotted names under this package) a compiled build compiles besides
+``_fastpath``; the package root's finder (``acp_toolcalls._FreshBuilds``) asks ``find_spec``
+for them, and hatch_build.py compiles and stamps them."""
 
 BUILDS: dict[str, str] = {}
-"""Module name -> ``"compiled"`` or ``"interpreted"``, for each one of ``COMPILED`` imported."""
+"""Name (as in ``COMPILED``) -> ``"compiled"`` or ``"interpreted"``, for each one imported."""
+
+_PACKAGE = __name__.rpartition(".")[0]
 
 
 def find_spec(
@@ -40,15 +51,16 @@ def find_spec(
 ) -> ModuleSpec | None:
     """The spec of ``acp_toolcalls.<name>`` for a ``name`` of ``COMPILED``: its extension when
     fresh, else its source; ``None`` for any other module."""
-    package, _, name = fullname.rpartition(".")
-    if package != __name__.rpartition(".")[0] or name not in COMPILED:
+    package, _, name = fullname.partition(".")
+    if package != _PACKAGE or name not in COMPILED:
         return None
     spec = PathFinder.find_spec(fullname, path, target)
     origin = spec.origin if spec is not None else None
     if spec is None or origin is None or not origin.endswith(tuple(EXTENSION_SUFFIXES)):
         BUILDS[name] = "interpreted"
         return spec
-    source = os.path.join(os.path.dirname(origin), f"{name}.py")
+    leaf = name.rpartition(".")[2]
+    source = os.path.join(os.path.dirname(origin), f"{leaf}.py")
     try:
         with open(source, "rb") as file:
             text = file.read()
@@ -69,7 +81,7 @@ def find_spec(
         f"acp_toolcalls: the compiled {os.path.basename(origin)} was not built from the "
         f"{source} beside it; using that source instead (same results, slower). Rebuild "
         "with `HATCH_BUILD_HOOKS_ENABLE=1 pip install .` (add -e for a checkout), or delete "
-        f"the stale {name}*.so files.",
+        f"the stale {leaf}*.so files.",
         StaleBuildWarning,
         stacklevel=2,
     )

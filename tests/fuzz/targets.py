@@ -30,10 +30,15 @@ from acp_toolcalls import (
     v1,
     v2,
 )
-from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
-from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+from acp_toolcalls.bridge import V1ToV2Bridge, V2ToV1Bridge
 from acp_toolcalls.codec import canonical_json
-from acp_toolcalls.convert import StatelessV1ToV2, StatelessV2ToV1
+from acp_toolcalls.convert import (
+    ConversionError,
+    Converted,
+    StatelessV1ToV2,
+    StatelessV2ToV1,
+    unknown_keys,
+)
 from acp_toolcalls.events import (
     ContentAppended,
     LimitReached,
@@ -48,7 +53,6 @@ from acp_toolcalls.events import (
     ToolCallEvicted,
     ToolCallPatched,
 )
-from acp_toolcalls.loss import ConversionError, Converted, unknown_keys
 from acp_toolcalls.state import Limits, size_of
 
 from .invariants import (

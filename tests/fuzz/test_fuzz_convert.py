@@ -29,16 +29,19 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from acp_toolcalls import DecodeError, decode, v1, v2
+from acp_toolcalls.check import validate_payload
 from acp_toolcalls.codec import canonical_json, to_builtins
-from acp_toolcalls.loss import ConversionError, LossReport
-from acp_toolcalls.schema import validate_payload
-from acp_toolcalls.v1_to_v2 import content_to_v2, tool_call_to_v2, tool_call_update_to_v2
-from acp_toolcalls.v2_to_v1 import (
+from acp_toolcalls.convert import (
+    ConversionError,
+    LossReport,
     content_to_v1,
+    content_to_v2,
     permission_response_to_v1,
     permission_response_to_v2,
     tool_call_to_v1,
+    tool_call_to_v2,
     tool_call_update_to_v1,
+    tool_call_update_to_v2,
 )
 
 from . import corpus

@@ -6,7 +6,7 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.2, 9.7-9.9; issue 4):
   takes one message or batch (raw bytes, text, JSON values or typed models) and returns a
   ``Converted`` (messages for the other peer, replies for the sender, losses); ``flush()``
   returns an empty ``Converted``, because nothing is ever held back. They are built only on the
-  stateless mappings of ``v2_to_v1`` and ``v1_to_v2``.
+  stateless mappings of this package, in the kernel's converter frame (``_kernel.Frame``).
 - v2 -> v1: the one piece of state is, per session, the set of tool-call ids already sent to
   the v1 side. A ``tool_call_update`` for an id not in it goes out as a v1 ``tool_call`` with a
   non-empty title (``tool_call_to_v1``, D10), later ones as ``tool_call_update``; one that
@@ -34,75 +34,39 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.2, 9.7-9.9; issue 4):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from . import v1, v2
-from .codec import Protocol, decode_message
-from .jsonrpc import Batch, InvalidMessage, JsonRpcMessage, response
-from .loss import ConversionError, Converted, Loss, LossReport, unknown_keys
-from .v1_to_v2 import permission_request_to_v2, session_update_to_v2
-from .v2_to_v1 import (
-    display_title,
-    permission_request_to_v1,
-    session_update_to_v1,
-    tool_call_to_v1,
-    tool_call_update_to_v1,
-)
-from .wire import WireStruct
+from .. import v1, v2
+from ..codec import VersionName
+from ..models import CANCELLED_OUTCOME, InvalidMessage, JsonRpcMessage, WireStruct, response
+from ._kernel import Frame, invalid_element
+from ._loss import ConversionError, Converted, Loss, unknown_keys
+from ._permissions import permission_request_to_v1, permission_request_to_v2
+from ._session_updates import session_update_to_v1, session_update_to_v2
+from ._tool_calls import display_title, tool_call_to_v1, tool_call_update_to_v1
 
 __all__ = ["StatelessV1ToV2", "StatelessV2ToV1"]
 
-R = TypeVar("R")
 
-_CANCELLED_RESULT = {"outcome": {"outcome": "cancelled"}}
-_RAW = (bytes, bytearray, memoryview, str, dict, list)
-
-
-def _rooted(path: str, root: str) -> str:
-    """``path`` (rooted at a converted object, ``$...``) as a path from ``root``."""
-    return root + path[1:] if path.startswith("$") else f"{root}.{path}"
+def _meta(out: Frame, meta: Any, root: str) -> Any:
+    """A notification's ``_meta``, kept; a ``null`` one is dropped and reported."""
+    if meta is None:
+        out.losses.append(Loss(f"{root}.params._meta", "`_meta: null` carries nothing; dropped"))
+        return UNSET
+    return meta
 
 
-class _Out:
-    """What one ``convert`` call collects."""
-
-    __slots__ = ("losses", "messages", "replies")
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.replies: list[Any] = []
-        self.losses: list[Loss] = []
-
-    def mapped(self, root: str, convert: Callable[[], tuple[R, LossReport]]) -> R:
-        """Run one stateless mapping; its losses (and a strict error) get ``root``-ed paths."""
-        try:
-            result, report = convert()
-        except ConversionError as exc:
-            raise ConversionError(_rooted(exc.path, root), exc.reason) from None
-        self.losses.extend(Loss(_rooted(loss.path, root), loss.reason) for loss in report)
-        return result
-
-    def meta(self, meta: Any, root: str) -> Any:
-        """A notification's ``_meta``, kept; a ``null`` one is dropped and reported."""
-        if meta is None:
-            self.losses.append(
-                Loss(f"{root}.params._meta", "`_meta: null` carries nothing; dropped")
-            )
-            return UNSET
-        return meta
-
-    def extra(self, obj: WireStruct, root: str) -> None:
-        self.losses.extend(unknown_keys(obj, root))
+def _extra(out: Frame, obj: WireStruct, root: str) -> None:
+    out.losses.extend(unknown_keys(obj, root))
 
 
 class _Stateless:
     """The shared frame: decoding raw input, batches, pass-through, the result."""
 
-    _protocol: Protocol
+    _protocol: VersionName
 
     def __init__(self, *, strict: bool = False) -> None:
         self.strict = strict
@@ -112,21 +76,8 @@ class _Stateless:
     def convert(self, message: Any) -> Converted:
         """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input
         and, in strict mode, ``ConversionError`` for anything the target cannot represent."""
-        out = _Out()
-        if isinstance(message, _RAW):
-            decoded = decode_message(message, protocol=self._protocol)
-            out.losses.extend(
-                Loss(d.path, f"input salvaged: {d.reason}") for d in decoded.diagnostics
-            )
-            message = decoded.value
-        if isinstance(message, Batch):
-            for index, item in enumerate(message.items):
-                self._one(item, f"$[{index}]", out)
-            messages = out.messages
-            converted = (Batch(messages),) if len(messages) > 1 else tuple(messages)
-            return Converted(converted, tuple(out.replies), LossReport(out.losses))
-        self._one(message, "$", out)
-        return Converted(tuple(out.messages), tuple(out.replies), LossReport(out.losses))
+        out = Frame()
+        return out.convert(message, self._protocol, lambda item, root: self._one(item, root, out))
 
     def flush(self) -> Converted:
         """Nothing is ever held back: an empty ``Converted``."""
@@ -137,16 +88,15 @@ class _Stateless:
         self.seen.pop(session_id, None)
         return Converted()
 
-    def _one(self, message: Any, root: str, out: _Out) -> None:
+    def _one(self, message: Any, root: str, out: Frame) -> None:
         if isinstance(message, JsonRpcMessage):
             out.messages.append(message)  # not tool-call traffic: unchanged
         elif isinstance(message, InvalidMessage):
-            error = message.error
-            out.losses.append(Loss(error.path, f"batch element dropped: {error.reason}"))
+            out.losses.append(invalid_element(message))
         elif not self._typed(message, root, out):
             raise TypeError(f"cannot convert a {type(message).__name__}")
 
-    def _typed(self, message: Any, root: str, out: _Out) -> bool:
+    def _typed(self, message: Any, root: str, out: Frame) -> bool:
         raise NotImplementedError
 
 
@@ -158,9 +108,9 @@ class StatelessV2ToV1(_Stateless):
     dropped and reported; ``V2ToV1Bridge`` is the converter that can carry them.
     """
 
-    _protocol: Protocol = "v2"
+    _protocol: VersionName = "v2"
 
-    def _typed(self, message: Any, root: str, out: _Out) -> bool:
+    def _typed(self, message: Any, root: str, out: Frame) -> bool:
         if isinstance(message, v2.SessionUpdateMessage):
             self._update(message, root, out)
         elif isinstance(message, v2.PermissionRequestMessage):
@@ -174,10 +124,10 @@ class StatelessV2ToV1(_Stateless):
         notification = v1.SessionNotification(session_id=session_id, update=update, meta=meta)
         return v1.SessionUpdateMessage(params=notification)
 
-    def _update(self, message: v2.SessionUpdateMessage, root: str, out: _Out) -> None:
-        out.extra(message, root)
+    def _update(self, message: v2.SessionUpdateMessage, root: str, out: Frame) -> None:
+        _extra(out, message, root)
         params = message.params
-        out.extra(params, f"{root}.params")
+        _extra(out, params, f"{root}.params")
         session_id = params.session_id
         update = params.update
         where = f"{root}.params.update"
@@ -197,17 +147,17 @@ class StatelessV2ToV1(_Stateless):
         else:
             mapped = out.mapped(where, lambda: session_update_to_v1(update, strict=strict))
         if mapped is not None:
-            out.messages.append(self._emit(session_id, mapped, out.meta(params.meta, root)))
+            out.messages.append(self._emit(session_id, mapped, _meta(out, params.meta, root)))
 
-    def _permission(self, message: v2.PermissionRequestMessage, root: str, out: _Out) -> None:
-        out.extra(message, root)
+    def _permission(self, message: v2.PermissionRequestMessage, root: str, out: Frame) -> None:
+        _extra(out, message, root)
         params = message.params
         request = out.mapped(
             f"{root}.params",
             lambda: permission_request_to_v1(params, strict=self.strict, request_id=message.id),
         )
         if request is None:  # nothing a v1 client can show (D29): never approval
-            out.replies.append(response(message.id, _CANCELLED_RESULT))
+            out.replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         call = request.tool_call
         seen = self.seen.setdefault(params.session_id, set())
@@ -239,9 +189,9 @@ class StatelessV1ToV2(_Stateless):
     finished call is re-created (D20).
     """
 
-    _protocol: Protocol = "v1"
+    _protocol: VersionName = "v1"
 
-    def _typed(self, message: Any, root: str, out: _Out) -> bool:
+    def _typed(self, message: Any, root: str, out: Frame) -> bool:
         if isinstance(message, v1.SessionUpdateMessage):
             self._update(message, root, out)
         elif isinstance(message, v1.PermissionRequestMessage):
@@ -250,10 +200,10 @@ class StatelessV1ToV2(_Stateless):
             return False
         return True
 
-    def _update(self, message: v1.SessionUpdateMessage, root: str, out: _Out) -> None:
-        out.extra(message, root)
+    def _update(self, message: v1.SessionUpdateMessage, root: str, out: Frame) -> None:
+        _extra(out, message, root)
         params = message.params
-        out.extra(params, f"{root}.params")
+        _extra(out, params, f"{root}.params")
         update = params.update
         seen = self.seen.setdefault(params.session_id, set())
         repeated = isinstance(update, v1.ToolCall) and update.tool_call_id in seen
@@ -265,19 +215,19 @@ class StatelessV1ToV2(_Stateless):
             seen.add(update.tool_call_id)
         if mapped is not None:
             notification = v2.UpdateSessionNotification(
-                session_id=params.session_id, update=mapped, meta=out.meta(params.meta, root)
+                session_id=params.session_id, update=mapped, meta=_meta(out, params.meta, root)
             )
             out.messages.append(v2.SessionUpdateMessage(params=notification))
 
-    def _permission(self, message: v1.PermissionRequestMessage, root: str, out: _Out) -> None:
-        out.extra(message, root)
+    def _permission(self, message: v1.PermissionRequestMessage, root: str, out: Frame) -> None:
+        _extra(out, message, root)
         params = message.params
         request = out.mapped(
             f"{root}.params", lambda: permission_request_to_v2(params, strict=self.strict)
         )
         self.seen.setdefault(params.session_id, set()).add(params.tool_call.tool_call_id)
         if request is None:  # v2 needs an option (D5): never approval
-            out.replies.append(response(message.id, _CANCELLED_RESULT))
+            out.replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         if message.id is None:
             reason = "a v2 request needs an id"

@@ -1,0 +1,199 @@
+"""v1 <-> v2 conversion: the stateless mappings, the stateless and session converters, losses.
+
+Rules this package owns (shared/spec/TOOL-CALLS.md 9; docs/conversion.md lists every loss):
+a conversion carries what both versions can say and reports everything else as a ``Loss``
+with its JSON path and a stable ``code``; strict mode raises ``ConversionError`` instead at
+the first thing the target version cannot represent. One concept per module, both directions
+side by side in each:
+
+- ``_kernel``: ``Losses``, table lookups, the copy helpers, loss rooting and the converter
+  frame (decode, convert, batch, root losses), once for every converter.
+- ``_loss``: ``Loss`` (and ``LOSS_CODES``), ``LossReport``, ``ConversionError``, ``Converted``.
+- ``_content``: content items, blocks and locations; ``_diffs``: diffs and Git patches.
+- ``_tool_calls``: the tool-call field tables and the D10 title chain; ``_plain``: their fast
+  paths for the common loss-free shapes.
+- ``_permissions``: permission requests and answers.
+- ``_opaque`` and ``_session_updates``: session updates (the JSON-level rules, the dispatch).
+- ``_stateless``: ``StatelessV2ToV1``/``StatelessV1ToV2``, message by message.
+- ``_session``, ``_session_agent``, ``_session_state``: ``SessionConverter``, whole sessions.
+
+Names are imported on first use (PEP 562), so that importing one costs only its modules and
+the bridges, which this package's ``SessionConverter`` uses, can import it in turn. Names not
+in ``__all__`` are the helpers the bridges and the proxy build on.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `from typing import ...`: importing this package stays light
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._content import content_to_v1, content_to_v2
+    from ._diffs import diff_summary, diff_to_v2, git_patch
+    from ._kernel import RAW_INPUT as RAW_INPUT
+    from ._kernel import Frame as Frame
+    from ._kernel import Json as Json
+    from ._kernel import Losses as Losses
+    from ._kernel import batched as batched
+    from ._kernel import copy_meta as copy_meta
+    from ._kernel import invalid_element as invalid_element
+    from ._kernel import read_input as read_input
+    from ._kernel import rooted as rooted
+    from ._loss import (
+        LOSS_CODES,
+        ConversionError,
+        Converted,
+        Loss,
+        LossReport,
+    )
+    from ._loss import NO_LOSSES as NO_LOSSES
+    from ._loss import UNKNOWN_KEY as UNKNOWN_KEY
+    from ._loss import key_path as key_path
+    from ._loss import unknown_keys as unknown_keys
+    from ._opaque import block_to_v1 as block_to_v1
+    from ._opaque import block_to_v2 as block_to_v2
+    from ._permissions import (
+        DEFAULT_PERMISSION_TITLE,
+        SYNTHETIC_ID_PREFIX,
+        permission_request_to_v1,
+        permission_request_to_v2,
+        permission_response_to_v1,
+        permission_response_to_v2,
+        synthetic_tool_call_id,
+    )
+    from ._permissions import prompt_items as prompt_items
+    from ._plain import plain_fields as plain_fields
+    from ._plain import plain_stored_fields as plain_stored_fields
+    from ._plain import plain_tool_call_fields as plain_tool_call_fields
+    from ._session import SessionConverter
+    from ._session_state import Sender as Sender
+    from ._session_state import Target as Target
+    from ._session_state import ToolCallConverter as ToolCallConverter
+    from ._session_updates import V1_PLAN_ID, session_update_to_v1, session_update_to_v2
+    from ._session_updates import command_to_v1 as command_to_v1
+    from ._session_updates import config_option_to_v1 as config_option_to_v1
+    from ._session_updates import config_option_to_v2 as config_option_to_v2
+    from ._stateless import StatelessV1ToV2, StatelessV2ToV1
+    from ._tool_calls import (
+        DEFAULT_TOOL_CALL_TITLE,
+        display_title,
+        tool_call_to_v1,
+        tool_call_to_v2,
+        tool_call_update_to_v1,
+        tool_call_update_to_v2,
+    )
+    from ._tool_calls import create_defaults as create_defaults
+    from ._tool_calls import create_values as create_values
+    from ._tool_calls import update_values as update_values
+
+__all__ = [
+    "DEFAULT_PERMISSION_TITLE",
+    "DEFAULT_TOOL_CALL_TITLE",
+    "LOSS_CODES",
+    "SYNTHETIC_ID_PREFIX",
+    "V1_PLAN_ID",
+    "ConversionError",
+    "Converted",
+    "Loss",
+    "LossReport",
+    "SessionConverter",
+    "StatelessV1ToV2",
+    "StatelessV2ToV1",
+    "content_to_v1",
+    "content_to_v2",
+    "diff_summary",
+    "diff_to_v2",
+    "display_title",
+    "git_patch",
+    "permission_request_to_v1",
+    "permission_request_to_v2",
+    "permission_response_to_v1",
+    "permission_response_to_v2",
+    "session_update_to_v1",
+    "session_update_to_v2",
+    "synthetic_tool_call_id",
+    "tool_call_to_v1",
+    "tool_call_to_v2",
+    "tool_call_update_to_v1",
+    "tool_call_update_to_v2",
+]
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "_content": ("content_to_v1", "content_to_v2"),
+    "_diffs": ("diff_summary", "diff_to_v2", "git_patch"),
+    "_kernel": (
+        "RAW_INPUT",
+        "Frame",
+        "Json",
+        "Losses",
+        "batched",
+        "copy_meta",
+        "invalid_element",
+        "read_input",
+        "rooted",
+    ),
+    "_loss": (
+        "LOSS_CODES",
+        "NO_LOSSES",
+        "UNKNOWN_KEY",
+        "ConversionError",
+        "Converted",
+        "Loss",
+        "LossReport",
+        "key_path",
+        "unknown_keys",
+    ),
+    "_opaque": ("block_to_v1", "block_to_v2"),
+    "_permissions": (
+        "DEFAULT_PERMISSION_TITLE",
+        "SYNTHETIC_ID_PREFIX",
+        "permission_request_to_v1",
+        "permission_request_to_v2",
+        "permission_response_to_v1",
+        "permission_response_to_v2",
+        "prompt_items",
+        "synthetic_tool_call_id",
+    ),
+    "_plain": ("plain_fields", "plain_stored_fields", "plain_tool_call_fields"),
+    "_session": ("SessionConverter",),
+    "_session_state": ("Sender", "Target", "ToolCallConverter"),
+    "_session_updates": (
+        "V1_PLAN_ID",
+        "command_to_v1",
+        "config_option_to_v1",
+        "config_option_to_v2",
+        "session_update_to_v1",
+        "session_update_to_v2",
+    ),
+    "_stateless": ("StatelessV1ToV2", "StatelessV2ToV1"),
+    "_tool_calls": (
+        "DEFAULT_TOOL_CALL_TITLE",
+        "create_defaults",
+        "create_values",
+        "display_title",
+        "tool_call_to_v1",
+        "tool_call_to_v2",
+        "tool_call_update_to_v1",
+        "tool_call_update_to_v2",
+        "update_values",
+    ),
+}
+"""Module -> the names this package exports from it (``__all__`` and the helpers)."""
+
+_ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+
+    def __getattr__(name: str) -> Any:
+        module = _ORIGIN.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_ORIGIN})

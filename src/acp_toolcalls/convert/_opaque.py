@@ -1,0 +1,219 @@
+"""Session updates as JSON: the frame of the opaque updates and the shared rule builders.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.8; D19, D30):
+
+- Session updates other than tool calls are opaque JSON values in the models; each one is
+  mapped by the rule (``OpaqueRule``) its ``sessionUpdate`` names in a direction's table, or
+  dropped and reported, never forwarded raw (``opaque``). Keys the target does not define are
+  dropped and reported (D19).
+- A rule's result is checked against the target schema's ``$defs`` entry and dropped, reported,
+  if it is not valid (the input was not); message chunks, the common case, are valid by
+  construction (their one content block goes through the typed models: ``block_to_v2``,
+  ``block_to_v1``), and so is no schema loaded for them.
+- The rule builders: ``copied`` (known keys copied), ``each_item`` (a list converted item by
+  item), ``compaction`` and ``summary_chunk`` (content blocks inside), ``if_advertised`` (v2 ->
+  v1 only for a client that advertised the capability, D30).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from .. import v1, v2
+from ..codec import DecodeError, VersionName, decode, to_builtins
+from ._content import struct_to_v1, struct_to_v2
+from ._kernel import Fix, Json, Losses, copy_keys, salvaged
+
+# --------------------------------------------------------------------------------------------
+# The frame, and v1 -> v2 content
+
+
+@dataclass(frozen=True)
+class ToV2:
+    message_id: str | None
+
+
+def block_to_v2(value: Any, path: str, losses: Losses, dropped: str) -> Any:
+    """A v1 content block (JSON) at ``path`` as a v2 one (JSON); ``None`` when it is not a
+    valid block, and then ``dropped`` (the block, or the update holding it) is reported."""
+    try:
+        decoded = decode(value, cast(Any, v1.ContentBlock))
+    except DecodeError as exc:
+        where = path + exc.path[1:]
+        losses.instead(dropped, f"not a valid v1 content block ({where}: {exc.reason})", "dropped")
+        return None
+    salvaged(path, decoded.diagnostics, losses)
+    return to_builtins(struct_to_v2(decoded.value, path, losses))
+
+
+def _schema_valid(value: Json, def_name: str, protocol: VersionName, losses: Losses) -> bool:
+    """Whether ``value`` validates against ``$defs[def_name]``; reported (strict: raises) if not."""
+    from ..check import validate_payload  # jsonschema only for these rare updates
+
+    violations = validate_payload(value, def_name, protocol)
+    if violations:
+        first = violations[0]
+        losses.instead(
+            "$", f"not a valid {protocol} `{def_name}` ({first.path}: {first.message})", "dropped"
+        )
+    return not violations
+
+
+def message_chunk_to_v2(data: Mapping[str, Any], losses: Losses, opts: ToV2) -> Json | None:
+    out = copy_keys(data, ("content", "messageId", "_meta"), losses)
+    block = block_to_v2(data.get("content"), "$.content", losses, "$")
+    if block is None:
+        return None
+    out["content"] = block
+    if not isinstance(out.get("messageId"), str):
+        if opts.message_id is None:
+            losses.instead(
+                "$", "v2 requires `messageId`, which a stateless converter cannot assign", "dropped"
+            )
+            return None
+        out["messageId"] = opts.message_id
+    return out
+
+
+OpaqueConvert = Callable[[Mapping[str, Any], Losses, Any], Json | None]
+"""Maps the payload of an opaque update (JSON) into the target's; ``None``: dropped, reported."""
+
+
+def each_item(key: str, convert: Fix) -> OpaqueConvert:
+    """The rule of an update that holds one list, ``key``, converted item by item with
+    ``convert(item, path, losses)``; an item it returns ``None`` for is left out."""
+
+    def rule(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+        out = copy_keys(data, (key, "_meta"), losses)
+        items = out.get(key)
+        if isinstance(items, list):
+            converted = (convert(item, f"$.{key}[{i}]", losses) for i, item in enumerate(items))
+            out[key] = [item for item in converted if item is not None]
+        return out
+
+    return rule
+
+
+_BlockConverter = Callable[[Any, str, Losses, str], Any]
+
+
+def compaction(convert: _BlockConverter) -> OpaqueConvert:
+    def compaction(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+        out = copy_keys(data, ("compactionId", "status", "summary", "error", "_meta"), losses)
+        summary = out.get("summary")
+        if isinstance(summary, list):
+            blocks = (
+                convert(b, f"$.summary[{i}]", losses, f"$.summary[{i}]")
+                for i, b in enumerate(summary)
+            )
+            out["summary"] = [block for block in blocks if block is not None]
+        return out
+
+    return compaction
+
+
+def summary_chunk(convert: _BlockConverter) -> OpaqueConvert:
+    def summary_chunk(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+        out = copy_keys(data, ("compactionId", "content", "_meta"), losses)
+        block = convert(data.get("content"), "$.content", losses, "$")
+        if block is None:
+            return None
+        out["content"] = block
+        return out
+
+    return summary_chunk
+
+
+def copied(*keys: str) -> OpaqueConvert:
+    return lambda data, losses, opts: copy_keys(data, (*keys, "_meta"), losses)
+
+
+@dataclass(frozen=True)
+class OpaqueRule:
+    convert: OpaqueConvert
+    tag: str
+    """The ``sessionUpdate`` of the result."""
+    schema_def: str | None
+    """The target ``$defs`` entry the result is checked against; ``None``: valid by construction."""
+
+
+def opaque(
+    data: Mapping[str, Any],
+    rules: Mapping[str, OpaqueRule],
+    not_mapped: Mapping[str, str],
+    protocol: VersionName,
+    losses: Losses,
+    opts: Any,
+) -> Json | None:
+    """An opaque update as the target's JSON value, or ``None`` (dropped and reported)."""
+    tag = data["sessionUpdate"]
+    rule = rules.get(tag)
+    if rule is None:
+        reason = not_mapped.get(tag) or f"`{tag}` has no {protocol} form; never forwarded raw"
+        losses.instead("$", reason, "dropped")
+        return None
+    out = rule.convert(data, losses, opts)
+    if out is None:
+        return None
+    out = {"sessionUpdate": rule.tag, **out}
+    if rule.schema_def is not None and not _schema_valid(out, rule.schema_def, protocol, losses):
+        return None
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# v2 -> v1 content and capabilities
+
+
+@dataclass(frozen=True)
+class ToV1:
+    notices: bool
+    compaction: bool
+
+
+def block_to_v1(value: Any, path: str, losses: Losses, dropped: str) -> Any:
+    """A v2 content block (JSON) at ``path`` as a v1 one (JSON); ``None`` when v1 cannot have
+    it, and then ``dropped`` (the block, or the update holding it) is reported."""
+    try:
+        decoded = decode(value, cast(Any, v2.ContentBlock))
+    except DecodeError as exc:
+        where = path + exc.path[1:]
+        losses.instead(dropped, f"not a valid v2 content block ({where}: {exc.reason})", "dropped")
+        return None
+    salvaged(path, decoded.diagnostics, losses)
+    block = decoded.value
+    if isinstance(block, v2.UnknownContentBlock):
+        losses.instead(
+            dropped, f"content block at {path} has unknown type {block.tag!r}", "dropped"
+        )
+        return None
+    return to_builtins(struct_to_v1(block, path, losses))
+
+
+def message_chunk_to_v1(data: Mapping[str, Any], losses: Losses, opts: ToV1) -> Json | None:
+    out = copy_keys(data, ("content", "messageId", "_meta"), losses)
+    block = block_to_v1(data.get("content"), "$.content", losses, "$")
+    if block is None:
+        return None
+    out["content"] = block
+    if "messageId" in out and not isinstance(out["messageId"], str):  # optional in v1
+        del out["messageId"]
+        losses.lost("$.messageId", "not a string; dropped")
+    return out
+
+
+def if_advertised(capability: str, convert: OpaqueConvert) -> OpaqueConvert:
+    def guarded(data: Mapping[str, Any], losses: Losses, opts: ToV1) -> Json | None:
+        if not getattr(opts, capability):
+            losses.instead(
+                "$",
+                f"v1 agents send `{data['sessionUpdate']}` only to clients that advertised "
+                f"`session.{capability}` (D30)",
+                "dropped",
+            )
+            return None
+        return convert(data, losses, opts)
+
+    return guarded

@@ -1,0 +1,349 @@
+"""Whole sessions in the other version: both sides of a log, converted message by message.
+
+Rules this module owns (issue 16; docs/conversion.md, "Converting whole sessions"):
+
+- ``SessionConverter(to, tool_calls)`` reads the messages of a session between a client and
+  an agent that spoke the version other than ``to``, and writes the session as the two peers
+  would have held it in ``to``. Each mapping is the proxy's (one implementation of each):
+  client requests through ``map_params`` with the source version's table, their results
+  through ``map_result`` with the other table under the target method; the agent's messages as
+  ``_session_agent`` says; senders, pending requests and bounds as ``_session_state`` says.
+- A response goes the other way from the request it answers. A response to no request seen
+  passes through unchanged and is reported.
+- What the target version has no counterpart for is left out and reported, with its answer:
+  ``session/set_mode`` toward v2 when no modes are shown (else it is the mode option's
+  ``session/set_config_option``), ``tool_call/cancel`` and ``terminal/cancel`` toward v1.
+- A client's answer to a permission request is mapped (``permission_response_to_v1``/``_v2``);
+  the tool-call converter is told of it, and what it sends the client then (a bridge gives a
+  call its own title back after a prompt) is written after the answer. Errors, extension
+  methods, unknown methods and methods both versions share pass through unchanged.
+- A turn that never ends in the log is reported at the end (toward v1 it has no response).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from .. import v1, v2
+from ..bridge import V2ToV1Bridge
+from ..codec import DecodeError, decode, to_builtins
+from ..proxy import _routing as rpc
+from ..proxy._methods import MODES_TO_V2, MethodMap, Modes, map_params, map_result
+from ._kernel import rooted
+from ._loss import Converted
+from ._permissions import permission_response_to_v1, permission_response_to_v2
+from ._session_agent import _AgentSide
+from ._session_state import (
+    _CHUNKS,
+    _MODE_UPDATES,
+    _PEEK_MISSES,
+    _SESSION_SETUP,
+    _V2_SPECIAL,
+    How,
+    Sender,
+    _Asked,
+    _id_key,
+    _read_peek,
+    _read_peek_params,
+)
+
+__all__ = ["SessionConverter"]
+
+
+class SessionConverter(_AgentSide):
+    """Converts a whole session (both sides' messages) into version ``to``.
+
+    ``convert(message, sender=None)`` takes one line's message or batch (raw bytes, text or JSON
+    values); ``sender`` is ``"client"`` or ``"agent"`` when the log says who sent it. It
+    returns a ``Converted``: the messages of the session in ``to``, ``replies`` the tool-call
+    converter gave the agent itself (not part of the session), and every loss. Raises
+    ``DecodeError`` for a line that cannot be read (``ConversionError`` from a strict
+    stateless converter).
+    """
+
+    # ----------------------------------------------------------------------------------------
+    # Public API
+
+    def convert(self, message: Any, sender: Sender | None = None) -> Converted:
+        """Convert one line: a message or a batch (see the class)."""
+        if type(message) is bytes and sender != "client":
+            converted = self._agent_update_line(message)
+            if converted is not None:
+                return converted
+        raw: bytes | str | None = None
+        if isinstance(message, (bytearray, memoryview)):
+            message = bytes(message)
+        if isinstance(message, (bytes, str)):
+            raw = message
+        value = message
+        if raw is not None:
+            try:
+                value = msgspec.json.decode(raw)
+            except (msgspec.DecodeError, RecursionError):
+                return self.tool_calls.convert(raw)  # it says why it cannot be read
+        if isinstance(value, list) and value:
+            for index, item in enumerate(value):
+                self._root = f"$[{index}]"
+                if not isinstance(item, dict):
+                    self._lost("$", "batch element dropped: not a JSON-RPC message object")
+                    continue
+                try:
+                    self._message(item, None, sender)
+                except DecodeError as exc:
+                    self._lost(exc.path, f"batch element dropped: {exc.reason}")
+            self._root = "$"
+            return self._take()
+        if not isinstance(value, dict):
+            return self.tool_calls.convert(message)  # it says why it cannot be read
+        self._message(value, raw, sender)
+        return self._take()
+
+    def flush(self) -> Converted:
+        """End of input: what the tool-call converter held back, and the turns that never
+        ended (reported)."""
+        self._converted(self.tool_calls.flush())
+        if self.to == "v1":
+            for session in self._sessions.values():
+                for prompt in session.prompts:
+                    self._lost(
+                        "$",
+                        f"the turn of prompt {prompt.request_id!r} (session "
+                        f"{session.session_id!r}) never ends in the log: the v1 prompt has no "
+                        "response",
+                    )
+        return self._take()
+
+    def _agent_update_line(self, line: bytes) -> Converted | None:
+        """The common line, an agent's ``session/update`` that only the tool-call converter
+        has to see, handed to it as it is (read for a few keys only); ``None``: any other."""
+        try:
+            peek = _read_peek.decode(line)
+            raw = peek.params
+            if (
+                peek.method != "session/update"
+                or peek.id is not UNSET
+                or not isinstance(raw, msgspec.Raw)
+            ):
+                return None
+            params = _read_peek_params.decode(raw)
+        except _PEEK_MISSES:
+            return None
+        update, session_id = params.update, params.sessionId
+        tag = update.sessionUpdate if update is not None else None
+        if not isinstance(tag, str) or not isinstance(session_id, str) or update is None:
+            return None
+        if self.to == "v1":
+            if tag in _V2_SPECIAL:
+                return None
+            if tag in _CHUNKS and isinstance(update.messageId, str):
+                self._remember_message(self._session(session_id), update.messageId)
+        else:
+            session = self._sessions.get(_id_key(session_id))
+            if session is not None and (
+                (session.modes is not None and tag in _MODE_UPDATES)
+                or any(not prompt.acknowledged for prompt in session.prompts)
+            ):
+                return None
+        return self.tool_calls.convert(line)
+
+    def _message(
+        self, data: dict[str, Any], raw: bytes | str | None, sender: Sender | None
+    ) -> None:
+        method = data.get("method")
+        if not isinstance(method, str):
+            if "id" in data and "method" not in data:
+                self._response(data, sender)
+            else:
+                self._converted(self.tool_calls.convert(data))  # it says what is wrong
+            return
+        params = data.get("params")
+        who = sender or self._sender_of(method, params)
+        request = "id" in data
+        if who == "client":
+            if request:
+                self._client_request(data, method, params)
+            else:
+                self._client_notification(data, method, params)
+        elif who == "agent":
+            if request:
+                self._agent_request(data, raw, method, params)
+            else:
+                self._agent_notification(data, raw, method, params)
+        else:  # an extension or unknown method: as it is
+            if request:
+                self._ask("client", data["id"], _Asked(method, "pass"))
+            self._emit(data)
+
+    # ----------------------------------------------------------------------------------------
+    # The client's messages
+
+    def _client_request(self, data: dict[str, Any], method: str, params: Any) -> None:
+        request_id = data["id"]
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        table: dict[str, MethodMap] = self._requests
+        if method in self._missing:
+            session = self._sessions.get(_id_key(session_id))
+            if method in MODES_TO_V2 and session is not None and session.modes is not None:
+                table = MODES_TO_V2
+            else:
+                self._lost(
+                    "$.method",
+                    f"{method} has no {self.to} counterpart ({self._missing[method]}): the "
+                    "request and its answer are left out",
+                )
+                self._ask("client", request_id, _Asked(method, "drop"))
+                return
+        elif method not in table:  # methods both versions share, extensions, unknown ones
+            self._ask("client", request_id, _Asked(method, "pass", session_id=session_id))
+            self._emit(data)
+            return
+        target, mapped = map_params(table, method, params)
+        self._mapped_losses(mapped.losses, "$.params")
+        value = mapped.value
+        how: How = "map"
+        extra: Any = None
+        if table is MODES_TO_V2:
+            how, extra = "mode", value.get("value")
+        elif method == "session/prompt":
+            how = "prompt"
+            self._start_prompt(request_id, session_id, value)
+        elif method == "initialize" and self.to == "v1":
+            self._client_capabilities(value)
+        if method == "session/load" or (
+            method == "session/resume" and isinstance(params, dict) and "replayFrom" in params
+        ):  # the session's history is sent again: the client starts over
+            self._replaying(session_id)
+        self._ask("client", request_id, _Asked(method, how, target, session_id, extra))
+        self._emit(rpc.request(request_id, target, value))
+        if how == "prompt" and self.to == "v2":
+            session = self._session(session_id)
+            if session.established:
+                self._acknowledge(session_id, session.prompts[-1])
+
+    def _client_capabilities(self, params: Any) -> None:
+        """Toward v1: what the v1 client advertises (the mapped ``initialize``) decides what
+        the bridge may send it (notices, compaction: D30)."""
+        caps = params.get("clientCapabilities") if isinstance(params, dict) else None
+        session = caps.get("session") if isinstance(caps, dict) else None
+        if isinstance(self.tool_calls, V2ToV1Bridge) and isinstance(session, dict):
+            self.tool_calls.notices = isinstance(session.get("notices"), dict)
+            self.tool_calls.compaction = isinstance(session.get("compaction"), dict)
+
+    def _replaying(self, session_id: Any) -> None:
+        session = self._sessions.get(_id_key(session_id))
+        if session is not None:
+            session.messages.clear()
+        if isinstance(session_id, str):
+            self._converted(self.tool_calls.close_session(session_id))
+
+    def _client_notification(self, data: dict[str, Any], method: str, params: Any) -> None:
+        if method == "$/cancel_request" and isinstance(params, dict):
+            asked = self._pending.get(("client", _id_key(params.get("requestId"))))
+            if asked is not None and asked.how == "drop":
+                self._lost("$", "a cancel of a request left out: left out")
+                return
+        self._emit(data)
+
+    def _client_response(self, data: dict[str, Any], asked: _Asked) -> None:
+        """The client's answer to a request of the agent."""
+        if asked.how != "permission":
+            self._emit(data)
+            return
+        answer = data
+        if "result" in data:
+            answer = self._permission_answer(data)
+        self._emit(answer)
+        # The tool-call converter settles the request; what it sends the client then (the
+        # call's own title and content back after the prompt) follows the answer. What it
+        # says to the agent is this answer, already written.
+        told = self.tool_calls.convert(answer)
+        self._frame.messages.extend(told.replies)
+        session = self._session(asked.session_id)
+        session.permissions = max(0, session.permissions - 1)
+        if self.to == "v2" and not session.permissions and session.prompts:
+            running = {"sessionUpdate": "state_update", "state": "running"}
+            self._emit(rpc.update(asked.session_id, running))
+
+    def _permission_answer(self, data: dict[str, Any]) -> dict[str, Any]:
+        try:
+            if self.to == "v1":
+                answer2 = decode(data.get("result"), v2.RequestPermissionResponse).value
+                mapped, losses = permission_response_to_v1(answer2)
+                self._mapped_losses(losses, "$.result")
+                return rpc.result(data["id"], to_builtins(mapped))
+            answer1 = decode(data.get("result"), v1.RequestPermissionResponse).value
+        except DecodeError as exc:
+            self._lost(rooted(exc.path, "$.result"), f"{exc.reason}: passed through unconverted")
+            return data
+        return rpc.result(data["id"], to_builtins(permission_response_to_v2(answer1)))
+
+    # ----------------------------------------------------------------------------------------
+    # The agent's messages
+
+    # ----------------------------------------------------------------------------------------
+    # Responses
+
+    def _response(self, data: dict[str, Any], sender: Sender | None) -> None:
+        found = self._answered(data.get("id"), sender)
+        if found is None:
+            self._lost(
+                "$.id", "an answer to no request seen in the log: passed through unconverted"
+            )
+            self._emit(data)
+            return
+        asker, asked = found
+        if asked.how == "drop":
+            return
+        if asker == "agent":
+            self._client_response(data, asked)
+        else:
+            self._agent_response(data, asked)
+
+    def _agent_response(self, data: dict[str, Any], asked: _Asked) -> None:
+        """The agent's answer to a request of the client."""
+        if asked.how == "pass":
+            self._emit(data)
+            return
+        if asked.how == "prompt":
+            self._prompt_answered(data, asked)
+            return
+        if "error" in data or "result" not in data:
+            self._emit(data)
+            return
+        result = data["result"]
+        session = self._sessions.get(_id_key(asked.session_id))
+        if asked.how == "mode":
+            if session is not None and session.modes is not None:
+                result = session.modes.selected(asked.value, result)
+            self._emit(rpc.result(data["id"], result))
+            return
+        if asked.target not in self._results:
+            self._emit(data)
+            return
+        mapped = map_result(self._results, asked.target, result)
+        self._mapped_losses(mapped.losses, "$.result")
+        value = mapped.value
+        session_id = asked.session_id
+        if session_id is None and isinstance(value, dict):
+            session_id = value.get("sessionId")
+        modes = session.modes if session is not None else None
+        if modes is not None and asked.method == "session/set_config_option":
+            value = modes.with_agent_options(value)
+        if asked.method in _SESSION_SETUP and isinstance(session_id, str):
+            session = self._session(session_id)
+            session.established = True
+            if self.to == "v2":
+                session.modes = Modes.shown(result, value)
+        self._emit(rpc.result(data["id"], value))
+        for update in mapped.updates:
+            self._emit(rpc.update(session_id, update))
+        if asked.method == "session/close" and isinstance(session_id, str):
+            self._sessions.pop(_id_key(session_id), None)
+            self._converted(self.tool_calls.close_session(session_id))
+        if asked.method in _SESSION_SETUP and self.to == "v2" and session_id is not None:
+            for prompt in self._session(session_id).prompts:
+                if not prompt.acknowledged:
+                    self._acknowledge(session_id, prompt)

@@ -1,0 +1,259 @@
+"""The session converter's side of the agent: its requests, its updates, the prompt turns.
+
+Rules this module owns (issue 16; docs/conversion.md, "Converting whole sessions"):
+
+- Tool calls, permission requests and every other session update of the agent go through the
+  tool-call converter (a stateful bridge or a stateless converter); what the target version
+  has no counterpart for is left out and reported: a v1 agent's ``fs/*`` and ``terminal/*``
+  requests toward v2, a permission request the tool-call converter did not send (its answer
+  to the agent is in ``replies``), a ``$/cancel_request`` naming a request left out.
+- Prompt turns, toward v2: the prompt is acknowledged (``{messageId}``, a ``user_message``
+  echo of the prompt, ``running``) as soon as the session is set up or the agent says anything
+  about it; permission requests in the turn are framed by ``requires_action`` and ``running``;
+  the v1 response ends the turn as an idle ``state_update`` (an error as stop reason
+  ``error``; an error before the acknowledgement stays the prompt's error response). Toward v1:
+  the acknowledgement and the agent's echo of the user message are left out (a v1 client
+  shows its own prompt), and the idle ``state_update`` with a stop reason that ends the oldest
+  open prompt of the session is its v1 response; other ``state_update``s have no v1 form
+  (reported by the tool-call converter).
+- Toward v1, a v2 message upsert is sent as chunks (``message_chunks``) when the v1 side has no
+  chunk of that ``messageId`` yet, else dropped (reported). Toward v2, a v1 agent's modes are
+  the config option ``MODE_CONFIG_ID`` (``Modes``): ``current_mode_update`` is its
+  ``config_option_update``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import v1, v2
+from ..bridge import V2ToV1Bridge
+from ..proxy import _routing as rpc
+from ..proxy._methods import (
+    message_chunks,
+    prompt_end_to_v1,
+    prompt_error_to_v2,
+    prompt_result_to_v2,
+)
+from ._session_state import (
+    _CHUNKS,
+    _CLIENT_OWNED,
+    _MODE_UPDATES,
+    _NO_V2_AGENT,
+    _UPSERTS,
+    _USER_ECHOES,
+    _Asked,
+    _id_key,
+    _Prompt,
+    _Session,
+    _SessionBase,
+)
+
+
+class _AgentSide(_SessionBase):
+    """What a ``SessionConverter`` does with the agent's messages and the prompt turns."""
+
+    # ----------------------------------------------------------------------------------------
+    # The agent's messages
+
+    def _agent_request(
+        self, data: dict[str, Any], raw: bytes | str | None, method: str, params: Any
+    ) -> None:
+        request_id = data["id"]
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        if self.to == "v2" and method.startswith(_CLIENT_OWNED):
+            why = _NO_V2_AGENT["fs/" if method.startswith("fs/") else "terminal/"]
+            self._lost("$.method", f"{method}: {why}: the request and its answer are left out")
+            self._ask("agent", request_id, _Asked(method, "drop"))
+            return
+        if method != "session/request_permission":
+            self._ask("agent", request_id, _Asked(method, "pass", session_id=session_id))
+            self._emit(data)
+            return
+        if self.to == "v2":
+            self._works_on(session_id)
+        converted = self.tool_calls.convert(raw if raw is not None else data)
+        sent = any(
+            isinstance(m, (v1.PermissionRequestMessage, v2.PermissionRequestMessage))
+            for m in converted.messages
+        )
+        session = self._session(session_id)
+        if sent and self.to == "v2" and session.prompts and not session.permissions:
+            waiting = {"sessionUpdate": "state_update", "state": "requires_action"}
+            self._emit(rpc.update(session_id, waiting))
+        self._converted(converted)
+        if not sent:  # answered by the converter (in `replies`): the client's answer goes too
+            self._ask("agent", request_id, _Asked(method, "drop"))
+            return
+        session.permissions += 1
+        self._ask("agent", request_id, _Asked(method, "permission", session_id=session_id))
+
+    def _agent_notification(
+        self, data: dict[str, Any], raw: bytes | str | None, method: str, params: Any
+    ) -> None:
+        if method == "$/cancel_request":
+            key = _id_key(params.get("requestId")) if isinstance(params, dict) else None
+            asked = self._pending.get(("agent", key))
+            if asked is not None and asked.how == "drop":
+                self._lost("$", "a cancel of a request left out: left out")
+                return
+            # The converter settles what it forwarded; its own answer to the agent is not
+            # written: the client's answer in the log is.
+            self._converted(self.tool_calls.convert(data), replies=False)
+            return
+        if method != "session/update" or not isinstance(params, dict):
+            self._tool(data, raw)
+            return
+        update = params.get("update")
+        tag = update.get("sessionUpdate") if isinstance(update, dict) else None
+        session_id = params.get("sessionId")
+        if self.to == "v2":
+            self._v1_update(data, raw, session_id, tag, update)
+        else:
+            self._v2_update(data, raw, session_id, tag, update)
+
+    def _v1_update(
+        self, data: dict[str, Any], raw: bytes | str | None, session_id: Any, tag: Any, update: Any
+    ) -> None:
+        self._works_on(session_id)
+        session = self._sessions.get(_id_key(session_id))
+        if session is not None and session.modes is not None and tag in _MODE_UPDATES:
+            mapped = session.modes.update(update)
+            self._mapped_losses(mapped.losses, "$.params.update")
+            if mapped.value is not None:
+                params = data["params"]
+                out: dict[str, Any] = {"sessionId": session_id, "update": mapped.value}
+                if isinstance(params.get("_meta"), dict):
+                    out["_meta"] = params["_meta"]
+                self._emit(rpc.notification("session/update", out))
+            return
+        self._tool(data, raw)
+
+    def _v2_update(
+        self, data: dict[str, Any], raw: bytes | str | None, session_id: Any, tag: Any, update: Any
+    ) -> None:
+        session = self._session(session_id)
+        if tag in _USER_ECHOES and session.prompts:
+            return  # the prompt's echo: a v1 client shows its own prompt
+        if tag in _UPSERTS:
+            self._fan_out(session_id, session, update)
+            return
+        if tag == "state_update" and self._ends_turn(session_id, session, update):
+            return
+        if tag in _CHUNKS and isinstance(update.get("messageId"), str):
+            self._remember_message(session, update["messageId"])
+        self._tool(data, raw)
+
+    def _fan_out(self, session_id: Any, session: _Session, update: dict[str, Any]) -> None:
+        """A v2 message upsert toward v1: chunks of its content, when v1 has none of it."""
+        message_id = update.get("messageId")
+        if not isinstance(message_id, str) or message_id in session.messages:
+            self._lost(
+                "$.params.update",
+                f"`{update.get('sessionUpdate')}` replaces content a v1 client already has "
+                f"(messageId {message_id!r}): not sent",
+            )
+            return
+        chunks = message_chunks(update)
+        if not chunks:
+            return
+        self._remember_message(session, message_id)
+        for chunk in chunks:
+            self._tool(rpc.update(session_id, chunk), None)
+
+    # ----------------------------------------------------------------------------------------
+    # Prompt turns
+
+    def _start_prompt(self, request_id: Any, session_id: Any, params: Any) -> None:
+        content = params.get("prompt") if isinstance(params, dict) else None
+        if self.to == "v1":
+            content = None  # nothing is echoed toward v1
+        self._session(session_id).prompts.append(_Prompt(request_id, content))
+
+    def _find_prompt(self, asked: _Asked, request_id: Any) -> tuple[_Session, _Prompt | None]:
+        session = self._session(asked.session_id)
+        prompt = next((p for p in session.prompts if p.request_id == request_id), None)
+        return session, prompt
+
+    def _acknowledge(self, session_id: Any, prompt: _Prompt) -> None:
+        """Toward v2: the prompt was inserted (``messageId``, its echo, ``running``)."""
+        end_message: Callable[[Any], None] | None = getattr(self.tool_calls, "end_message", None)
+        if end_message is not None:
+            end_message(session_id)
+        self._acks += 1
+        message_id = f"acp-toolcalls-user-{self._acks}"
+        prompt.acknowledged = True
+        self._emit(rpc.result(prompt.request_id, {"messageId": message_id}))
+        echo = {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt.content}
+        self._emit(rpc.update(session_id, echo))
+        self._emit(rpc.update(session_id, {"sessionUpdate": "state_update", "state": "running"}))
+
+    def _works_on(self, session_id: Any) -> None:
+        """Toward v2: the agent said something about the session, so its prompts are in."""
+        session = self._sessions.get(_id_key(session_id))
+        if session is None:
+            return
+        for prompt in session.prompts:
+            if not prompt.acknowledged:
+                self._acknowledge(session_id, prompt)
+
+    def _prompt_answered(self, data: dict[str, Any], asked: _Asked) -> None:
+        request_id = data["id"]
+        session, prompt = self._find_prompt(asked, request_id)
+        error = data.get("error")
+        if self.to == "v2":
+            if prompt is not None:
+                session.prompts.remove(prompt)
+            if error is not None and (prompt is None or not prompt.acknowledged):
+                self._emit(data)  # refused before it was inserted: the prompt's error
+                return
+            if prompt is not None and not prompt.acknowledged:
+                self._acknowledge(asked.session_id, prompt)
+            end_message: Callable[[Any], None] | None = getattr(
+                self.tool_calls, "end_message", None
+            )
+            if end_message is not None:
+                end_message(asked.session_id)
+            if error is not None:
+                idle = prompt_error_to_v2(error)
+            else:
+                mapped = prompt_result_to_v2(data.get("result"))
+                self._mapped_losses(mapped.losses, "$.result")
+                idle = mapped.value
+            self._emit(rpc.update(asked.session_id, idle))
+            return
+        if error is not None:  # refused: the error is the v1 answer too
+            if prompt is not None:
+                session.prompts.remove(prompt)
+            self._emit(data)
+            return
+        if prompt is None:
+            self._lost("$.result", "the acknowledgement of a prompt not followed: left out")
+            return
+        prompt.acknowledged = True  # the v2 acknowledgement has no v1 form
+        if prompt.stop is not None:  # the turn ended before the acknowledgement was logged
+            session.prompts.remove(prompt)
+            self._end_v1_prompt(prompt, prompt.stop)
+
+    def _ends_turn(self, session_id: Any, session: _Session, update: dict[str, Any]) -> bool:
+        """Toward v1: an idle ``state_update`` with a stop reason ends the oldest open prompt
+        of the session (its v1 response); ``False``: it ends none."""
+        if update.get("state") != "idle" or update.get("stopReason") is None:
+            return False
+        if not session.prompts:
+            return False
+        if isinstance(self.tool_calls, V2ToV1Bridge) and isinstance(session_id, str):
+            self._converted(self.tool_calls.flush(session_id))  # the turn's last changes first
+        prompt = session.prompts[0]
+        if not prompt.acknowledged:
+            prompt.stop = dict(update)
+            return True
+        session.prompts.pop(0)
+        self._end_v1_prompt(prompt, update)
+        return True
+
+    def _end_v1_prompt(self, prompt: _Prompt, state: dict[str, Any]) -> None:
+        mapped = prompt_end_to_v1(state)
+        self._mapped_losses(mapped.losses, "$.params.update")
+        self._emit({"jsonrpc": "2.0", "id": prompt.request_id, **mapped.value})
