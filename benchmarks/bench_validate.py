@@ -27,7 +27,8 @@ from typing import Any
 
 import orjson
 
-from acp_toolcalls import schema
+from acp_toolcalls.check import _schemas as schema
+from acp_toolcalls.check import validate_message
 from environment import print_environment
 from messages import generate
 
@@ -126,9 +127,7 @@ def main() -> None:
             if name == "jsonschema-rs" and schema._compiled_engine() is None:
                 continue
             schema.ENGINE = name  # type: ignore[assignment]
-            best, median = _timed(
-                lambda m: not schema.validate_message(m, "v2"), valid, args.rounds
-            )
+            best, median = _timed(lambda m: not validate_message(m, "v2"), valid, args.rounds)
             print(f"  ENGINE={name:15s} {best * 1e6:9.2f} us  (median {median * 1e6:9.2f} us)")
     finally:
         schema.ENGINE = saved

@@ -11,7 +11,8 @@ import pytest
 
 import acp_toolcalls
 from acp_toolcalls import codec, v1, v2
-from acp_toolcalls.schema import Protocol, validate_message, validate_payload
+from acp_toolcalls.check import validate_message, validate_payload
+from acp_toolcalls.models import VersionName as Protocol
 
 # --- schema_valid ---------------------------------------------------------------------------
 # Every test that encodes a message asserts through this fixture that the bytes validate
@@ -60,7 +61,8 @@ def _check_fast_path() -> None:
             returncode=2,
         )
     # The bridges' compiled modules follow the same build (acp_toolcalls._compiled).
-    from acp_toolcalls import _compiled, bridge_to_v1  # noqa: F401 - imported to be chosen
+    from acp_toolcalls import _compiled
+    from acp_toolcalls.bridge import V2ToV1Bridge  # noqa: F401 - imported to be chosen
 
     other = {name: build for name, build in _compiled.BUILDS.items() if build != wanted}
     if wanted and other:
@@ -93,15 +95,20 @@ _MESSAGE_TYPES = (
 )
 
 
+# The modules that define the models `acp_toolcalls.v1` and `v2` export (issue 18: they live in
+# `acp_toolcalls.models`, one module per concept), and the version of each.
+_VERSION_OF_MODULE: dict[str, Protocol] = {
+    getattr(module, name).__module__: version
+    for module, version in ((v2, "v2"), (v1, "v1"))
+    for name in module.__all__
+    if isinstance(getattr(module, name), type)
+}
+
+
 def _target(obj: object) -> tuple[Protocol, str | None] | None:
     cls = type(obj)
-    module = cls.__module__
-    protocol: Protocol
-    if module == v1.__name__:
-        protocol = "v1"
-    elif module == v2.__name__:
-        protocol = "v2"
-    else:
+    protocol = _VERSION_OF_MODULE.get(cls.__module__)
+    if protocol is None:
         return None
     if isinstance(obj, _MESSAGE_TYPES):
         return protocol, None

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from acp_toolcalls.schema import validate_message
+from acp_toolcalls.check import validate_message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import messages

@@ -33,12 +33,11 @@ import pytest
 
 import acp_toolcalls.store as store_module
 from acp_toolcalls import DEFAULT_MAX_BYTES, Limits
+from acp_toolcalls.check import ToolCallLinter, validate_message
+from acp_toolcalls.check import _validator as validator_module
 from acp_toolcalls.cli import INTERNAL_ERROR, build_parser, main
 from acp_toolcalls.cli import replay as replay_module
-from acp_toolcalls.cli import validate as validate_module
 from acp_toolcalls.cli.validate import read_lines
-from acp_toolcalls.lint import ToolCallLinter
-from acp_toolcalls.schema import validate_message
 from adversarial_cases import (
     AFTER,
     BASE64_LINES,
@@ -339,7 +338,7 @@ def test_a_flood_of_ids_hits_the_linter_cap(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        validate_module, "ToolCallLinter", functools.partial(ToolCallLinter, max_calls=200)
+        validator_module, "ToolCallLinter", functools.partial(ToolCallLinter, max_calls=200)
     )
     result = run(capsys, monkeypatch, COMMANDS["validate"], framed(ids(1_000)))
     assert result.code == 1

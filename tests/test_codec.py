@@ -33,7 +33,8 @@ from acp_toolcalls import (
     v1,
     v2,
 )
-from acp_toolcalls.schema import validate_message, validate_payload
+from acp_toolcalls.check import validate_message, validate_payload
+from acp_toolcalls.codec import _decode as codec_decode
 
 SchemaCheck = Callable[..., None]  # the `schema_valid` fixture of conftest.py
 
@@ -82,7 +83,7 @@ def fast_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(data: Any) -> Any:
         raise AssertionError("the input left the fast path")
 
-    monkeypatch.setattr(codec, "_parse_plain", fail)
+    monkeypatch.setattr(codec_decode, "_parse_plain", fail)
 
 
 # ============================================================================================

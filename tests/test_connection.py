@@ -10,9 +10,9 @@ import json
 from typing import Any
 
 import pytest
-
 from acp_toolcalls.connection import ConnectionBridge, Outbox
-from acp_toolcalls.schema import validate_message
+
+from acp_toolcalls.check import validate_message
 from acp_toolcalls.state import Limits
 
 SID = "sess-1"
@@ -1058,7 +1058,7 @@ def test_no_line_the_proxy_writes_is_longer_than_its_line_limit() -> None:
 
 
 def test_a_v1_update_too_long_for_a_line_leaves_items_out_and_says_so() -> None:
-    from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+    from acp_toolcalls.bridge import V2ToV1Bridge
 
     bridge = V2ToV1Bridge(max_message_bytes=20_000, limits=Limits(max_call_bytes=None))
     items = [{"type": "content", "content": text("x" * 100)} for _ in range(1_000)]

@@ -15,16 +15,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_toolcalls import UNSET, ToolCallStore, encode, v1, v2
-from acp_toolcalls.emit import (
+from acp_toolcalls.agent import (
+    SenderError,
     TextThrottle,
     ToolCallEmitter,
     ToolCallIdReused,
     ToolCallNotOpen,
+    command_subject,
     diff_content,
+    permission_request,
     text_content,
 )
-from acp_toolcalls.permissions import SenderError, command_subject, permission_request
-from acp_toolcalls.schema import validate_message
+from acp_toolcalls.check import validate_message
 
 SID = "sess_1"
 

@@ -27,7 +27,7 @@ import pytest
 from acp import schema as v1s
 
 from acp_toolcalls import ToolCallStore
-from acp_toolcalls.schema import validate_message
+from acp_toolcalls.check import validate_message
 from interop.sessions import (
     CALLS,
     NEW_NOTES,

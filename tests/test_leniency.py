@@ -25,7 +25,7 @@ from acp_toolcalls import (
     v1,
     v2,
 )
-from acp_toolcalls.schema import validate_payload
+from acp_toolcalls.check import validate_payload
 
 SchemaCheck = Callable[..., None]  # the `schema_valid` fixture of conftest.py
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from acp_toolcalls import decode_message, v2
-from acp_toolcalls.lint import (
+from acp_toolcalls.check import (
     CODES,
     KNOWN_V2_SESSION_UPDATES,
     KNOWN_V2_VALUES,

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from acp_toolcalls.check import validate_message
 from acp_toolcalls.cli import main as cli_main
-from acp_toolcalls.schema import validate_message
 from interop.raw import RawClient, bridged
 from interop.sessions import (
     CALLS,

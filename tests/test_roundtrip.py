@@ -32,8 +32,8 @@ from acp_toolcalls import (
     v1,
     v2,
 )
+from acp_toolcalls.check import validate_message
 from acp_toolcalls.codec import duplicate_keys
-from acp_toolcalls.schema import validate_message
 
 Json = Any
 S = st.SearchStrategy

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from acp_toolcalls import schema
-from acp_toolcalls.schema import (
+from acp_toolcalls.check import (
     SchemaViolation,
     method_table,
     validate_message,
     validate_payload,
 )
+from acp_toolcalls.check import _schemas as schema
 
 ENGINES = ["jsonschema-rs", "jsonschema"]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from acp_toolcalls.schema import validate_message
+from acp_toolcalls.check import validate_message
 from interop.raw import RawClient
 from interop.sessions import bounded
 

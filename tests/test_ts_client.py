@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_toolcalls.schema import validate_message
+from acp_toolcalls.check import validate_message
 from interop.ts_client import MODES, TsClientRun, run_ts_v2_client
 from interop.ts_sdk import require_ts_sdk
 

@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from acp_toolcalls import DEFAULT_MAX_BYTES, decode_message
+from acp_toolcalls.check import CODES
+from acp_toolcalls.check import _validator as validator_module
 from acp_toolcalls.cli import main
 from acp_toolcalls.cli import validate as validate_module
 from acp_toolcalls.cli.lines import ReadError, printable
 from acp_toolcalls.cli.validate import LOOKAHEAD_LINES, read_lines
-from acp_toolcalls.lint import CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -664,7 +665,7 @@ def test_decoder_bug_is_a_finding_not_a_crash(
             raise TypeError("union member <class 'int'> is not a tagged struct")
         return real(data, **kwargs)
 
-    monkeypatch.setattr(validate_module, "decode_message", flaky)
+    monkeypatch.setattr(validator_module, "decode_message", flaky)
     ask = {"jsonrpc": "2.0", "id": 1, "method": "session/request_permission", "params": {}}
     lines = [ask, tcu(title="t", kind="lookup", status="completed")]
     code, document = run_json(capsys, "--protocol", "v2", str(write_log(tmp_path, lines)))

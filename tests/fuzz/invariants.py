@@ -31,9 +31,9 @@ from importlib.resources import files
 from typing import Any
 
 from acp_toolcalls import ToolCallStore, v1, v2
+from acp_toolcalls.check import validate_message
 from acp_toolcalls.codec import canonical_json
-from acp_toolcalls.jsonrpc import Batch, JsonRpcMessage
-from acp_toolcalls.schema import validate_message
+from acp_toolcalls.models import Batch, JsonRpcMessage
 from acp_toolcalls.state import Limits
 
 __all__ = [

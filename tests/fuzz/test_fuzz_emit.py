@@ -34,21 +34,19 @@ from hypothesis import strategies as st
 from msgspec import UNSET
 
 from acp_toolcalls import decode_message, v2
-from acp_toolcalls.codec import canonical_json
-from acp_toolcalls.emit import (
-    PermissionAsk,
-    TextThrottle,
-    ToolCallEmitter,
-    diff_content,
-    text_content,
-)
-from acp_toolcalls.permissions import (
+from acp_toolcalls.agent import (
     ALLOW_KINDS,
     DEFAULT_OPTIONS,
     PermissionAnswer,
+    PermissionAsk,
     SenderError,
+    TextThrottle,
+    ToolCallEmitter,
     command_subject,
+    diff_content,
+    text_content,
 )
+from acp_toolcalls.codec import canonical_json
 
 from .invariants import Receiver
 from .strategies import examples, weighted

@@ -28,12 +28,10 @@ from typing import Any
 
 import msgspec
 
-from ..bridge_to_v1 import V2ToV1Bridge
-from ..bridge_to_v2 import V1ToV2Bridge
+from ..bridge import V1ToV2Bridge, V2ToV1Bridge
+from ..check import Finding
 from ..cli.lines import plain
-from ..codec import DEFAULT_MAX_BYTES
-from ..lenient import DecodeError
-from ..lint import Finding
+from ..codec import DEFAULT_MAX_BYTES, DecodeError
 from ..store import StoreProtocol
 from ..traffic import SIDES, LogSide, is_record, one_side, read_record
 from ..v2 import FINAL_STATUSES
@@ -62,7 +60,7 @@ class _Side:
     def __init__(
         self, name: str, protocol: StoreProtocol, report: Callable[[str], None], max_bytes: int
     ) -> None:
-        from ..cli.validate import Validator  # `validate`'s own checks, line by line
+        from ..check import Validator  # `validate`'s own checks, line by line
 
         self.name = name
         self.history = SideHistory(protocol, report, max_bytes)

@@ -1,0 +1,103 @@
+"""Checks of what peers send: schema validation, tool-call lint, the ``validate`` core.
+
+- ``_schemas``: the bundled upstream JSON Schemas, the two engines, the method table;
+- ``_schema``: validation of messages and payloads, and the explanation of violations;
+- ``_lint``: tool-call lint (sender mistakes that are schema-valid but break clients);
+- ``_detect``: which protocol version a log speaks;
+- ``_validator``: the sans-I/O core of ``acp-toolcalls validate`` (lines in, findings out).
+
+Importing this package costs nothing until a name is used (PEP 562): the schema names load
+jsonschema, which ``acp-toolcalls bridge`` and ``convert`` never do.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._detect import (
+        DETECTION_HINTS,
+        LOOKAHEAD_BYTES,
+        LOOKAHEAD_LINES,
+        ProtocolDetector,
+        hint_tables,
+    )
+    from ._lint import (
+        CODES,
+        KNOWN_V2_SESSION_UPDATES,
+        KNOWN_V2_VALUES,
+        MAX_CALLS,
+        Finding,
+        FindingKind,
+        ToolCallLinter,
+    )
+    from ._schema import SchemaViolation, validate_message, validate_payload
+    from ._schemas import ENGINE, MethodSpec, method_table
+    from ._validator import DECODE_CODES, ProtocolOption, Validator
+
+    __all__ = [
+        "CODES",
+        "DECODE_CODES",
+        "DETECTION_HINTS",
+        "ENGINE",
+        "KNOWN_V2_SESSION_UPDATES",
+        "KNOWN_V2_VALUES",
+        "LOOKAHEAD_BYTES",
+        "LOOKAHEAD_LINES",
+        "MAX_CALLS",
+        "Finding",
+        "FindingKind",
+        "MethodSpec",
+        "ProtocolDetector",
+        "ProtocolOption",
+        "SchemaViolation",
+        "ToolCallLinter",
+        "Validator",
+        "hint_tables",
+        "method_table",
+        "validate_message",
+        "validate_payload",
+    ]
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "_detect": (
+        "DETECTION_HINTS",
+        "LOOKAHEAD_BYTES",
+        "LOOKAHEAD_LINES",
+        "ProtocolDetector",
+        "hint_tables",
+    ),
+    "_lint": (
+        "CODES",
+        "KNOWN_V2_SESSION_UPDATES",
+        "KNOWN_V2_VALUES",
+        "MAX_CALLS",
+        "Finding",
+        "FindingKind",
+        "ToolCallLinter",
+    ),
+    "_schema": ("SchemaViolation", "validate_message", "validate_payload"),
+    "_schemas": ("ENGINE", "MethodSpec", "method_table"),
+    "_validator": ("DECODE_CODES", "ProtocolOption", "Validator"),
+}
+"""Module -> the names this package exports from it."""
+
+_ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+    __all__ = sorted(_ORIGIN)
+
+    def __getattr__(name: str) -> Any:
+        module = _ORIGIN.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

@@ -1,0 +1,136 @@
+"""What version of ACP a log speaks: ``validate --protocol auto`` and ``convert`` read it so.
+
+Rules this module owns (issue 2, item 5; issue 16):
+
+- The protocol is that of the latest ``initialize`` request or response with
+  ``protocolVersion`` 1 or 2 (a response, being the negotiated version, replaces its
+  request's). Before any ``initialize``, the first message that exists in only one version
+  decides (``DETECTION_HINTS``): a ``sessionUpdate`` of one version, a permission request of
+  one version's shape, a method of one version (the proxy's ``SENDERS`` table).
+- A reader holds back at most ``LOOKAHEAD_LINES`` lines / ``LOOKAHEAD_BYTES`` bytes while
+  nothing has decided.
+- Light on purpose: no schema validator and no rich (``convert`` starts without them).
+
+Sans-I/O (it is fed parsed messages), so it sits beside the validator core that uses it; the
+``convert`` command uses it too (``acp_toolcalls.cli.detect`` is its deprecated alias).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any
+
+from .. import v1
+from ..models import VersionName
+from ..proxy._methods import SENDERS  # (until proxy exports it)
+from ._lint import KNOWN_V2_SESSION_UPDATES
+
+__all__ = [
+    "DETECTION_HINTS",
+    "LOOKAHEAD_BYTES",
+    "LOOKAHEAD_LINES",
+    "ProtocolDetector",
+    "hint_tables",
+]
+
+LOOKAHEAD_LINES = 1000
+"""At most this many lines are held back while ``auto`` has not decided the protocol."""
+LOOKAHEAD_BYTES = 8 * 1024 * 1024
+"""... and at most this many bytes of them."""
+
+
+@cache
+def hint_tables() -> tuple[Mapping[str, VersionName], Mapping[str, VersionName]]:
+    """``sessionUpdate`` values and methods that exist in exactly one protocol version."""
+    updates: dict[str, VersionName] = {}
+    for tag in v1.KNOWN_SESSION_UPDATES - KNOWN_V2_SESSION_UPDATES:
+        updates[tag] = "v1"
+    for tag in KNOWN_V2_SESSION_UPDATES - v1.KNOWN_SESSION_UPDATES:
+        updates[tag] = "v2"
+    methods: dict[str, VersionName] = {}
+    for method, spec in SENDERS.items():
+        if len(spec.versions) == 1:
+            methods[method] = "v1" if 1 in spec.versions else "v2"
+    return updates, methods
+
+
+_PERMISSION_KEYS: Mapping[str, VersionName] = {"toolCall": "v1", "title": "v2", "subject": "v2"}
+"""Keys of ``session/request_permission`` params that exist in one version only."""
+
+
+def _update_hint(message: Mapping[str, Any]) -> tuple[VersionName, str] | None:
+    update = _obj(_obj(message.get("params")).get("update"))
+    tag = update.get("sessionUpdate")
+    protocol = hint_tables()[0].get(tag) if isinstance(tag, str) else None
+    if protocol is None:
+        return None
+    return protocol, f"sessionUpdate {tag!r} exists only in {protocol}"
+
+
+def _permission_hint(message: Mapping[str, Any]) -> tuple[VersionName, str] | None:
+    params = _obj(message.get("params"))
+    for key, protocol in _PERMISSION_KEYS.items():
+        if key in params:
+            return protocol, f"a permission request with `{key}` ({protocol} shape)"
+    return None
+
+
+def _method_hint(message: Mapping[str, Any]) -> tuple[VersionName, str] | None:
+    method = message.get("method")
+    protocol = hint_tables()[1].get(method) if isinstance(method, str) else None
+    if protocol is None:
+        return None
+    return protocol, f"method {method!r} exists only in {protocol}"
+
+
+DETECTION_HINTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[VersionName, str] | None]] = {
+    "session/update": _update_hint,
+    "session/request_permission": _permission_hint,
+}
+"""Per method: how a message of it tells the version; any other method by its name alone."""
+
+
+def _obj(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _version(value: object) -> VersionName | None:
+    if type(value) is int and value in (1, 2):
+        return "v1" if value == 1 else "v2"
+    return None
+
+
+class ProtocolDetector:
+    """Decides v1 or v2 from the messages of a log (``--protocol auto``)."""
+
+    def __init__(self) -> None:
+        self.protocol: VersionName | None = None
+        self.source = "default: nothing in the log tells v1 from v2"
+        self._by_initialize = False
+
+    def observe(self, message: object, line: int) -> None:
+        """Look at one message (a batch element or a whole line)."""
+        if not isinstance(message, dict):
+            return
+        method = message.get("method")
+        if method == "initialize":
+            version = _obj(message.get("params")).get("protocolVersion")
+            self._initialize(version, f"initialize request on line {line}")
+        elif method is None and "result" in message:
+            # Only an initialize result carries `protocolVersion` (both schemas), so the shape
+            # alone identifies it, even in a log that lacks the request.
+            version = _obj(message.get("result")).get("protocolVersion")
+            self._initialize(version, f"initialize response on line {line}")
+        elif not self._by_initialize and self.protocol is None and isinstance(method, str):
+            hint = DETECTION_HINTS.get(method, _method_hint)(message)
+            if hint is not None:
+                self.protocol = hint[0]
+                self.source = f"line {line}: {hint[1]}"
+
+    def _initialize(self, version: object, where: str) -> None:
+        protocol = _version(version)
+        if protocol is not None:
+            self.protocol = protocol
+            self.source = f"{where} says protocolVersion {version}"
+            self._by_initialize = True

@@ -1,0 +1,323 @@
+"""The validator core of ``acp-toolcalls validate``: fed numbered lines, returns findings.
+
+Rules this module owns (issue 2, item 5). Sans-I/O: the command (``cli/validate.py``) reads the
+lines (``read_lines``) and prints what this returns.
+
+- Per line: unreadable input (``line-too-long``, ``invalid-utf8``, ``invalid-json``,
+  ``not-a-message``), a key repeated in one object (``duplicate-key``: readers keep the last
+  value), schema violations of every message (``schema-violation``; batch elements get ``$[i]``
+  path prefixes), a method that exists only in the other protocol version
+  (``wrong-version-method``: a v1 agent's ``fs/*`` or ``terminal/*`` requests in a v2 log, a v2
+  ``tool_call/cancel`` in a v1 log, ...; the methods are those each bundled schema defines),
+  tool-call lint (``_lint``) and what the lenient decoder salvaged (``lenient-salvage``) or
+  could not read (``unreadable-message``). A decoder report is left out when a schema violation
+  at the same path or below it already says the same thing. A decoder that raises anything but
+  ``DecodeError`` is a library bug: ``decoder-error``, always reported, and the log is still
+  read to the end.
+- A response's ``result`` is validated against its request's method when the log showed the
+  request: pending request ids are remembered (a bounded number) and forgotten on their
+  response. Ids are only unique per direction, so when two pending requests share an id the
+  method whose result schema the response satisfies is taken, else the most recent.
+- ``auto`` protocol (the default): decided as ``_detect`` says; until something decides, lines
+  are held back (at most ``LOOKAHEAD_LINES`` lines / ``LOOKAHEAD_BYTES`` bytes) so that the
+  lines before the deciding message are read in the right version too; past that window v2 is
+  used until told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import msgspec
+
+from ..codec import (
+    DEFAULT_MAX_BYTES,
+    Decoded,
+    DecodeError,
+    decode_message,
+    duplicate_keys,
+    explain_json_error,
+)
+from ..models import Batch, InvalidMessage, VersionName
+from ._detect import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector, hint_tables
+from ._lint import Finding, ToolCallLinter
+from ._schema import SchemaViolation, validate_message
+from ._schemas import method_table
+
+ProtocolOption = Literal["v1", "v2", "auto"]
+
+_PENDING_LIMIT = 4096  # remembered request ids; the oldest is forgotten past this
+
+DECODE_CODES: Mapping[str, str] = {
+    "line-too-long": "line over --max-line-bytes; skipped unread",
+    "invalid-utf8": "line is not valid UTF-8",
+    "invalid-json": "line is not valid JSON",
+    "not-a-message": "JSON that is neither a JSON-RPC message object nor a non-empty batch",
+    "unreadable-message": "the decoder cannot read the message (dropped, per the spec)",
+    "lenient-salvage": "the lenient decoder dropped or kept a value against the schema",
+    "schema-violation": "the message does not match the upstream schema",
+    "wrong-version-method": "a method that exists only in the other protocol version",
+    "decoder-error": "the decoder raised something other than DecodeError (a library bug)",
+    "duplicate-key": "a key occurs twice in one object; readers keep the last value",
+}
+"""Codes of the non-lint findings (``kind`` "decode", except ``schema-violation`` and
+``wrong-version-method``: "schema")."""
+
+
+# --------------------------------------------------------------------------------------------
+# Protocol detection
+
+
+_GONE_IN_V2: Mapping[str, str] = {
+    "fs/": "v2 clients serve no file system; a v2 agent reads and writes files itself",
+    "terminal/": "v2 terminals belong to the agent, which shows them with `terminal_update`",
+}
+"""Why a family of v1-only methods has no v2 counterpart, by method prefix."""
+
+
+def _wrong_version(message: Mapping[str, Any], protocol: VersionName) -> str | None:
+    """What is wrong with a message whose method exists only in the other version, if so."""
+    method = message.get("method")
+    if not isinstance(method, str):
+        return None
+    only = hint_tables()[1].get(method)
+    if only is None or only == protocol:
+        return None
+    spec = method_table(only)[method]
+    sender = {"client": "the agent", "agent": "the client"}.get(spec.side, "either side")
+    said = f"method {method!r} exists only in {only} (a {spec.kind} from {sender})"
+    if only == "v1":
+        why = next(
+            (hint for prefix, hint in _GONE_IN_V2.items() if method.startswith(prefix)), None
+        )
+        if why is not None:
+            return f"{said}: {why}"
+    return f"{said}; a {protocol} peer does not know it"
+
+
+# --------------------------------------------------------------------------------------------
+# The validator (no I/O: fed lines, returns findings)
+
+
+def _covered(path: str, violations: list[str]) -> bool:
+    """A schema violation at ``path`` or below it already reports this decoder problem."""
+    return any(v == path or v.startswith((path + ".", path + "[")) for v in violations)
+
+
+def _prefixed(path: str, prefix: str) -> str:
+    return prefix + path[1:] if prefix != "$" else path
+
+
+def _id_key(value: object) -> object | None:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return (isinstance(value, str), value)
+
+
+class Validator:
+    """Checks one log, line by line; ``feed`` each line, then ``finish``."""
+
+    def __init__(self, protocol: ProtocolOption = "auto", max_line_bytes: int = DEFAULT_MAX_BYTES):
+        self.max_line_bytes = max_line_bytes
+        self.lines = 0
+        self.messages = 0
+        self._detector = ProtocolDetector() if protocol == "auto" else None
+        self.protocol: VersionName = "v2" if protocol == "auto" else protocol
+        self._source = "given with --protocol"
+        self._held: list[tuple[int, bytes | int]] | None = [] if protocol == "auto" else None
+        self._held_bytes = 0
+        self._pending: dict[object, list[str]] = {}
+        self._linter = ToolCallLinter()
+
+    @property
+    def protocol_source(self) -> str:
+        """Why ``protocol`` is what it is."""
+        return self._detector.source if self._detector is not None else self._source
+
+    def feed(self, line: int, data: bytes | int) -> list[Finding]:
+        """One line (``read_lines`` output); returns the findings of every line it releases."""
+        self.lines = line
+        if self._held is None:
+            return self._line(line, data)
+        self._held.append((line, data))
+        if isinstance(data, bytes):
+            self._held_bytes += len(data)
+            if self._detector is not None:
+                for message in _messages(_parse_quietly(data)):
+                    self._detector.observe(message, line)
+        decided = self._detector is not None and self._detector.protocol is not None
+        if decided or len(self._held) >= LOOKAHEAD_LINES or self._held_bytes >= LOOKAHEAD_BYTES:
+            return self._release()
+        return []
+
+    def finish(self) -> list[Finding]:
+        """End of input: held lines, then the end-of-log lint (``never-final``)."""
+        findings = self._release() if self._held is not None else []
+        return findings + self._linter.finish()
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _release(self) -> list[Finding]:
+        held, self._held = self._held or [], None
+        findings: list[Finding] = []
+        for line, data in held:
+            findings += self._line(line, data)
+        return findings
+
+    def _line(self, line: int, data: bytes | int) -> list[Finding]:
+        if isinstance(data, int):
+            return [
+                _decode_finding(
+                    line,
+                    "$",
+                    "line-too-long",
+                    f"line of {data} bytes is over the limit of {self.max_line_bytes} bytes "
+                    "(--max-line-bytes); skipped",
+                )
+            ]
+        if not data or data.isspace():
+            return []
+        try:
+            plain = msgspec.json.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+            return [_unparsable(line, data, exc)]
+        repeated = [
+            _decode_finding(line, d.path, "duplicate-key", d.reason) for d in duplicate_keys(data)
+        ]
+        if isinstance(plain, list) and not plain:
+            return [_decode_finding(line, "$", "not-a-message", "an empty JSON-RPC batch")]
+        if not isinstance(plain, (dict, list)):
+            return [
+                _decode_finding(
+                    line, "$", "not-a-message", f"{_json_type(plain)}, not a JSON-RPC message"
+                )
+            ]
+        elements: list[tuple[int | None, Any]] = (
+            list(enumerate(plain)) if isinstance(plain, list) else [(None, plain)]
+        )
+        if self._detector is not None:
+            for _, element in elements:
+                self._detector.observe(element, line)
+            self.protocol = self._detector.protocol or "v2"
+        return repeated + self._messages_of(line, plain, elements)
+
+    def _messages_of(
+        self, line: int, plain: Any, elements: list[tuple[int | None, Any]]
+    ) -> list[Finding]:
+        protocol = self.protocol
+        decoded: Decoded[Any] | None = None
+        problems: list[tuple[str, str, str]] = []  # (path, code, message) from the decoder
+        internal: Finding | None = None
+        try:
+            decoded = decode_message(plain, protocol=protocol, max_bytes=self.max_line_bytes)
+        except DecodeError as exc:
+            problems.append((exc.path, "unreadable-message", f"cannot be read: {exc.reason}"))
+        except Exception as exc:  # a decoder bug must not abort the whole log
+            reason = f"the decoder failed ({type(exc).__name__}: {exc}); this is a bug"
+            internal = _decode_finding(line, "$", "decoder-error", reason)
+        if decoded is not None:
+            for diagnostic in decoded.diagnostics:
+                problems.append((diagnostic.path, "lenient-salvage", diagnostic.reason))
+            if isinstance(decoded.value, Batch):
+                for item in decoded.value.items:
+                    if isinstance(item, InvalidMessage):
+                        reason = f"cannot be read: {item.error.reason}"
+                        problems.append((item.error.path, "unreadable-message", reason))
+
+        findings: list[Finding] = []
+        violation_paths: list[str] = []
+        for index, element in elements:
+            self.messages += 1
+            prefix = "$" if index is None else f"$[{index}]"
+            for violation in self._schema(element, protocol):
+                path = _prefixed(violation.path, prefix)
+                violation_paths.append(path)
+                message = violation.message
+                findings.append(Finding(line, path, "schema-violation", message, "schema"))
+            wrong = _wrong_version(element, protocol) if isinstance(element, dict) else None
+            if wrong is not None:
+                path = _prefixed("$.method", prefix)
+                findings.append(Finding(line, path, "wrong-version-method", wrong, "schema"))
+        for path, code, message in problems:
+            if not _covered(path, violation_paths):
+                findings.append(_decode_finding(line, path, code, message))
+        if internal is not None:
+            findings.append(internal)  # never hidden behind schema violations
+        if decoded is not None:
+            findings += self._linter.feed(decoded.value, line, raw=plain)
+        return findings
+
+    def _schema(self, message: object, protocol: VersionName) -> list[SchemaViolation]:
+        try:
+            if not isinstance(message, dict):
+                return validate_message(message, protocol)
+            method = message.get("method")
+            key = _id_key(message.get("id"))
+            if isinstance(method, str):
+                if key is not None:
+                    self._remember(key, method)
+                return validate_message(message, protocol)
+            candidates = self._pending.get(key) if key is not None else None
+            if not candidates:
+                return validate_message(message, protocol)
+            return self._response(message, protocol, key, candidates)
+        except RecursionError:
+            return [SchemaViolation("$", "nested too deeply to check against the schema", "#")]
+
+    def _remember(self, key: object, method: str) -> None:
+        self._pending.setdefault(key, []).append(method)
+        if len(self._pending) > _PENDING_LIMIT:
+            del self._pending[next(iter(self._pending))]  # forget the oldest id
+
+    def _response(
+        self, message: dict[str, Any], protocol: VersionName, key: object, candidates: list[str]
+    ) -> list[SchemaViolation]:
+        # Most recent first; with one candidate that is the only validation run.
+        chosen = len(candidates) - 1
+        violations = validate_message(message, protocol, response_method=candidates[chosen])
+        if violations and len(candidates) > 1 and "result" in message:
+            for index in range(len(candidates) - 2, -1, -1):
+                attempt = validate_message(message, protocol, response_method=candidates[index])
+                if not attempt:
+                    chosen, violations = index, attempt
+                    break
+        del candidates[chosen]
+        if not candidates:
+            del self._pending[key]
+        return violations
+
+
+def _messages(plain: object) -> list[object]:
+    if isinstance(plain, list):
+        return list(plain)
+    return [plain] if isinstance(plain, dict) else []
+
+
+def _parse_quietly(data: bytes) -> object:
+    try:
+        return msgspec.json.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+
+
+def _decode_finding(line: int, path: str, code: str, message: str) -> Finding:
+    return Finding(line, path, code, message, "decode")
+
+
+def _unparsable(line: int, data: bytes, exc: Exception) -> Finding:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return _decode_finding(
+            line, "$", "invalid-utf8", f"invalid UTF-8 at byte {bad.start}: {bad.reason}"
+        )
+    if isinstance(exc, RecursionError):
+        return _decode_finding(line, "$", "invalid-json", "not readable JSON: nested too deeply")
+    reason = explain_json_error(data, str(exc))
+    return _decode_finding(line, "$", "invalid-json", f"not valid JSON: {reason}")
+
+
+def _json_type(value: object) -> str:
+    names = {str: "a JSON string", bool: "a JSON boolean", type(None): "JSON null"}
+    return names.get(type(value), "a JSON number")
