@@ -1,12 +1,12 @@
 """The emitter's state and plumbing: call ids, the outgoing queue, the v1 bridge, pending text.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10, 10.4; D14, D20):
+Rules this module owns (shared/spec/TOOL-CALLS.md 7.10, 10.4; D16, D20):
 
 - Ids: the caller's ids (a model's or provider's) map to session-unique ``toolCallId``\\s. An id
   whose call reached a final status is never reopened: starting it again gets a fresh namespaced
   ``toolCallId`` (``call#2``, ...: ``reuse="namespace"``) or raises ``ToolCallIdReused``
   (``reuse="refuse"``). A finished call takes no more updates (``ToolCallNotOpen``).
-- Messages are queued in order and handed out by the public method that made them (``_take``);
+- Messages are queued in order (D16) and handed out by the public method that made them (``_take``);
   with a v1 client every message goes through the ``V2ToV1Bridge`` first, whose losses go to
   ``on_loss`` (logged by default) and whose replies are read by the caller that asked.
 - Pending growing text is sent as a whole-content replacement (``_flush_text``) when due
@@ -15,7 +15,6 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 7.10, 10.4; D14, D20):
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any, Literal, TypeAlias
 
@@ -24,12 +23,9 @@ from ..bridge import V2ToV1Bridge
 from ..convert import Loss
 from ..models import JsonRpcMessage
 from ._content import text_content
-from ._patches import CallRecord, update_message
+from ._patches import CallRecord, logger, update_message
 from ._senders import Fields, SenderError, encoded
 from ._throttle import TextThrottle
-
-# The logger keeps the name it had before issue 18: logging configurations name it.
-logger = logging.getLogger("acp_toolcalls.emit")
 
 Message: TypeAlias = (
     v2.SessionUpdateMessage

@@ -1,6 +1,6 @@
 """Sender checks: what a value an agent originates must be before anything is sent.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10 items 1-6; D3, D25). The permission
+Rules this module owns (shared/spec/TOOL-CALLS.md 7.10 items 1-6; D3, D24, D25). The permission
 builder and the emitter check their arguments with these, so both refuse the same things:
 
 - ``SenderError`` names the offending argument by its wire path (``options[1].optionId``).

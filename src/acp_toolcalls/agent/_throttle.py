@@ -1,6 +1,6 @@
 """Growing text: when a text item that keeps growing is sent again.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 10.9; D16). One text item of a call grows
+Rules this module owns (shared/spec/TOOL-CALLS.md 10.9). One text item of a call grows
 (streamed arguments or output). Its first piece goes out at once as a chunk; later growth goes
 out as whole-content replacements, throttled by ``TextThrottle``: at most one per
 ``min_interval``, and only after enough growth or after the oldest unsent character waited

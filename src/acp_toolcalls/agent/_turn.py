@@ -1,6 +1,6 @@
 """How calls and turns end: a call's final status, and the turn's end for every open call.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10 item 8, 10.6; D20, D24):
+Rules this module owns (shared/spec/TOOL-CALLS.md 7.10 item 8, 10.6; D14, D20):
 
 - ``finish`` gives a call its final status (``completed``, ``failed`` or ``cancelled``) after
   its pending text; an advertised ``cancel`` capability is withdrawn; the call then takes no
@@ -19,8 +19,8 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from .. import v2
-from ._core import EmitterCore, Message, logger
-from ._patches import fields_of, patch, update_message
+from ._core import EmitterCore, Message
+from ._patches import fields_of, logger, patch, update_message
 from ._senders import SenderError, check_fields
 
 
