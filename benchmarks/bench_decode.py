@@ -99,9 +99,9 @@ _FLOOR = "  its msgspec decoder alone (no Python call around it)"
 def _make_floor() -> Pass:
     """The typed msgspec decode inside ``decode_message``, without its Python frame: the floor
     that shows how much of the ratio is the interpreter's call overhead."""
-    from acp_toolcalls import codec
+    from acp_toolcalls.codec import _decode
 
-    hot = codec._HOT_DECODE["v2"]
+    hot = _decode._HOT_DECODE["v2"]
 
     def floor(lines: Sequence[bytes]) -> None:
         for line in lines:

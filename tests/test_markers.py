@@ -26,7 +26,7 @@ import msgspec
 import pytest
 
 from acp_toolcalls import v1, v2
-from acp_toolcalls.wire import DEFAULT_ON_ERROR, SKIP_INVALID_ITEMS, WireStruct
+from acp_toolcalls.models import DEFAULT_ON_ERROR, SKIP_INVALID_ITEMS, WireStruct
 
 DEFAULT_KEY = "x-deserialize-default-on-error"
 SKIP_KEY = "x-deserialize-skip-invalid-items"
@@ -135,10 +135,16 @@ def _shape_for(protocol: str, cls: type[WireStruct]) -> ObjectShape | None:
 
 def _wire_structs() -> Iterator[tuple[str, type[WireStruct]]]:
     for module, protocol in ((v2, "v2"), (v1, "v1")):
+        # The modules of acp_toolcalls.models that define this version's models (issue 18).
+        defining = {
+            cls.__module__
+            for name in module.__all__
+            if isinstance(cls := getattr(module, name), type)
+        }
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if (
                 issubclass(cls, WireStruct)
-                and cls.__module__ == module.__name__
+                and cls.__module__ in defining
                 and cls.__name__ != "Struct"
             ):
                 yield protocol, cls

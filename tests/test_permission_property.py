@@ -254,7 +254,7 @@ def test_every_answer_reaches_the_request_the_editor_saw_at_most_once(
 
 def test_the_checker_catches_two_open_requests_under_one_editor_id(monkeypatch: Any) -> None:
     """The checker can fail: ids allocated for the editor that collide (issue 14, item 1)."""
-    from acp_toolcalls.jsonrpc import request_key
+    from acp_toolcalls.models import request_key
     from acp_toolcalls.routing import RequestIds
 
     def collide(self: RequestIds, pending: Any) -> int:

@@ -50,7 +50,7 @@ def test_every_core_name_is_exported_from_the_root() -> None:
 def test_the_root_exports_resolve_to_their_modules() -> None:
     for name in acp_toolcalls.__all__:
         assert hasattr(acp_toolcalls, name), name
-    assert acp_toolcalls.V2ToV1Bridge.__module__ == "acp_toolcalls.bridge_to_v1"
+    assert acp_toolcalls.V2ToV1Bridge.__module__ == "acp_toolcalls.bridge._to_v1"
     assert acp_toolcalls.ConnectionBridge.__module__ == "acp_toolcalls.connection"
 
 
@@ -99,7 +99,7 @@ def test_importing_the_root_imports_no_submodule() -> None:
     assert done.stdout.strip() == "[]"
     lazy = "import acp_toolcalls as a; print(a.ToolCallUpdate.__module__, a.codec.FAST_PATH != '')"
     done = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["acp_toolcalls.v2", "True"]
+    assert done.stdout.split() == ["acp_toolcalls.models._v2_tool_calls", "True"]
 
 
 def test_one_exception_base_catches_every_error_the_library_raises() -> None:

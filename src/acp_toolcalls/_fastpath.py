@@ -1,33 +1,36 @@
-"""The hot entry point of the codec, compiled with mypyc when the package is built so (optional).
+"""The hot entry points of the codec, compiled with mypyc when the package is built so (optional).
 
-Rules this module owns: ``decode_message``'s fast path and nothing else. Valid bytes of one
-typed message go straight to the strict msgspec decoder; anything else (text, JSON values,
-batches, other methods, salvage, errors, oversized input) goes to
-``codec.decode_message_slow``, so the result never depends on whether this module is compiled.
+Rules this module owns: the raw-bytes fast decode, and nothing else. ``typed_message`` is the
+one strict decode of a raw line into its typed message (``None`` for anything else), for the
+hot loops that have their own general path; ``decode_message`` does the same, wrapped in a
+``Decoded``, and sends everything else (text, JSON values, batches, other methods, salvage,
+errors, oversized input) to ``codec._decode.decode_message_slow``, so the result never depends
+on whether this module is compiled.
 
 Why compiled: on CPython 3.11 the interpreted call around the decoder (argument handling, the
 size check, the ``try``, the ``Decoded`` wrapper) costs about a sixth of a ~1 us decode; as a
 mypyc function it costs a few tens of nanoseconds (docs/benchmarks.md). Compiling is optional
 (``HATCH_BUILD_HOOKS_ENABLE=1 pip install .``, see hatch_build.py); without it this source runs
 interpreted. The codec uses a compiled build only when the digest of this file compiled into
-it still matches the file, so an edit takes effect at once (interpreted, after one warning)
-until the next compiled build.
+it still matches the file (``codec._loader``), so an edit takes effect at once (interpreted,
+after one warning) until the next compiled build. This module imports ``codec._decode`` only,
+never the ``codec`` package, which imports this one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .codec import (
+from .codec._decode import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
     Decoded,
-    Protocol,
     decode_message_slow,
     fast_message_decoder,
 )
+from .models import VersionName
 
-__all__ = ["decode_message"]
+__all__ = ["decode_message", "typed_message"]
 
 _V2 = fast_message_decoder("v2")
 _V1 = fast_message_decoder("v1")
@@ -36,7 +39,7 @@ _V1 = fast_message_decoder("v1")
 def decode_message(
     data: Any,
     *,
-    protocol: Protocol = "v2",
+    protocol: VersionName = "v2",
     strict: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Decoded[Any]:
@@ -56,3 +59,22 @@ def decode_message(
             except FAST_PATH_MISSES:
                 pass
     return decode_message_slow(data, protocol, strict, max_bytes)
+
+
+def typed_message(
+    data: object, protocol: VersionName = "v2", max_bytes: int = DEFAULT_MAX_BYTES
+) -> Any:
+    """The typed ``session/update`` or ``session/request_permission`` message of ``protocol``
+    that the raw line ``data`` holds, by the strict decoder alone (no ``Decoded`` around it),
+    or ``None``: for anything but ``bytes`` of at most ``max_bytes`` holding a valid such
+    message (another method, a salvage, bad JSON), which the caller reads its general way
+    (``decode_message``). An unknown ``protocol`` raises ``ValueError``."""
+    fast = _V2 if protocol == "v2" else _V1 if protocol == "v1" else None
+    if fast is None:
+        raise ValueError(f"unknown protocol {protocol!r}: expected 'v1' or 'v2'")
+    if type(data) is bytes and len(data) <= max_bytes:
+        try:
+            return fast(data)
+        except FAST_PATH_MISSES:
+            pass
+    return None

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from acp_toolcalls import v1
-from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+from acp_toolcalls.bridge import V2ToV1Bridge
 from acp_toolcalls.codec import to_builtins
-from acp_toolcalls.jsonrpc import Batch
+from acp_toolcalls.models import Batch
 
 __all__ = ["BY_KIND", "CLIENT_ANSWERS", "LINES", "REPO", "VALUES", "dumps", "kind_of"]
 

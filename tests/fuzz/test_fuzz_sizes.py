@@ -15,10 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_toolcalls import v2
-from acp_toolcalls.codec import decode_message
-from acp_toolcalls.lenient import DecodeError
+from acp_toolcalls.codec import DecodeError, decode_message
+from acp_toolcalls.models import with_extra_fields
 from acp_toolcalls.state import _MAX_DEPTH, _walk, size_of
-from acp_toolcalls.wire import with_extra_fields
 
 from .strategies import examples, line, traffic
 

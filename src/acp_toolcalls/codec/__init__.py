@@ -1,0 +1,74 @@
+"""Decode bytes, text or JSON values into the wire models, and encode them back to bytes.
+
+Layout (implementation modules are private; their public names are exported here):
+
+- ``_limits``: the size limit on one message (``DEFAULT_MAX_BYTES``).
+- ``_decode``: ``decode``, the typed-message tables, the strict decoders and the slow path of
+  ``decode_message``; JSON errors said plainly.
+- ``_lenient``: the lenient reader, which salvages what the strict decoder rejected
+  (``Diagnostic`` per salvage).
+- ``_encode``: ``encode``, ``to_builtins``, ``canonical_json``; unknown keys written back.
+- ``_duplicates``: ``duplicate_keys``, the separate check for repeated keys.
+- ``_loader``: which ``acp_toolcalls._fastpath`` runs (compiled or source, ``FAST_PATH``);
+  ``decode_message`` and ``typed_message`` are that module's.
+
+Every error of bad input is a ``DecodeError``, of unwritable output an ``EncodeError``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from .._errors import DecodeError
+from ..models import VersionName
+from . import _loader
+from ._decode import (
+    DEFAULT_MAX_BYTES,
+    FAST_PATH_MISSES,
+    Decoded,
+    decode,
+    explain_json_error,
+    fast_message_decoder,
+)
+from ._duplicates import duplicate_keys
+from ._encode import EncodeError, canonical_json, encode, encode_decoded, to_builtins
+from ._lenient import Diagnostic
+from ._lenient import ItemError as ItemError  # (these three: for acp_toolcalls.lenient only)
+from ._lenient import Salvage as Salvage
+from ._lenient import reader_for as reader_for
+from ._loader import StaleBuildWarning
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "FAST_PATH",
+    "FAST_PATH_MISSES",
+    "DecodeError",
+    "Decoded",
+    "Diagnostic",
+    "EncodeError",
+    "StaleBuildWarning",
+    "VersionName",
+    "canonical_json",
+    "decode",
+    "decode_message",
+    "duplicate_keys",
+    "encode",
+    "encode_decoded",
+    "explain_json_error",
+    "fast_message_decoder",
+    "to_builtins",
+    "typed_message",
+]
+
+Protocol = VersionName
+"""Deprecated name of ``VersionName`` (issue 18: it shadowed ``typing.Protocol``)."""
+
+FAST_PATH: Literal["compiled", "interpreted"] = _loader.FAST_PATH
+"""Which ``decode_message`` this process runs: the mypyc-compiled ``_fastpath`` or its source.
+Both behave the same; the compiled one saves a few hundred nanoseconds a message."""
+
+if TYPE_CHECKING:
+    from .._fastpath import decode_message, typed_message
+else:
+    decode_message = _loader.fast_path_module.decode_message
+    typed_message = _loader.fast_path_module.typed_message
