@@ -84,7 +84,7 @@ from acp_toolcalls.events import (
     TerminalOutputAppended,
     ToolCallCreated,
 )
-from acp_toolcalls.state import Limits
+from acp_toolcalls.store import Limits
 
 Pass = Callable[[Sequence[Any]], Any]
 
@@ -512,9 +512,13 @@ def _part_mixed(
 
 def _store_build() -> str:
     """Whether ``acp_toolcalls.store`` runs compiled (an extension module) or as source."""
-    import acp_toolcalls.store
+    import acp_toolcalls.store._reducer
 
-    return "compiled" if not (acp_toolcalls.store.__file__ or "").endswith(".py") else "source"
+    return (
+        "compiled"
+        if not (acp_toolcalls.store._reducer.__file__ or "").endswith(".py")
+        else "source"
+    )
 
 
 # -- 4. v1 input ---------------------------------------------------------------------------------

@@ -108,7 +108,7 @@ async def run(
     on_change: Callable[[ToolCallStore], None] | None = None,
 ) -> tuple[ToolCallStore, str]:
     """One session with one prompt; returns the store and the turn's stop reason."""
-    store = ToolCallStore(protocol="v1" if protocol == 1 else "v2")
+    store = ToolCallStore(version="v1" if protocol == 1 else "v2")
     idle: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     def watch(event: StreamEvent) -> None:  # after `observer`: the store is up to date

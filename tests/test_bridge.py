@@ -16,8 +16,7 @@ from acp_toolcalls.check import ToolCallLinter
 from acp_toolcalls.codec import decode_message
 from acp_toolcalls.convert import Converted
 from acp_toolcalls.models import Batch
-from acp_toolcalls.state import Limits
-from acp_toolcalls.store import ToolCallStore
+from acp_toolcalls.store import Limits, ToolCallStore
 
 SID = "sess_1"
 

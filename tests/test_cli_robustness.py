@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-import acp_toolcalls.store as store_module
+import acp_toolcalls.store._sessions as store_module
 from acp_toolcalls import DEFAULT_MAX_BYTES, Limits
 from acp_toolcalls.check import ToolCallLinter, validate_message
 from acp_toolcalls.check import _validator as validator_module

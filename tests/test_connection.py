@@ -10,10 +10,10 @@ import json
 from typing import Any
 
 import pytest
-from acp_toolcalls.connection import ConnectionBridge, Outbox
 
 from acp_toolcalls.check import validate_message
-from acp_toolcalls.state import Limits
+from acp_toolcalls.proxy import ConnectionBridge, Outbox
+from acp_toolcalls.store import Limits
 
 SID = "sess-1"
 CWD = "/home/user/project"

@@ -27,8 +27,7 @@ from acp_toolcalls.cli import convert as convert_module
 from acp_toolcalls.cli import main
 from acp_toolcalls.convert import ConversionError, Converted, StatelessV1ToV2, StatelessV2ToV1
 from acp_toolcalls.models import Batch, JsonRpcMessage
-from acp_toolcalls.state import Limits
-from acp_toolcalls.store import ToolCallStore
+from acp_toolcalls.store import Limits, ToolCallStore
 
 S = "sess_1"
 V1_MODES = [[], ["--coalesce"], ["--stateless"]]

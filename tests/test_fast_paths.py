@@ -37,7 +37,7 @@ from acp_toolcalls.convert._tool_calls import (
     _mapped_fields_to_v2 as _mapped_tool_call_fields,
 )
 from acp_toolcalls.models import replace, with_extra_fields
-from acp_toolcalls.state import Limits
+from acp_toolcalls.store import Limits
 from fuzz.strategies import examples
 from fuzz.test_fuzz_bridges import SMALL_LIMITS, steps
 

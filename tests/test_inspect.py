@@ -24,13 +24,13 @@ from typing import Any
 
 import pytest
 
+from acp_toolcalls.bridge import sanitize
 from acp_toolcalls.cli import main as cli_main
 from acp_toolcalls.cli.lines import read_lines
 from acp_toolcalls.report.model import ReportBuilder
 from acp_toolcalls.report.page import render_page
 from acp_toolcalls.report.terminal_output import TerminalText
-from acp_toolcalls.state import KIND_LABELS
-from acp_toolcalls.terminal_text import sanitize
+from acp_toolcalls.store import KIND_LABELS
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl"

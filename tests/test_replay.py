@@ -23,8 +23,7 @@ from acp_toolcalls.cli import main
 from acp_toolcalls.cli import replay as replay_module
 from acp_toolcalls.cli._follow import FollowReader
 from acp_toolcalls.cli.render import last_output_lines, patch_counts, render_store, sanitize
-from acp_toolcalls.state import Limits, TerminalState
-from acp_toolcalls.store import ToolCallStore
+from acp_toolcalls.store import Limits, TerminalState, ToolCallStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl"

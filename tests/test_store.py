@@ -27,8 +27,7 @@ from acp_toolcalls.events import (
     ToolCallPatched,
     ToolCallReopened,
 )
-from acp_toolcalls.state import Limits
-from acp_toolcalls.store import ToolCallStore
+from acp_toolcalls.store import Limits, ToolCallStore
 
 SID = "sess_1"
 

@@ -91,7 +91,6 @@ if TYPE_CHECKING:
         encode,
         to_builtins,
     )
-    from .connection import ConnectionBridge, ConnectionNote, Outbox
     from .convert import (
         ConversionError,
         Converted,
@@ -143,16 +142,17 @@ if TYPE_CHECKING:
         UnsetType,
         extra_fields,
     )
-    from .state import (
+    from .proxy import ConnectionBridge, ConnectionNote, Outbox
+    from .store import (
         KIND_LABELS,
         Limits,
         SessionState,
         TerminalState,
         ToolCallState,
+        ToolCallStore,
         ToolCallView,
         patch_meta,
     )
-    from .store import ToolCallStore
     from .v2 import *  # noqa: F403 - the v2 models are the primary public surface
     from .v2 import __all__ as _v2_all
 
@@ -272,7 +272,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "encode",
         "to_builtins",
     ),
-    "connection": ("ConnectionBridge", "ConnectionNote", "Outbox"),
+    "proxy": ("ConnectionBridge", "ConnectionNote", "Outbox"),
     "convert": (
         "ConversionError",
         "Converted",
@@ -334,16 +334,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolCallReopened",
     ),
     "check": ("Finding", "ToolCallLinter"),
-    "state": (
+    "store": (
         "KIND_LABELS",
         "Limits",
         "SessionState",
         "TerminalState",
         "ToolCallState",
+        "ToolCallStore",
         "ToolCallView",
         "patch_meta",
     ),
-    "store": ("ToolCallStore",),
     "models": (
         "UNSET",
         "Batch",

@@ -359,7 +359,7 @@ def store_observer(
     ``store.apply(message, now=clock())`` sees the dict the SDK parsed from the wire, before
     its models drop ``null`` clears, unknown keys and unknown variants: the lossless way for
     a client built on the SDK to keep tool-call state. Outgoing ``initialize`` requests are
-    applied too, so that a ``ToolCallStore(protocol="auto")`` can match the response that
+    applied too, so that a ``ToolCallStore(version="auto")`` can match the response that
     negotiates the version; nothing else outgoing is. ``on_events`` receives each non-empty
     list of store events. A message the store cannot read is logged (``acp_toolcalls.sdk``)
     and skipped; the SDK goes on with it as usual.

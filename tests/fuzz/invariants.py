@@ -34,7 +34,7 @@ from acp_toolcalls import ToolCallStore, v1, v2
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.codec import canonical_json
 from acp_toolcalls.models import Batch, JsonRpcMessage
-from acp_toolcalls.state import Limits
+from acp_toolcalls.store import Limits
 
 __all__ = [
     "TYPED",

@@ -53,7 +53,7 @@ from acp_toolcalls.events import (
     ToolCallEvicted,
     ToolCallPatched,
 )
-from acp_toolcalls.state import Limits, size_of
+from acp_toolcalls.store import Limits, size_of
 
 from .invariants import (
     TYPED,

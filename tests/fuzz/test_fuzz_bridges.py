@@ -31,7 +31,7 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.state import Limits
+from acp_toolcalls.store import Limits
 
 from .strategies import SESSION_IDS, client_answer, examples, line, traffic, weighted
 from .targets import run_v1_to_v2, run_v2_to_v1

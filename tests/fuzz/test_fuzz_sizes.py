@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from acp_toolcalls import v2
 from acp_toolcalls.codec import DecodeError, decode_message
 from acp_toolcalls.models import with_extra_fields
-from acp_toolcalls.state import _MAX_DEPTH, _walk, size_of
+from acp_toolcalls.store import size_of
+from acp_toolcalls.store._sizes import _MAX_DEPTH, _walk
 
 from .strategies import examples, line, traffic
 

@@ -29,7 +29,7 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.state import Limits
+from acp_toolcalls.store import Limits
 
 from .strategies import examples, line, traffic
 from .targets import run_store

@@ -20,8 +20,8 @@ from typing import Any
 
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import ProxyConfig, run_proxy
-from ..state import Limits
-from .lines import positive_int
+from ..store import Limits
+from ._options import positive_int
 
 __all__ = ["register", "run"]
 

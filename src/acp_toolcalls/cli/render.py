@@ -35,9 +35,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from .. import terminal_text, v2
-from ..state import SessionState, TerminalState, ToolCallState, ToolCallView
-from ..store import ToolCallStore
+from .. import bridge, v2
+from ..store import SessionState, TerminalState, ToolCallState, ToolCallStore, ToolCallView
 
 __all__ = [
     "BLOCKS_BELOW",
@@ -79,7 +78,7 @@ _TAIL_BYTES = 16 * 1024  # only the tail of a terminal's output is decoded for i
 
 def sanitize(text: str) -> str:
     """``text`` as safe plain text (``terminal_text.sanitize``), tabs as four spaces."""
-    return terminal_text.sanitize(text).replace("\t", "    ")
+    return bridge.sanitize(text).replace("\t", "    ")
 
 
 def _one_line(text: object) -> str:

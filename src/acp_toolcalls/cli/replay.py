@@ -43,10 +43,9 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..codec import DEFAULT_MAX_BYTES
+from ..proxy import one_side
 from ..report import Replayer
-from ..state import Limits
-from ..store import StoreProtocol, ToolCallStore
-from ..traffic import one_side
+from ..store import Limits, StoreProtocol, ToolCallStore
 from . import _options
 from ._follow import FollowReader, changed, is_regular, reader_gone
 from .lines import (
@@ -353,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits() if args.follow or args.bounded else _UNCAPPED
 
     def make_store() -> ToolCallStore:
-        return ToolCallStore(protocol=cast(StoreProtocol, args.protocol), limits=limits)
+        return ToolCallStore(version=cast(StoreProtocol, args.protocol), limits=limits)
 
     max_line_bytes = MAX_LINE_BYTES if args.max_line_bytes is None else args.max_line_bytes
     replayer = Replayer(make_store(), _diagnostic, max_line_bytes)

@@ -44,8 +44,14 @@ from ..events import (
     ToolCallPatched,
     ToolCallReopened,
 )
-from ..state import COLLECTION_FIELDS, Limits, TerminalState, ToolCallState
-from ..store import StoreProtocol, ToolCallStore
+from ..store import (
+    COLLECTION_FIELDS,
+    Limits,
+    StoreProtocol,
+    TerminalState,
+    ToolCallState,
+    ToolCallStore,
+)
 from ._replayer import Replayer
 from .terminal_output import TerminalText
 
@@ -66,7 +72,7 @@ class _RecordingStore(ToolCallStore):
     """The store, remembering the events of the last ``apply`` for the history."""
 
     def __init__(self, protocol: StoreProtocol) -> None:
-        super().__init__(protocol=protocol, limits=Limits.unlimited())
+        super().__init__(version=protocol, limits=Limits.unlimited())
         self.events: list[Event] = []
 
     def apply(self, message: Any, *, now: float | None = None) -> list[Event]:
