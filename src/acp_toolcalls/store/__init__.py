@@ -1,0 +1,73 @@
+"""The client-side tool-call store (``ToolCallStore``), its stored state and its limits.
+
+Rules this package owns (spec 6.2, 7.1-7.6, 7.11 and 8.7; decisions D1-D4, D9-D11, D13-D18,
+D20, D22, D23, D32, D33, D35): everything that changes stored tool-call or terminal state, and
+what a UI reads of it. Each rule lives in one private module:
+
+- ``_reducer``: ``ToolCallStore``, how each message reaches the rules below (dispatch tables,
+  batches, the ``initialize`` negotiation), and the inline hot path of a content chunk.
+- ``_version``: ``version=`` (``"v1"``, ``"v2"``, ``"auto"``, 1, 2) and its deprecated alias
+  ``protocol=``.
+- ``_sessions``: sessions, the current one, byte counts, eviction by count.
+- ``_tool_calls``: upsert, patches and chunks of tool calls; the client's own conclusions.
+- ``_terminals``: terminal updates and output chunks.
+- ``_v1``: v1 input mapped to v2 patches; v1 strings kept to be sent on.
+- ``_budgets``: every value measured as stored; the byte and count caps and their cuts.
+- ``_patch``: the patch rules of one update's fields and of ``_meta``.
+- ``_state``: the stored state of calls, terminals and sessions; the view of a call.
+- ``_view``: reading: snapshots, views, the ``replay --json`` document.
+- ``_limits``: ``Limits`` and how a cap cuts; ``_sizes``: ``size_of``.
+
+``ToolCallStore`` is imported on first use (it needs the codec and the v1 mapping); the state,
+limits and sizes are light. ``trim_block`` and ``COLLECTION_FIELDS`` are shared with the
+bridges, the proxy and the report.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._limits import Limits, omitted, trim_block
+from ._patch import patch_meta
+from ._sizes import size_of
+from ._state import (
+    COLLECTION_FIELDS,
+    KIND_LABELS,
+    SessionState,
+    TerminalState,
+    ToolCallState,
+    ToolCallView,
+    view_of,
+)
+from ._version import StoreProtocol
+
+if TYPE_CHECKING:
+    from ._reducer import ToolCallStore
+
+__all__ = [
+    "COLLECTION_FIELDS",
+    "KIND_LABELS",
+    "Limits",
+    "SessionState",
+    "StoreProtocol",
+    "TerminalState",
+    "ToolCallState",
+    "ToolCallStore",
+    "ToolCallView",
+    "omitted",
+    "patch_meta",
+    "size_of",
+    "trim_block",
+    "view_of",
+]
+
+
+if not TYPE_CHECKING:  # type checkers read the import above
+
+    def __getattr__(name: str) -> Any:
+        if name != "ToolCallStore":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from ._reducer import ToolCallStore
+
+        globals()[name] = ToolCallStore
+        return ToolCallStore

@@ -1,0 +1,414 @@
+"""Byte budgets: every value measured as it is stored, and the caps applied after each change.
+
+Rules this module owns (``Limits``; spec 8.7):
+
+- A stored value over ``max_value_bytes`` is cut where it is (``_limits.cut_value``); a
+  content item over it becomes a text block, its head kept when it was text.
+- A call's content past ``max_content_items``, and a terminal's output past
+  ``max_terminal_bytes``, keep their head and tail; what went is counted (``dropped_items``,
+  ``dropped_bytes``) and said.
+- ``_meta`` keeps at most ``max_meta_keys`` keys, the oldest going first.
+- After each change the call, session and store caps are checked in that order; each cut goes
+  an eighth of the cap below it. A call loses the middle of its content, then its head, then
+  its largest values; a session its finished calls, then its exited terminals, then a share
+  of each open call and running terminal; the store the finished calls and exited terminals
+  of the least recently updated sessions, then idle sessions, then the least recently updated
+  ones. What just changed goes last.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import v2
+from ..events import Event
+from ._limits import (
+    cut_value,
+    limit_reached,
+    middle,
+    omitted,
+    text_head,
+    trim_block,
+    trim_middle,
+    until,
+)
+from ._sessions import _Sessions
+from ._sizes import size_of
+from ._state import SessionState, TerminalState, ToolCallState
+
+_ABSENT: Any = object()
+
+
+class _Budgets(_Sessions):
+    """The measuring of stored values and the cuts of every byte and count cap."""
+
+    def _measure_call(
+        self, session: SessionState, tc: ToolCallState, names: list[str], events: list[Event]
+    ) -> None:
+        """Measure the values just stored under ``names`` (wire names), cutting any over
+        ``max_value_bytes``, and the ``_meta`` keys over ``max_meta_keys``."""
+        cap = self._value_cap
+        fields, sizes, delta = tc.fields, tc.sizes, 0
+        for name in names:
+            value = fields.get(name, _ABSENT)
+            if value is not _ABSENT and name != "content":  # a field: the common case
+                size = size_of(value)
+                if size > cap:
+                    fields[name], size = cut_value(value, size, cap)
+                    limit_reached(
+                        events,
+                        session.session_id,
+                        "max_value_bytes",
+                        tc.tool_call_id,
+                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    )
+            elif name == "content":
+                size = 0
+                if isinstance(value, list):
+                    for index, item in enumerate(value):
+                        item_size = size_of(item)
+                        if item_size > cap:
+                            value[index], item_size = self._cut_item(
+                                session, tc, item, item_size, cap, events
+                            )
+                        size += item_size
+            elif name == "_meta":
+                self._cap_meta_keys(session, tc.tool_call_id, tc, events)
+                size = self._measure_meta(
+                    session, tc.tool_call_id, tc, self.limits.max_value_bytes, events
+                )
+            else:  # an unknown key kept beside the fields
+                held = tc.extra
+                value = held.get(name) if held is not None else None
+                size = size_of(value)
+                if size > cap and held is not None:
+                    held[name], size = cut_value(value, size, cap)
+                    limit_reached(
+                        events,
+                        session.session_id,
+                        "max_value_bytes",
+                        tc.tool_call_id,
+                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    )
+            delta += size - sizes.get(name, 0)
+            sizes[name] = size
+        tc.size += delta
+        session.size += delta
+        self.size += delta
+
+    def _measure_terminal(
+        self, session: SessionState, terminal: TerminalState, names: list[str], events: list[Event]
+    ) -> None:
+        if not names:
+            return
+        cap = self.limits.max_value_bytes
+        fields, sizes, delta = terminal.fields, terminal.sizes, 0
+        for name in names:
+            if name == "output":
+                output = terminal.output
+                size = len(output) if isinstance(output, bytearray) else 0
+            elif name == "_meta":
+                self._cap_meta_keys(session, terminal.terminal_id, terminal, events)
+                size = self._measure_meta(session, terminal.terminal_id, terminal, cap, events)
+            else:
+                value = fields.get(name)
+                size = size_of(value)
+                if cap is not None and size > cap:
+                    fields[name], size = cut_value(value, size, cap)
+                    limit_reached(
+                        events,
+                        session.session_id,
+                        "max_value_bytes",
+                        terminal.terminal_id,
+                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    )
+            delta += size - sizes.get(name, 0)
+            sizes[name] = size
+        self._grow(session, delta, terminal)
+
+    def _cap_meta_keys(
+        self,
+        session: SessionState,
+        subject: str,
+        held: ToolCallState | TerminalState,
+        events: list[Event],
+    ) -> None:
+        cap = self.limits.max_meta_keys
+        meta = held.meta
+        if cap is None or not isinstance(meta, dict) or len(meta) <= cap:
+            return
+        excess = len(meta) - cap + trim_block(cap) - 1
+        for key in list(meta)[:excess]:
+            del meta[key]
+        limit_reached(
+            events,
+            session.session_id,
+            "max_meta_keys",
+            subject,
+            f"`_meta` had more than {cap} keys: dropped the {excess} oldest",
+        )
+
+    def _measure_meta(
+        self,
+        session: SessionState,
+        subject: str,
+        held: ToolCallState | TerminalState,
+        cap: int | None,
+        events: list[Event],
+    ) -> int:
+        meta = held.meta
+        if not isinstance(meta, dict):
+            return 0
+        size = 64
+        for key, value in meta.items():
+            value_size = size_of(value)
+            if cap is not None and value_size > cap:
+                meta[key], value_size = cut_value(value, value_size, cap)
+                limit_reached(
+                    events,
+                    session.session_id,
+                    "max_value_bytes",
+                    subject,
+                    f"`_meta.{key}`: over the cap of {cap:,} bytes: cut",
+                )
+            size += size_of(key) + value_size + 24
+        return size
+
+    def _cut_item(
+        self,
+        session: SessionState,
+        tc: ToolCallState,
+        item: Any,
+        size: int,
+        cap: int,
+        events: list[Event],
+    ) -> tuple[Any, int]:
+        """A content item over ``max_value_bytes``: a text block keeps its head, anything
+        else becomes a text block saying what was omitted."""
+        inner = item.content if isinstance(item, v2.Content) else None
+        if isinstance(inner, v2.TextContent):
+            text = text_head(inner.text, cap) + "\n" + omitted(size, "max_value_bytes")
+            cut: Any = v2.Content(content=v2.TextContent(text=text))
+        else:
+            cut = v2.Content(content=v2.TextContent(text=omitted(size, "max_value_bytes")))
+        limit_reached(
+            events,
+            session.session_id,
+            "max_value_bytes",
+            tc.tool_call_id,
+            f"a content item of {size:,} bytes, over the cap of {cap:,}: cut",
+        )
+        return cut, size_of(cut)
+
+    def _cap_content(self, session: SessionState, tc: ToolCallState, events: list[Event]) -> None:
+        cap = self.limits.max_content_items
+        content = tc.fields["content"]
+        if cap is None or len(content) <= cap:
+            return
+        head, excess = middle(len(content), cap)
+        # What goes is measured, not what stays: the content's size is the sum of its items'.
+        freed = sum(map(size_of, content[head : head + excess]))
+        del content[head : head + excess]
+        tc.dropped_items += excess
+        tc.dropped_at = head
+        tc.sizes["content"] = tc.sizes.get("content", 0) - freed
+        self._grow(session, -freed, tc)
+        limit_reached(
+            events,
+            session.session_id,
+            "max_content_items",
+            tc.tool_call_id,
+            f"dropped {excess} content item(s) after the first {head} "
+            f"(cap {cap}; {tc.dropped_items} dropped in all)",
+        )
+
+    def _dropped_items(self, session: SessionState, tc: ToolCallState, head: int, n: int) -> None:
+        """``n`` content items went from the middle, after the first ``head``: measured again."""
+        tc.dropped_items += n
+        tc.dropped_at = head
+        content = tc.fields.get("content")
+        size = sum(size_of(item) for item in content) if isinstance(content, list) else 0
+        self._grow(session, size - tc.sizes.get("content", 0), tc)
+        tc.sizes["content"] = size
+
+    def _cap_output(
+        self,
+        session: SessionState,
+        terminal: TerminalState,
+        events: list[Event],
+        cap: int | None = None,
+        limit: str = "max_terminal_bytes",
+    ) -> None:
+        cap = self.limits.max_terminal_bytes if cap is None else cap
+        output = terminal.output
+        if cap is None or not isinstance(output, bytearray) or len(output) <= cap:
+            return
+        head, excess = trim_middle(output, cap)
+        terminal.dropped_bytes += excess
+        terminal.sizes["output"] = len(output)
+        self._grow(session, -excess, terminal)
+        limit_reached(
+            events,
+            session.session_id,
+            limit,
+            terminal.terminal_id,
+            f"dropped {excess} output byte(s) after the first {head} "
+            f"(cap {cap}; {terminal.dropped_bytes} dropped in all)",
+        )
+
+    def _budgets(
+        self, session: SessionState, held: ToolCallState | TerminalState, events: list[Event]
+    ) -> None:
+        """After a change to ``held``: the call, session and store byte caps, in that order.
+        Each cut goes below the cap by an eighth of it, so that growth past it stays cheap."""
+        cap = self._call_cap
+        if held is not None and held.size > cap and isinstance(held, ToolCallState):
+            self._shrink_call(session, held, cap - trim_block(cap), "max_call_bytes", events)
+        cap = self._session_cap
+        if session.size > cap:
+            self._shrink_session(session, held, cap - trim_block(cap), events)
+        cap = self._store_cap
+        if self.size > cap:
+            self._shrink_store(session, held, cap - trim_block(cap), events)
+
+    def _shrink_call(
+        self,
+        session: SessionState,
+        tc: ToolCallState,
+        target: int,
+        limit: str,
+        events: list[Event],
+    ) -> None:
+        """Cut a call down to ``target`` bytes: the middle of its content first (its head
+        quarter and its tail are kept), then its head, on up to its last item, then its largest
+        values."""
+        before = tc.size
+        content = tc.fields.get("content")
+        if isinstance(content, list) and len(content) > 1:
+            head = max(1, len(content) // 4)
+            excess, freed = 0, 0
+            need = tc.size - target
+            while head + excess < len(content) - 1 and freed < need:
+                freed += size_of(content[head + excess])
+                excess += 1
+            if excess:
+                del content[head : head + excess]
+                self._dropped_items(session, tc, head, excess)
+            if tc.size > target and len(content) > 1:  # then the head, and on to the last item
+                cut, freed = head, sum(size_of(item) for item in content[:head])
+                need = tc.size - target
+                while cut < len(content) - 1 and freed < need:
+                    freed += size_of(content[cut])
+                    cut += 1
+                del content[:cut]
+                self._dropped_items(session, tc, 0, cut)
+        held = {**tc.fields, **(tc.extra or {})}
+        for name in sorted(tc.sizes, key=tc.sizes.__getitem__, reverse=True):
+            if tc.size <= target or tc.sizes[name] <= 256:
+                break
+            if name in ("content", "_meta"):
+                value = tc.fields.get(name) if name == "content" else tc.meta
+                replacement: Any = [] if name == "content" else {}
+            else:
+                value = held.get(name)
+                replacement, _ = cut_value(value, tc.sizes[name], 1_024, limit)
+            if name == "content":
+                tc.dropped_items += len(value) if isinstance(value, list) else 0
+                tc.dropped_at = 0
+                tc.fields["content"] = replacement
+            elif name == "_meta":
+                tc.meta = replacement
+            elif name in tc.fields:
+                tc.fields[name] = replacement
+            elif tc.extra is not None:
+                tc.extra[name] = replacement
+            size = 0 if name == "content" else size_of(replacement)
+            self._grow(session, size - tc.sizes[name], tc)
+            tc.sizes[name] = size
+        limit_reached(
+            events,
+            session.session_id,
+            limit,
+            tc.tool_call_id,
+            f"cut from {before:,} to {tc.size:,} bytes ({tc.dropped_items} content item(s) "
+            "dropped in all)",
+        )
+
+    def _shrink_session(
+        self,
+        session: SessionState,
+        keep: ToolCallState | TerminalState | None,
+        target: int,
+        events: list[Event],
+    ) -> None:
+        """Cut a session down to ``target`` bytes, keeping ``keep`` (what just changed) last:
+        finished calls go first (oldest first), then exited terminals, then the content of
+        open calls and the output of running terminals is cut (oldest first)."""
+        before = session.size
+        finished = [tc for tc in session.tool_calls.values() if tc.is_final and tc is not keep]
+        self._drop_calls(session, until(finished, session.size - target), events)
+        if session.size > target:
+            exited = [t for t in session.terminals.values() if t.exited and t is not keep]
+            self._drop_terminals(session, until(exited, session.size - target), events)
+        # What each open call and running terminal keeps: an equal share of the session.
+        each = max(4096, target // (len(session.tool_calls) + len(session.terminals) + 1))
+        for tc in list(session.tool_calls.values()):
+            if session.size <= target:
+                break
+            if tc is not keep and tc.size > each:
+                self._shrink_call(session, tc, each, "max_session_bytes", events)
+        for terminal in list(session.terminals.values()):
+            if session.size <= target:
+                break
+            if terminal is not keep:
+                self._cap_output(session, terminal, events, each, "max_session_bytes")
+        if session.size > target and isinstance(keep, ToolCallState):
+            self._shrink_call(session, keep, each, "max_session_bytes", events)
+        elif session.size > target and isinstance(keep, TerminalState):
+            self._cap_output(session, keep, events, each, "max_session_bytes")
+        limit_reached(
+            events,
+            session.session_id,
+            "max_session_bytes",
+            session.session_id,
+            f"cut from {before:,} to {session.size:,} bytes",
+        )
+
+    def _shrink_store(
+        self,
+        current: SessionState,
+        keep: ToolCallState | TerminalState | None,
+        target: int,
+        events: list[Event],
+    ) -> None:
+        """Cut the store down to ``target`` bytes: finished calls and exited terminals of the
+        least recently updated sessions first, then idle sessions, then the least recently
+        updated ones; the session just changed goes last."""
+        before = self.size
+        others = sorted(
+            (s for s in self.sessions.values() if s is not current), key=lambda s: s.touched
+        )
+        for session in others:
+            if self.size <= target:
+                break
+            finished = [tc for tc in session.tool_calls.values() if tc.is_final]
+            self._drop_calls(session, until(finished, self.size - target), events)
+            exited = [t for t in session.terminals.values() if t.exited]
+            self._drop_terminals(session, until(exited, self.size - target), events)
+        empty = [s for s in others if not s.tool_calls and not s.terminals]
+        self._drop_sessions(empty, events)  # nothing left in them
+        if self.size > target:
+            idle = [s for s in others if s.session_id in self.sessions and not s.live]
+            self._drop_sessions(until(idle, self.size - target), events)
+        if self.size > target:
+            rest = [s for s in others if s.session_id in self.sessions]
+            self._drop_sessions(until(rest, self.size - target), events)
+        if self.size > target:
+            self._shrink_session(current, keep, max(0, target - (self.size - current.size)), events)
+        limit_reached(
+            events,
+            current.session_id,
+            "max_store_bytes",
+            current.session_id,
+            f"cut the store from {before:,} to {self.size:,} bytes",
+        )

@@ -1,0 +1,144 @@
+"""Sessions: where the store's state lives, which session is current, and eviction by count.
+
+Rules this module owns (spec 7.1, 8.7):
+
+- State is per ``sessionId``: a session exists once it has seen a tool call or a terminal (or
+  a bridge ``touch``es it); ``drop_session`` forgets one without events.
+- The session a message is about becomes the most recently updated one (``touched``, the
+  store's own counter of switches between sessions: the store keeps no clock).
+- Past ``max_sessions`` an eighth of the cap goes: idle sessions before live ones (an open call
+  or a running terminal), least recently updated first; past ``max_tool_calls`` or
+  ``max_terminals`` the same goes for a session's calls or terminals (``_tool_calls``,
+  ``_terminals`` choose them). ``on_evict`` sees each dropped state first, and each eviction
+  is reported (``SessionEvicted``, ``ToolCallEvicted``, ``TerminalEvicted``).
+- Every byte a state holds is counted three times, in the state, its session and the store
+  (``_grow``), which the byte caps (``_budgets``) compare with.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+from ..events import Event, SessionEvicted, TerminalEvicted, ToolCallEvicted
+from ._limits import Limits, as_cap, limit_reached, trim_block
+from ._state import SessionState, TerminalState, ToolCallState
+
+EvictionHook = Callable[[str, SessionState | ToolCallState | TerminalState], None]
+
+
+class _Sessions:
+    """The sessions of a store, their byte counts and their eviction (the base of the store)."""
+
+    def __init__(self, limits: Limits | None, on_evict: EvictionHook | None) -> None:
+        self.limits = limits if limits is not None else Limits()  # (the caps below too)
+        self.sessions: dict[str, SessionState] = {}
+        self.size = 0
+        """Bytes held by every session (``size_of`` measures), which ``max_store_bytes`` caps."""
+        self.on_evict = on_evict
+        """Called with the session id and the state of each session, call or terminal just
+        before a cap drops it (a bridge sends what it still holds back about it)."""
+        self._current: SessionState | None = None  # the session the last message was about
+        self._switches = 0  # counts switches between sessions: `SessionState.touched`
+
+    @property
+    def limits(self) -> Limits:
+        """The memory caps (``Limits``); may be replaced at any time."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Limits) -> None:
+        self._limits = limits
+        # What the hot path compares with: a disabled cap never compares greater.
+        self._item_cap = as_cap(limits.max_content_items)
+        self._value_cap = as_cap(limits.max_value_bytes)
+        self._call_cap = as_cap(limits.max_call_bytes)
+        self._session_cap = as_cap(limits.max_session_bytes)
+        self._store_cap = as_cap(limits.max_store_bytes)
+
+    def drop_session(self, session_id: str) -> None:
+        """Forget a session and everything in it (a closed session); no events."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            self.size -= session.size
+            if session is self._current:
+                self._current = None
+
+    def touch(self, session_id: str) -> list[Event]:
+        """Create the session if it is new and count it as the most recently updated one;
+        returns the events (a new session past ``max_sessions`` evicts others). For bridges
+        that keep their own per-session state next to the store's."""
+        events: list[Event] = []
+        self._session(session_id, events)
+        return events
+
+    def _session(self, session_id: str, events: list[Event]) -> SessionState:
+        """The session (created on first sight), counted as the one most recently updated."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = self.sessions[session_id] = SessionState(session_id)
+            self.size += session.size
+            cap = self.limits.max_sessions
+            if cap is not None and len(self.sessions) > cap:
+                self._evict_sessions(session, cap, events)
+        if session is not self._current:
+            self._switches += 1
+            session.touched = self._switches
+            self._current = session
+        return session
+
+    def _evict_sessions(self, new: SessionState, cap: int, events: list[Event]) -> None:
+        count = min(trim_block(cap), len(self.sessions) - 1)
+        others = (s for s in self.sessions.values() if s is not new)
+        victims = heapq.nsmallest(count, others, key=lambda s: (s.live, s.touched))
+        self._drop_sessions(victims, events)
+        shown = ", ".join(repr(v.session_id) for v in victims[:3])
+        more = f" and {len(victims) - 3} more" if len(victims) > 3 else ""
+        limit_reached(
+            events,
+            new.session_id,
+            "max_sessions",
+            new.session_id,
+            f"evicted {len(victims)} session(s), idle and least recently updated first "
+            f"({shown}{more}; cap {cap})",
+        )
+
+    def _drop_sessions(self, victims: list[SessionState], events: list[Event]) -> None:
+        for victim in victims:
+            if self.on_evict is not None:
+                self.on_evict(victim.session_id, victim)
+            del self.sessions[victim.session_id]
+            self.size -= victim.size
+            if victim is self._current:
+                self._current = None
+            events.append(
+                SessionEvicted(victim.session_id, len(victim.tool_calls), len(victim.terminals))
+            )
+
+    def _drop_calls(
+        self, session: SessionState, victims: list[ToolCallState], events: list[Event]
+    ) -> None:
+        for tc in victims:
+            if self.on_evict is not None:
+                self.on_evict(session.session_id, tc)
+            del session.tool_calls[tc.tool_call_id]
+            self._grow(session, -tc.size)
+            events.append(ToolCallEvicted(session.session_id, tc.tool_call_id, tc.status))
+
+    def _drop_terminals(
+        self, session: SessionState, victims: list[TerminalState], events: list[Event]
+    ) -> None:
+        for terminal in victims:
+            if self.on_evict is not None:
+                self.on_evict(session.session_id, terminal)
+            del session.terminals[terminal.terminal_id]
+            self._grow(session, -terminal.size)
+            events.append(TerminalEvicted(session.session_id, terminal.terminal_id))
+
+    def _grow(
+        self, session: SessionState, delta: int, held: ToolCallState | TerminalState | None = None
+    ) -> None:
+        if held is not None:
+            held.size += delta
+        session.size += delta
+        self.size += delta
