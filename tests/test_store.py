@@ -526,6 +526,35 @@ def test_auto_protocol_follows_the_initialize_exchange(
     assert (SID in store.sessions) is applied
 
 
+@pytest.mark.parametrize(
+    ("given", "version", "raw"),
+    [
+        ("v1", "v1", "v1"),
+        (1, "v1", "v1"),
+        ("v2", "v2", "v2"),
+        (2, "v2", "v2"),
+        ("auto", "auto", "v2"),
+    ],
+)
+def test_version_names_the_protocol_and_protocol_is_its_deprecated_alias(
+    given: Any, version: str, raw: str
+) -> None:
+    store = ToolCallStore(version=given)
+    assert (store.version, store.protocol, store.raw_protocol) == (version, version, raw)
+    with pytest.warns(DeprecationWarning, match="use version="):
+        old = ToolCallStore(protocol=given)
+    assert (old.version, old.protocol, old.raw_protocol) == (version, version, raw)
+    assert ToolCallStore().version == "v2"
+
+
+@pytest.mark.parametrize("given", ["v3", 3, 0, True, None.__class__, 1.0])
+def test_an_unknown_version_is_refused(given: Any) -> None:
+    with pytest.raises(ValueError, match="unknown protocol version"):
+        ToolCallStore(version=given)
+    with pytest.raises(TypeError, match="not both"):
+        ToolCallStore(version="v1", protocol="v1")
+
+
 # --------------------------------------------------------------------------------------------
 # Terminals
 
