@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import v1
 from ..models import VersionName
-from ..proxy._methods import SENDERS  # (until proxy exports it)
+from ..proxy import SENDERS
 from ._lint import KNOWN_V2_SESSION_UPDATES
 
 __all__ = [

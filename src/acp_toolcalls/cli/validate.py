@@ -43,7 +43,7 @@ from ..check import (
     Validator,
 )
 from ..codec import DEFAULT_MAX_BYTES
-from ..proxy._traffic import LogSide, one_side  # (until proxy exports them)
+from ..proxy import LogSide, one_side
 from ._options import positive_int
 from .lines import (
     NotJsonLines,
