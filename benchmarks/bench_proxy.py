@@ -457,9 +457,9 @@ def _core_run(lines: list[bytes], client: int, agent: int) -> None:
 def _decoded(lines: list[bytes], agent: int) -> list[Any]:
     """Each line as the core hands it to the bridge: a tool-call update typed by the codec's
     strict decoder, another update read whole into the typed message of an opaque update."""
-    from acp_toolcalls import routing
     from acp_toolcalls.codec import FAST_PATH_MISSES, fast_message_decoder
-    from acp_toolcalls.connection import _opaque_message
+    from acp_toolcalls.proxy import rpc
+    from acp_toolcalls.proxy._policy import opaque_message
 
     decode = fast_message_decoder("v2" if agent == 2 else "v1")
     out: list[Any] = []
@@ -467,13 +467,12 @@ def _decoded(lines: list[bytes], agent: int) -> list[Any]:
         try:
             out.append(decode(line))
         except FAST_PATH_MISSES:
-            out.append(_opaque_message(routing.whole(line), 2 if agent == 2 else 1) or line)
+            out.append(opaque_message(rpc.whole(line), 2 if agent == 2 else 1) or line)
     return out
 
 
 def _bridge_run(messages: list[Any], agent: int) -> None:
-    from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
-    from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+    from acp_toolcalls.bridge import V1ToV2Bridge, V2ToV1Bridge
     from acp_toolcalls.codec import encode
 
     convert = (V2ToV1Bridge(coalesce=False) if agent == 2 else V1ToV2Bridge()).convert
@@ -494,7 +493,7 @@ def _timed(run: Callable[[], object]) -> float:
 
 def _ready_core(client: int, agent: int) -> Any:
     """A ``ConnectionBridge`` past initialize with session ``sess-1`` and a prompt running."""
-    from acp_toolcalls.connection import ConnectionBridge
+    from acp_toolcalls.proxy import ConnectionBridge
 
     core = ConnectionBridge(
         client_version=1 if client == 1 else 2,

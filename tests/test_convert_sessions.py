@@ -610,9 +610,8 @@ def test_pending_requests_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_method_senders_are_the_schemas() -> None:
     # `methods.SENDERS` writes out the schemas' x-method/x-side, so that convert reads a log
     # without loading a schema validator; both must agree.
-    from acp_toolcalls.methods import SENDERS
-
     from acp_toolcalls.check import method_table
+    from acp_toolcalls.proxy import SENDERS
 
     senders = {"agent": "client", "client": "agent", "protocol": "either"}
     for version in (1, 2):

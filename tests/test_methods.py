@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from acp_toolcalls.methods import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
 
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.proxy import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
 
 CWD = "/home/user/project"
 STDIO_V1 = {"name": "fs", "command": "/usr/bin/mcp-fs", "args": ["--root", CWD], "env": []}

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.connection import ConnectionBridge
+from acp_toolcalls.proxy import ConnectionBridge
 
 SID = "sess-1"
 AGENT_IDS = [1, 2, 5, 99, "a"]
@@ -255,7 +255,7 @@ def test_every_answer_reaches_the_request_the_editor_saw_at_most_once(
 def test_the_checker_catches_two_open_requests_under_one_editor_id(monkeypatch: Any) -> None:
     """The checker can fail: ids allocated for the editor that collide (issue 14, item 1)."""
     from acp_toolcalls.models import request_key
-    from acp_toolcalls.routing import RequestIds
+    from acp_toolcalls.proxy._routing import RequestIds
 
     def collide(self: RequestIds, pending: Any) -> int:
         self.pending[1] = pending
@@ -272,7 +272,7 @@ def test_the_checker_catches_two_open_requests_under_one_editor_id(monkeypatch: 
 
 def test_the_checker_catches_an_answer_routed_to_another_request(monkeypatch: Any) -> None:
     """The checker can fail: an answer mapped back to the wrong pending request."""
-    from acp_toolcalls.routing import Pending, RequestIds
+    from acp_toolcalls.proxy._routing import Pending, RequestIds
 
     def newest(self: RequestIds, request_id: Any) -> Pending | None:
         if not self.pending:

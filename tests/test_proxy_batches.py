@@ -25,8 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls import proxy
-from acp_toolcalls.connection import ConnectionBridge, Outbox
+from acp_toolcalls.proxy import ConnectionBridge, Outbox, _input, _stdio, _writers
 from fuzz.strategies import SESSION_IDS, examples, traffic
 
 # --------------------------------------------------------------------------------------------
@@ -61,7 +60,7 @@ def _read(data: bytes, cuts: list[int], max_bytes: int) -> list[bytes | int]:
 
         feeding = asyncio.ensure_future(feed())
         got: list[bytes | int] = []
-        async for batch in proxy._batches(reader, max_bytes):
+        async for batch in _input._batches(reader, max_bytes):
             assert batch  # never an empty batch
             got += batch
         await feeding
@@ -89,7 +88,7 @@ def test_batches_read_the_lines_the_line_by_line_reader_read(
 ) -> None:
     data = b"\n".join(lines) + (b"\n" if newline_at_end and lines else b"")
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(proxy, "_READ_CHUNK", chunk)
+        monkeypatch.setattr(_input, "_READ_CHUNK", chunk)
         got = _read(data, [c for c in cuts if c < len(data)], max_bytes)
     assert got == _reference(data, max_bytes)
 
@@ -97,7 +96,7 @@ def test_batches_read_the_lines_the_line_by_line_reader_read(
 def test_a_line_over_the_limit_read_in_pieces_is_its_size_and_the_next_line_is_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(proxy, "_READ_CHUNK", 4)
+    monkeypatch.setattr(_input, "_READ_CHUNK", 4)
     data = b"a" * 50 + b"\r\n" + b'{"ok":1}\n' + b"b" * 11
     assert _read(data, [], 10) == [52, b'{"ok":1}', 11]
 
@@ -349,7 +348,7 @@ def test_what_a_read_makes_goes_out_in_bursts_as_the_side_reads() -> None:
     class Transport:
         """A pipe transport's buffer and flow control, drained by the test."""
 
-        def __init__(self, writer: proxy._Writer) -> None:
+        def __init__(self, writer: _writers._Writer) -> None:
             self.writer = writer
             self.writes: list[int] = []
             self.buffered = 0
@@ -381,8 +380,8 @@ def test_what_a_read_makes_goes_out_in_bursts_as_the_side_reads() -> None:
             self.high = high
 
     async def scenario() -> None:
-        notes = proxy._Notes(io.StringIO())
-        bridge = proxy._Proxy(proxy.ProxyConfig(command=["true"]), notes, False)
+        notes = _writers._Notes(io.StringIO())
+        bridge = _stdio._Proxy(_stdio.ProxyConfig(command=["true"]), notes, False)
         transport = Transport(bridge.to_client)
         bridge.to_client.attach(transport)
         handled: list[bytes] = []
@@ -397,8 +396,8 @@ def test_what_a_read_makes_goes_out_in_bursts_as_the_side_reads() -> None:
         task = asyncio.ensure_future(bridge._handle("agent", [b"{}"] * 200))
         await asyncio.sleep(0.05)
         assert not task.done()  # the client reads nothing: one step's lines, then a wait
-        assert len(handled) == proxy._STEP
-        assert transport.buffered <= proxy._FEED_BYTES + 100_001
+        assert len(handled) == _stdio._STEP
+        assert transport.buffered <= _writers._FEED_BYTES + 100_001
         for _ in range(10_000):
             if task.done() and not bridge.to_client._waiting:
                 break
@@ -406,8 +405,8 @@ def test_what_a_read_makes_goes_out_in_bursts_as_the_side_reads() -> None:
             await asyncio.sleep(0)
         await asyncio.wait_for(task, 5)
         assert len(handled) == 200 and sum(transport.writes) == 200 * 100_001
-        assert transport.most <= 2 * proxy._FEED_BYTES  # the transport holds pieces
-        assert max(waiting) <= proxy.QUEUE_BYTES + proxy._STEP * 100_001
+        assert transport.most <= 2 * _writers._FEED_BYTES  # the transport holds pieces
+        assert max(waiting) <= _writers.QUEUE_BYTES + _stdio._STEP * 100_001
         notes.close(1.0)
 
     asyncio.run(scenario())

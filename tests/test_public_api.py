@@ -51,7 +51,7 @@ def test_the_root_exports_resolve_to_their_modules() -> None:
     for name in acp_toolcalls.__all__:
         assert hasattr(acp_toolcalls, name), name
     assert acp_toolcalls.V2ToV1Bridge.__module__ == "acp_toolcalls.bridge._to_v1"
-    assert acp_toolcalls.ConnectionBridge.__module__ == "acp_toolcalls.connection"
+    assert acp_toolcalls.ConnectionBridge.__module__ == "acp_toolcalls.proxy._core"
 
 
 def test_the_lazy_root_and_its_type_checking_imports_agree() -> None:

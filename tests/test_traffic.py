@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from acp_toolcalls.traffic import (
+from acp_toolcalls.proxy import (
     REDACTED,
     Direction,
     Redactor,

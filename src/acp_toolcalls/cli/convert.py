@@ -63,7 +63,7 @@ from ..convert import (
     StatelessV2ToV1,
 )
 from ..models import Batch
-from ..traffic import LogSide, is_record
+from ..proxy import LogSide, is_record
 from . import _options
 from .lines import (
     NotJsonLines,

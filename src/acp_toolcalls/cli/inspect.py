@@ -25,10 +25,10 @@ import sys
 from typing import Any, cast
 
 from ..codec import DEFAULT_MAX_BYTES
+from ..proxy import LogSide
 from ..report.model import ReportBuilder
 from ..report.page import render_page
 from ..store import StoreProtocol
-from ..traffic import LogSide
 from . import _options
 from .lines import (
     DEMO,

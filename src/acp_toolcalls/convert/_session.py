@@ -30,8 +30,7 @@ from msgspec import UNSET
 from .. import v1, v2
 from ..bridge import V2ToV1Bridge
 from ..codec import DecodeError, decode, to_builtins
-from ..proxy import _routing as rpc
-from ..proxy._methods import MODES_TO_V2, MethodMap, Modes, map_params, map_result
+from ..proxy import MODES_TO_V2, MethodMap, Modes, map_params, map_result, rpc
 from ._kernel import rooted
 from ._loss import Converted
 from ._permissions import permission_response_to_v1, permission_response_to_v2

@@ -29,12 +29,12 @@ from typing import Any
 
 from .. import v1, v2
 from ..bridge import V2ToV1Bridge
-from ..proxy import _routing as rpc
-from ..proxy._methods import (
+from ..proxy import (
     message_chunks,
     prompt_end_to_v1,
     prompt_error_to_v2,
     prompt_result_to_v2,
+    rpc,
 )
 from ._session_state import (
     _CHUNKS,

@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ..proxy._methods import NO_V1, NO_V2, SENDERS, TO_V1, TO_V2, Modes
+from ..proxy import NO_V1, NO_V2, SENDERS, TO_V1, TO_V2, Modes
 from ._kernel import Frame, rooted
 from ._loss import Converted, Loss, LossReport
 

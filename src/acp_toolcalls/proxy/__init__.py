@@ -1,0 +1,122 @@
+"""The proxy behind ``acp-toolcalls bridge``: a sans-I/O connection core and its asyncio edge.
+
+One concept per module (all private; the public names are this package's):
+
+- ``_core``: ``ConnectionBridge``, lines in from either side, lines out; its routing. Built in
+  layers: ``_output`` (the outbox, notes, caps, sessions), ``_permissions`` (the bridges'
+  output, request ids, permissions, cancels), ``_passthrough``, ``_refusals`` (reading lines,
+  bad input), ``_negotiation`` (``initialize``), ``_updates`` (the agent's notifications).
+- ``_state``: the negotiation state table (negotiating -> pass-through | converting ->
+  closed); ``_policy``: what differs by the versions' pairing, chosen once.
+- ``_methods``: the session-lifecycle method tables across versions (``TO_V1``, ``TO_V2``,
+  ``SENDERS``, the turn's end, ``Modes``).
+- ``_routing`` (exported as ``rpc``): the envelope read, the lines written, request ids.
+- ``_traffic``: the ``--log`` records and their redaction.
+- ``_stdio`` (with ``_writers``, ``_input``, ``_process``, ``_log``): the asyncio edge;
+  ``ProxyConfig``, ``run_proxy`` and ``QUEUE_BYTES`` load it on first use (importing asyncio
+  costs every command that does not run the proxy).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import _routing as rpc
+from ._core import ConnectionBridge, ConnectionNote, Outbox, Version, VersionOption
+from ._methods import (
+    MESSAGE_UPSERTS,
+    MODE_CONFIG_ID,
+    MODES_TO_V1,
+    MODES_TO_V2,
+    NO_V1,
+    NO_V2,
+    SENDERS,
+    TO_V1,
+    TO_V2,
+    V1_STOP_REASONS,
+    Mapped,
+    MethodMap,
+    MethodSender,
+    Modes,
+    map_params,
+    map_result,
+    message_chunks,
+    prompt_end_to_v1,
+    prompt_error_to_v2,
+    prompt_result_to_v2,
+)
+from ._traffic import (
+    DIRECTIONS,
+    REDACTED,
+    SIDES,
+    Direction,
+    LogSide,
+    Redactor,
+    TrafficRecord,
+    is_record,
+    log_line,
+    one_side,
+    read_record,
+    skipped_line,
+)
+
+if TYPE_CHECKING:
+    from ._stdio import QUEUE_BYTES, ProxyConfig, run_proxy
+
+__all__ = [
+    "DIRECTIONS",
+    "MESSAGE_UPSERTS",
+    "MODES_TO_V1",
+    "MODES_TO_V2",
+    "MODE_CONFIG_ID",
+    "NO_V1",
+    "NO_V2",
+    "QUEUE_BYTES",
+    "REDACTED",
+    "SENDERS",
+    "SIDES",
+    "TO_V1",
+    "TO_V2",
+    "V1_STOP_REASONS",
+    "ConnectionBridge",
+    "ConnectionNote",
+    "Direction",
+    "LogSide",
+    "Mapped",
+    "MethodMap",
+    "MethodSender",
+    "Modes",
+    "Outbox",
+    "ProxyConfig",
+    "Redactor",
+    "TrafficRecord",
+    "Version",
+    "VersionOption",
+    "is_record",
+    "log_line",
+    "map_params",
+    "map_result",
+    "message_chunks",
+    "one_side",
+    "prompt_end_to_v1",
+    "prompt_error_to_v2",
+    "prompt_result_to_v2",
+    "read_record",
+    "rpc",
+    "run_proxy",
+    "skipped_line",
+]
+
+_EDGE = frozenset({"ProxyConfig", "QUEUE_BYTES", "run_proxy"})
+
+
+def __getattr__(name: str) -> Any:
+    """``ProxyConfig``, ``run_proxy`` and ``QUEUE_BYTES``: the asyncio edge, loaded on first use
+    (PEP 562)."""
+    if name in _EDGE:
+        from . import _stdio
+
+        value = getattr(_stdio, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

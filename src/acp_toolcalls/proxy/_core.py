@@ -1,0 +1,494 @@
+"""One ACP connection between a client (editor) and an agent that may speak the other version.
+
+Rules this module owns (everything ``acp-toolcalls bridge`` decides; ``_stdio`` only moves
+bytes), and where the rest of them live:
+
+- Versions come from the real ``initialize`` exchange (``_negotiation``, its states
+  ``_state``); the same version on both sides means pass-through (``_passthrough``): every
+  line is forwarded byte for byte; otherwise every message is converted: session lifecycle
+  methods by ``_methods``' tables, tool calls, terminals and permissions by the stateful
+  bridges (``V2ToV1Bridge`` toward a v1 client, with coalescing bounded in time by ``poll``;
+  ``V1ToV2Bridge`` toward a v2 client), what differs by direction by the policy chosen once
+  (``_policy``).
+- Routing, here: a client request in a method table is mapped (its result mapped back); one
+  with no counterpart is answered with the reason (``NO_V1``/``NO_V2``); unknown and
+  ``_``-prefixed methods pass through under an id of ours. A notification sent with an id is
+  handled as the notification and the id answered ``{}``; a request method sent without an id
+  is never forwarded raw (it is dropped and reported). An agent request that reuses the id of
+  one still pending, or whose id is not a string or integer, is refused (``-32600``): its
+  answers could not be told apart. Request ids and permissions: ``_permissions``; bad input:
+  ``_refusals``; the agent's notifications: ``_updates``.
+- The agent gone (its exit, its crash, a line that is not JSON-RPC): every pending client
+  request is answered with an error, a v2 client's running turn ends in an idle
+  ``state_update`` with stop reason ``error`` (``_end``).
+- Nothing here reads a clock or does I/O: time is the ``now`` the caller passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from msgspec import UNSET
+
+from ..codec import DecodeError
+from ..models import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    plain_id,
+    request_key,
+)
+from . import _routing as rpc
+from ._methods import MODES_TO_V1, Modes, map_params, map_result, prompt_error_to_v2
+from ._output import ConnectionNote, Outbox, Side, Version, VersionOption, _Prompt
+from ._passthrough import _PERMISSION_METHOD
+from ._permissions import _turn_error
+from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH
+from ._updates import _Updates
+
+__all__ = ["ConnectionBridge", "ConnectionNote", "Outbox", "Version", "VersionOption"]
+
+_SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
+_CLIENT_NOTIFICATIONS = frozenset({"session/cancel", "$/cancel_request"})
+_AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
+"""Notifications of each side that are handled as such even when they come with an id."""
+_FLUSH_BYTES = 4 * 1024 * 1024  # tool-call changes one ``poll`` sends, about (in store bytes)
+
+
+class ConnectionBridge(_Updates):
+    """The sans-I/O core of the proxy: lines in from either side, lines out to either side.
+
+    ``from_client(line, now)`` and ``from_agent(line, now)`` take one line each (without its
+    newline), ``from_client_lines`` and ``from_agent_lines`` several (those of one read: the
+    same result, in one ``Outbox``, each note naming the index of its line); ``poll(now)``
+    sends coalesced tool-call changes that are due (``next_deadline``), ``flush()`` all of
+    them; ``agent_gone(reason)`` answers everything the client still waits for. Each returns
+    an ``Outbox``.
+
+    Kept cheap per line (issue 19): in pass-through an agent line is looked at with byte
+    checks only, unless a request of the client waits for an answer and the line does not
+    open with a ``method`` (``_passthrough._METHOD_FIRST``); converting, a compact tool-call
+    or terminal update is decoded once, by the strict decoder its bridge would read it with,
+    and handed to the bridge typed (``_typed_update``).
+    """
+
+    # ----------------------------------------------------------------------------------------
+    # Public API
+
+    @property
+    def mode(self) -> Literal["negotiating", "passthrough", "convert"]:
+        """How the client's lines are handled: by the policy chosen (kept once it is closed)."""
+        return self._policy.mode
+
+    @property
+    def gone(self) -> bool:
+        """The agent is gone: the connection is closed."""
+        return self._state == CLOSED
+
+    def from_client(self, line: bytes, now: float) -> Outbox:
+        """One line the client wrote."""
+        self._now = now
+        self._client_line(line, now)
+        return self._take()
+
+    def from_agent(self, line: bytes, now: float) -> Outbox:
+        """One line the agent wrote."""
+        self._now = now
+        self._agent_line(line, now)
+        return self._take()
+
+    def from_client_lines(self, lines: Sequence[bytes], now: float) -> Outbox:
+        """Lines the client wrote, in order (those of one read): what ``from_client`` would
+        return for each, in one ``Outbox``; each note's ``line`` is the index in ``lines`` of
+        the line it is about. A line whose handling raises (a bug) costs that line alone: it
+        is noted (``error``) and the next one is handled."""
+        return self._lines(self._client_line, "client", lines, now)
+
+    def from_agent_lines(self, lines: Sequence[bytes], now: float) -> Outbox:
+        """Lines the agent wrote, in order: as ``from_client_lines``, the other way."""
+        self._now = now
+        if self._state == PASSTHROUGH:  # kept to cheap byte checks per line
+            to_client = self._out.to_client
+            for index, line in enumerate(lines):
+                try:
+                    if self._to_agent.pending or self._turns:
+                        self._untrack_passthrough(line)
+                    if _PERMISSION_METHOD in line:
+                        self._line = index
+                        line = self._unique_options(line)
+                except Exception as exc:  # a bug must cost this line, not the others
+                    self._line = index
+                    self._bug("agent", exc)
+                else:
+                    to_client.append(line)
+                self._line = None
+            return self._take()
+        return self._lines(self._agent_line, "agent", lines, now)
+
+    def poll(self, now: float) -> Outbox:
+        """Send the coalesced tool-call changes whose time has come."""
+        self._now = now
+        if self._deadline is not None and now >= self._deadline:
+            self._deadline = None
+            bridge = self._policy.coalescing
+            if bridge is not None:
+                self._bridged(bridge.flush(max_bytes=_FLUSH_BYTES), "client")
+                if bridge.pending:  # the rest goes once this is written
+                    self._deadline = now
+        return self._take()
+
+    def flush(self) -> Outbox:
+        """Send every coalesced tool-call change now (the client's input ended, say)."""
+        self._deadline = None
+        bridge = self._policy.coalescing
+        if bridge is not None:
+            self._bridged(bridge.flush(), "client")
+        return self._take()
+
+    @property
+    def agent_side_version(self) -> Version | None:
+        """The version the agent speaks, or is being asked in while that is not known yet."""
+        if self.agent_version is not None:
+            return self.agent_version
+        return self.client_version if self._asked_agent == "auto" else self._asked_agent
+
+    def next_deadline(self) -> float | None:
+        """When ``poll`` has something to send (``None``: nothing is waiting)."""
+        return self._deadline
+
+    def agent_gone(self, reason: str) -> Outbox:
+        """The agent exited, crashed or broke the protocol: answer all the client waits for."""
+        self._end(reason)
+        return self._take()
+
+    # ----------------------------------------------------------------------------------------
+    # Lines
+
+    def _lines(
+        self, handle: Callable[[bytes, float], None], side: Side, lines: Sequence[bytes], now: float
+    ) -> Outbox:
+        self._now = now
+        for index, line in enumerate(lines):
+            self._line = index
+            try:
+                handle(line, now)
+            except Exception as exc:  # a bug must cost this line, not the others
+                self._bug(side, exc)
+            self._backlogs()
+        self._line = None
+        return self._take()
+
+    def _client_line(self, line: bytes, now: float) -> None:
+        if self._policy.mode == "passthrough":
+            self._track_passthrough(line)
+            self._out.to_agent.append(line)
+            return
+        read = self._read_client(line)
+        if read is not None:
+            self._client_values(*read, now)
+
+    def _agent_line(self, line: bytes, now: float) -> None:
+        state = self._state
+        if state == CLOSED:
+            return
+        if state == PASSTHROUGH:
+            self._untrack_passthrough(line)
+            if _PERMISSION_METHOD in line:
+                line = self._unique_options(line)
+            self._out.to_client.append(line)
+            return
+        if state == CONVERTING and self._compact_update(line, now):
+            return
+        read = self._read_agent(line)
+        if read is not None:
+            parsed, line = read
+            if isinstance(parsed, list):
+                for item in parsed:
+                    self._agent_item(item, now)
+            else:
+                self._agent_message(parsed, line, now)
+
+    def _end(self, reason: str) -> None:
+        if self._state == CLOSED:
+            return
+        self._event(AGENT_GONE)
+        self._held, self._held_bytes = [], 0
+        bridge = self._policy.coalescing
+        if bridge is not None:
+            self._bridged(bridge.flush(), "client")
+        data = {"details": reason}
+        passed = self._policy.mode == "passthrough"
+        for pending in list(self._to_agent.pending.values()):
+            # A converted prompt ends below with its session; a passed-through one is here.
+            if not pending.discard and (pending.method != "session/prompt" or passed):
+                self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
+        self._to_agent.pending.clear()
+        for envelope, _line in self._client_held:  # held while the agent answered initialize
+            if envelope.method is not UNSET and envelope.id is not UNSET:
+                self._client(
+                    rpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
+                )
+        self._client_held, self._client_held_bytes = [], 0
+        for session_id in self._turns.values():  # pass-through v2 turns acknowledged
+            self._client(rpc.update(session_id, _turn_error(reason)))
+        self._turns.clear()
+        for session_id, session in self._sessions.items():
+            for prompt in session.prompts:
+                if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
+                    self._client(rpc.update(session_id, _turn_error(reason)))
+                else:  # the v1 prompt response is still owed
+                    self._client(
+                        rpc.error(prompt.client_id, INTERNAL_ERROR, "Internal error", data)
+                    )
+            session.prompts.clear()
+        self._note("agent", f"{reason}; the session ends", "error")
+
+    # ----------------------------------------------------------------------------------------
+    # From the client
+
+    def _client_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
+        method = envelope.method
+        if method is UNSET:
+            if envelope.id is UNSET:
+                self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self._note("client", "a message with neither method nor id: answered -32600")
+                return
+            self._client_response(envelope, line)
+            return
+        params = rpc.plain(envelope.params)
+        if self._holding_client and method != "initialize":
+            self._hold_client(envelope, line)
+        elif envelope.id is UNSET:
+            self._client_notification(method, params, line)
+        elif method == "initialize" and self._policy.mode == "negotiating":
+            self._client_initialize(envelope.id, params, line)
+        elif self._policy.mode == "negotiating":  # before versions are known: as it is
+            self._to_agent.keep(envelope.id, rpc.Pending(envelope.id, method))
+            self._out.to_agent.append(line)
+        elif method in _CLIENT_NOTIFICATIONS:  # a cancel is a cancel, with or without an id
+            self._client_notification(method, params, line)
+            self._client(rpc.result(plain_id(envelope.id), {}))
+            self._note("client", f"{method} is a notification but came with an id: answered {{}}")
+        else:
+            self._client_request(envelope.id, method, params, line)
+
+    def _client_notification(self, method: str, params: Any, line: bytes) -> None:
+        if self._policy.mode != "convert":
+            self._out.to_agent.append(line)
+            return
+        if method == "$/cancel_request":
+            self._forward_cancel_request(params, self._to_agent, self._agent, "client")
+            return
+        if method == "session/cancel" and isinstance(params, dict):
+            self._agent(rpc.notification(method, params))
+            self._settle_permissions(params.get("sessionId"))
+            return
+        if method == "initialize" or method in self._policy.client_methods:
+            self._note(
+                "client",
+                f"{method} is a request but came without an id: not forwarded (its answer "
+                "could not reach the client)",
+                "error",
+            )
+            return
+        self._out.to_agent.append(line)  # extension and unknown notifications
+
+    def _client_request(self, request_id: Any, method: str, params: Any, line: bytes) -> None:
+        policy = self._policy
+        missing = policy.missing.get(method)
+        if missing is not None:
+            self._client(rpc.error(request_id, policy.missing_code, missing))
+            self._note("client", f"{method}: {missing}")
+            return
+        table = policy.requests
+        if method not in table:  # unknown and extension methods: as they are, under our id
+            data = rpc.whole(line)
+            data["id"] = self._to_agent.allocate(rpc.Pending(request_id, method))
+            self._agent(data)
+            return
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        if policy.answered_here(self, request_id, method, params):
+            return
+        modes = self._modes_of(session_id) if method == "session/set_config_option" else None
+        if modes is not None and modes.targets(params):
+            invalid = modes.invalid(params)
+            if invalid is not None:
+                data = {"path": "$.params", "reason": invalid}
+                self._client(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+                return
+            table = MODES_TO_V1  # the v1 agent's modes: session/set_mode
+        target, mapped = map_params(table, method, params)
+        self._losses("client", method, mapped.losses)
+        if method == "session/load" or (
+            method == "session/resume" and isinstance(params, dict) and "replayFrom" in params
+        ):  # the client asked for the session's history
+            self._replaying(session_id)
+        if method == "session/resume":
+            resumed = policy.resumed(self, session_id, target)
+            if resumed is None:
+                self._client(
+                    rpc.error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot resume sessions")
+                )
+                return
+            target = resumed
+        if method == "session/prompt":
+            if not (isinstance(mapped.value.get("prompt"), list) and mapped.value["prompt"]):
+                self._client(rpc.error(request_id, INVALID_PARAMS, "the prompt has no content"))
+                return
+            session = self._session(session_id)
+            prompt = _Prompt(request_id, content=params.get("prompt", []))
+            session.prompts.append(prompt)
+            policy.prompt_started(self, session_id, session, prompt)
+        pending = rpc.Pending(request_id, method, session_id)  # its params are not kept
+        if table is MODES_TO_V1:
+            pending.params = ("mode", mapped.value.get("modeId"))
+        self._agent(rpc.request(self._to_agent.allocate(pending), target, mapped.value))
+
+    def _modes_of(self, session_id: Any) -> Modes | None:
+        session = self._sessions.get(request_key(session_id))
+        return session.modes if session is not None else None
+
+    def _replaying(self, session_id: Any) -> None:
+        """A load (or a resume with replay) replays the whole session to a client that starts
+        over: what it was sent of it is forgotten, so that the replay reaches it whole (its
+        tool calls as first sights, its messages as chunks again)."""
+        session = self._sessions.get(request_key(session_id))
+        if session is not None:
+            session.forwarded_messages.clear()
+        bridge = self._policy.bridge
+        if bridge is not None and isinstance(session_id, str):
+            self._bridged(bridge.close_session(session_id), "client")
+
+    def _client_response(self, envelope: rpc.Envelope, line: bytes) -> None:
+        pending = self._to_client.pop(envelope.id)
+        if pending is None:
+            self._note("client", f"an answer to no pending request (id {envelope.id!r}): dropped")
+            return
+        if pending.discard:
+            self._note(
+                "client",
+                f"an answer to request {envelope.id!r}, which the proxy answered already (the "
+                "agent was sent `cancelled`): dropped",
+                "error",
+            )
+            return
+        data = rpc.whole(line)
+        data["id"] = pending.origin_id
+        if pending.method == "session/request_permission":
+            self._permission_answered(pending, data)
+            return
+        self._agent(data)
+
+    # ----------------------------------------------------------------------------------------
+    # From the agent
+
+    def _route_agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
+        method = envelope.method
+        if method is UNSET:
+            if envelope.id is UNSET:
+                self._note("agent", "a message with neither method nor id: dropped", "error")
+                return
+            self._agent_response(envelope, line)
+        elif self._state == NEGOTIATING:  # until the agent has answered initialize: held
+            self._hold(envelope, line)
+        elif self._state != CONVERTING:
+            self._out.to_client.append(line)
+        elif envelope.id is UNSET:
+            self._agent_notification(method, envelope, line, now)
+        elif method in _AGENT_NOTIFICATIONS:  # a notification with an id: handled as one
+            self._agent_notification(method, envelope, line, now)
+            self._agent(rpc.result(plain_id(envelope.id), {}))
+            self._note("agent", f"{method} is a notification but came with an id: answered {{}}")
+        else:
+            self._agent_request(envelope.id, method, envelope, line)
+
+    def _agent_response(self, envelope: rpc.Envelope, line: bytes) -> None:
+        data = rpc.whole(line)  # read before anything changes: it may be unreadable
+        pending = self._to_agent.pop(envelope.id)
+        if pending is None:
+            self._note("agent", f"an answer to no pending request (id {envelope.id!r}): dropped")
+            return
+        if pending.discard:
+            return
+        if pending.method == "initialize" and self._state == NEGOTIATING:
+            self._agent_initialized(pending, data)
+            return
+        if self._state != CONVERTING:
+            data["id"] = pending.origin_id
+            self._client(data)
+            return
+        if "error" in data:
+            self._agent_error(pending, data["error"])
+            return
+        result = data.get("result")
+        if pending.method == "session/prompt":
+            self._policy.prompt_answered(self, pending, result)
+            return
+        table = self._policy.requests
+        if pending.method not in table:
+            self._client(rpc.result(pending.origin_id, result))
+            return
+        modes = self._modes_of(pending.session_id)
+        if isinstance(pending.params, tuple) and pending.params[0] == "mode" and modes:
+            self._client(rpc.result(pending.origin_id, modes.selected(pending.params[1], result)))
+            return
+        mapped = map_result(table, pending.method, result)
+        self._losses("agent", f"{pending.method} result", mapped.losses)
+        value = mapped.value
+        if modes is not None and pending.method == "session/set_config_option":
+            value = modes.with_agent_options(value)
+        session_id = pending.session_id
+        if session_id is None and isinstance(value, dict):
+            session_id = value.get("sessionId")
+        if pending.method in _SESSION_SETUP and isinstance(session_id, str):
+            session = self._session(session_id)
+            session.established = True
+            self._policy.established(session, result, value)
+        self._client(rpc.result(pending.origin_id, value))
+        for update in mapped.updates:
+            self._client(rpc.update(session_id, update))
+        if pending.method == "session/close":
+            self._close_session(session_id)
+        if pending.method in ("session/load", "session/resume"):
+            self._session(session_id).replay_suppressed = False
+
+    def _agent_error(self, pending: rpc.Pending, error: Any) -> None:
+        if pending.method == "session/prompt" and pending.session_id in self._sessions:
+            prompts = self._sessions[pending.session_id].prompts
+            prompt = next((p for p in prompts if p.client_id == pending.origin_id), None)
+            if prompt is not None:
+                prompts.remove(prompt)
+                if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
+                    self._client(rpc.update(pending.session_id, prompt_error_to_v2(error)))
+                    return
+        self._client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
+
+    def _agent_request(
+        self, request_id: Any, method: str, envelope: rpc.Envelope, line: bytes
+    ) -> None:
+        if type(request_id) is not str and type(request_id) is not int:
+            what = f"a request whose id is {request_id!r} (ids are strings or integers)"
+            self._agent_invalid(line, what, INVALID_REQUEST)
+            return
+        if self._to_client.forwarded_id(request_id) is not UNSET:  # two answers for one id
+            what = f"request {request_id!r} reuses the id of a request still waiting for its answer"
+            self._agent(
+                rpc.error(request_id, INVALID_REQUEST, "Invalid Request", {"details": what})
+            )
+            self._note("agent", f"{method}: {what}: refused (-32600)", "error")
+            return
+        if self._policy.refused(self, request_id, method):
+            return
+        if method == "session/request_permission":
+            converted = self._convert(self._bridge(), line, "agent")
+            if isinstance(converted, DecodeError):  # Invalid params; nothing changes (5.6)
+                data = {"path": converted.path, "reason": converted.reason}
+                self._agent(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+                return
+            self._bridged(converted, "client")
+            return
+        data = rpc.whole(line)
+        data["id"] = self._to_client.allocate(rpc.Pending(request_id, method))
+        self._client(data)

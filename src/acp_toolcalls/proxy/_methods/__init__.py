@@ -1,0 +1,58 @@
+"""The session-lifecycle methods across versions: initialize, auth, session setup, prompts.
+
+Rules this package owns (the v2 migration guide's method table, ``docs/protocol/v2/migration.mdx``,
+for what a proxy between a v1 and a v2 peer must map; tool calls and permissions are the
+bridges' and converters' job, shared/spec/TOOL-CALLS.md 9), one concept per module:
+
+- ``_tables``: ``TO_V2``/``TO_V1`` (one method of the other version for each client request),
+  ``NO_V2``/``NO_V1`` (none, and why), ``MODES_TO_V1``/``MODES_TO_V2``, ``map_params`` and
+  ``map_result``.
+- ``_initialize``: capabilities, implementation info and auth methods.
+- ``_sessions``: MCP servers and session setup (new, load, resume).
+- ``_modes``: v1 session modes shown to a v2 client as a config option (``Modes``), config
+  options.
+- ``_turns``: the prompt's params and a turn's end in each version.
+- ``_senders``: who sends every method (``SENDERS``).
+- ``_common``: ``Mapped``, ``MethodMap`` and the JSON helpers they share. Params and results are
+  mapped as JSON values (outside the typed tool-call surface); mappings never change their input;
+  every field they drop, invent or cannot carry is a ``Loss`` (``strict`` is not offered: a
+  proxy cannot refuse a lifecycle message).
+"""
+
+from __future__ import annotations
+
+from ._common import Mapped, MethodMap
+from ._modes import MODE_CONFIG_ID, Modes
+from ._senders import SENDERS, MethodSender
+from ._tables import MODES_TO_V1, MODES_TO_V2, NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
+from ._turns import (
+    MESSAGE_UPSERTS,
+    V1_STOP_REASONS,
+    message_chunks,
+    prompt_end_to_v1,
+    prompt_error_to_v2,
+    prompt_result_to_v2,
+)
+
+__all__ = [
+    "MESSAGE_UPSERTS",
+    "MODES_TO_V1",
+    "MODES_TO_V2",
+    "MODE_CONFIG_ID",
+    "NO_V1",
+    "NO_V2",
+    "SENDERS",
+    "TO_V1",
+    "TO_V2",
+    "V1_STOP_REASONS",
+    "Mapped",
+    "MethodMap",
+    "MethodSender",
+    "Modes",
+    "map_params",
+    "map_result",
+    "message_chunks",
+    "prompt_end_to_v1",
+    "prompt_error_to_v2",
+    "prompt_result_to_v2",
+]

@@ -1,0 +1,243 @@
+"""Negotiation: the ``initialize`` exchange that decides the versions, and the policy chosen.
+
+Rules this module owns (the states and events are ``_state``'s):
+
+- The client's version is its ``protocolVersion`` (1 for 1, 2 for 2 and above; version 0 is
+  answered ``-32022``, a missing or unreadable one ``-32602``), or the one configured. The
+  agent is asked in the configured version (the request converted if need be) or, for
+  ``auto``, in the client's, and once more in the other version if it refuses that one or
+  answers in the other; its answer decides: the same version as the client's is pass-through,
+  the other converting, with the policy for that pairing (``_policy``), chosen here once.
+- Until the agent has answered, its requests and notifications are held (at most
+  ``_MAX_HELD`` lines, ``_MAX_HELD_BYTES`` bytes; past that a request is answered with an
+  error) and then routed like every later one; the client's lines meanwhile are held too
+  (each side gets only messages of its own version) and, past the same bounds, go on as they
+  are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from ..bridge import V1ToV2Bridge, V2ToV1Bridge
+from ..models import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from . import _routing as rpc
+from ._methods import TO_V1, TO_V2, map_params, map_result
+from ._output import Version
+from ._policy import Converting, PassThrough, Policy, ToV1Client, ToV2Client
+from ._refusals import _Reading
+from ._state import (
+    AGENT_ASKED_AGAIN,
+    AGENT_OTHER_VERSION,
+    AGENT_REFUSED,
+    AGENT_SAME_VERSION,
+    CLIENT_INITIALIZE,
+    Event,
+    transition,
+)
+
+_MAX_HELD = 1_000
+_MAX_HELD_BYTES = 64 * 1024 * 1024
+"""Agent messages held until the agent has answered ``initialize``, at most."""
+
+
+class _Negotiating(_Reading):
+    """The ``initialize`` exchange, and the lines held while it is under way."""
+
+    def _event(self, event: Event, policy: Policy | None = None) -> None:
+        """``event`` happened: the state moves by ``_state.TRANSITIONS``; ``policy``: the
+        one chosen on leaving negotiation."""
+        self._state = transition(self._state, event)
+        if policy is not None:
+            self._policy = policy
+
+    def _client_initialize(self, request_id: Any, params: Any, line: bytes) -> None:
+        if self.client_version is None:
+            version = self._requested_version(request_id, params)
+            if version is None:
+                return  # answered: the client may try again
+            self.client_version = version
+        self._event(CLIENT_INITIALIZE)
+        self._holding_client = True
+        params = params if isinstance(params, dict) else {}
+        caps = params.get("clientCapabilities") or params.get("capabilities")
+        self._client_caps = caps if isinstance(caps, dict) else {}
+        target = self.client_version if self._asked_agent == "auto" else self._asked_agent
+        if target == self.client_version:
+            self._to_agent.keep(
+                request_id, rpc.Pending(request_id, "initialize", params=(target, params, False))
+            )
+            self._out.to_agent.append(line)
+            return
+        self._ask_agent(request_id, target, params)
+
+    def _requested_version(self, request_id: Any, params: Any) -> Version | None:
+        """The client's side of the connection from its ``initialize``: v1 for 1, v2 for 2 and
+        above (the newest the proxy speaks); ``None`` when it is answered instead: ``-32602``
+        naming the field that cannot be read, ``-32022`` for version 0."""
+        requested = params.get("protocolVersion", UNSET) if isinstance(params, dict) else UNSET
+        if not isinstance(params, dict):
+            path, reason = "$.params", "initialize needs params: an object with `protocolVersion`"
+        elif type(requested) is int and 1 <= requested <= 0xFFFF:
+            if requested > 2:
+                self._note(
+                    "client",
+                    f"initialize asks for protocol version {requested}; the proxy speaks 1 and "
+                    "2: the client is spoken to in v2",
+                )
+            return 1 if requested == 1 else 2
+        elif requested == 0 and type(requested) is int:
+            data = {"requested": 0, "supported": [1, 2]}
+            self._client(
+                rpc.error(
+                    request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data
+                )
+            )
+            self._note("client", "initialize asks for protocol version 0: answered -32022", "error")
+            return None
+        else:
+            shown = "missing" if requested is UNSET else msgspec.json.encode(requested).decode()
+            path = "$.params.protocolVersion"
+            reason = f"`protocolVersion` must be an integer, 1 or 2; it is {shown}"
+        data = {"path": path, "reason": reason}
+        self._client(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+        self._note("client", f"initialize: {path}: {reason}: answered -32602", "error")
+        return None
+
+    def _ask_agent(
+        self, request_id: Any, target: Version, params: Any, *, again: bool = False
+    ) -> None:
+        """The client's ``initialize`` for an agent asked in ``target`` (converted when that
+        is not the client's version); ``again``: the second and last time it is asked."""
+        value = params
+        if target != self.client_version:
+            table = TO_V2 if target == 2 else TO_V1
+            _method, mapped = map_params(table, "initialize", params)
+            self._losses("client", "initialize", mapped.losses)
+            value = mapped.value
+        pending = rpc.Pending(request_id, "initialize", params=(target, params, again))
+        self._agent(rpc.request(self._to_agent.allocate(pending), "initialize", value))
+
+    def _agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
+        asked, params, again = pending.params
+        other: Version = 2 if asked == 1 else 1
+        if "error" in data:
+            self._event(AGENT_REFUSED)
+            if not again:  # an agent that refuses one version may speak the other
+                self._note("agent", f"initialize refused in v{asked}: asked again in v{other}")
+                self._ask_agent(pending.origin_id, other, params, again=True)
+                return
+            data["id"] = pending.origin_id  # still negotiating: the client may try again
+            self._client(data)
+            self._release_client_held()
+            return
+        result = data.get("result")
+        answered = _version_of(result.get("protocolVersion") if isinstance(result, dict) else None)
+        if answered == other and not again:
+            # It speaks the other version: it is asked again in that one, so that the
+            # client's capabilities and info reach it in the shape it reads.
+            self._event(AGENT_ASKED_AGAIN)
+            self._note(
+                "agent", f"initialize answered in v{answered} when asked in v{asked}: asked again"
+            )
+            self._ask_agent(pending.origin_id, other, params, again=True)
+            return
+        self.agent_version = answered or asked
+        if self.client_version is None or self.agent_version in (None, self.client_version):
+            self._event(AGENT_SAME_VERSION, PassThrough(tracks_turns=self.client_version == 2))
+            data["id"] = pending.origin_id
+            self._client(data)
+            self._release_held(0.0)
+            self._release_client_held()
+            return
+        policy = self._converting(result)
+        self._event(AGENT_OTHER_VERSION, policy)
+        mapped = map_result(policy.requests, "initialize", result)
+        self._losses("agent", "initialize result", mapped.losses)
+        self._client(rpc.result(pending.origin_id, mapped.value))
+        self._release_held(self._now)
+        self._release_client_held()
+
+    def _converting(self, result: Any) -> Converting:
+        """The policy for a client and an agent of different versions (the one place that
+        asks which is which)."""
+        if self.client_version == 1:
+            session_caps = self._client_caps.get("session") or {}
+            return ToV1Client(
+                V2ToV1Bridge(
+                    coalesce=self.coalesce_interval > 0,
+                    limits=self.limits,
+                    max_message_bytes=self.max_line_bytes,
+                    notices=isinstance(session_caps.get("notices"), dict),
+                    compaction=isinstance(session_caps.get("compaction"), dict),
+                )
+            )
+        agent_caps = (result.get("agentCapabilities") or {}) if isinstance(result, dict) else {}
+        return ToV2Client(V1ToV2Bridge(limits=self.limits), agent_caps)
+
+    # ----------------------------------------------------------------------------------------
+    # Lines held while versions are not known
+
+    def _hold(self, envelope: rpc.Envelope, line: bytes) -> None:
+        """An agent request or notification before versions are known waits for them (ids the
+        client sees are then allocated like every other, and its version is converted)."""
+        if len(self._held) >= _MAX_HELD or self._held_bytes + len(line) > _MAX_HELD_BYTES:
+            what = f"more than {_MAX_HELD} messages before it answered initialize"
+            if envelope.id is not UNSET:
+                self._agent_invalid(line, what, INTERNAL_ERROR)
+            else:
+                self._note("agent", f"{what}: dropped", "error")
+            return
+        self._held.append(line)
+        self._held_bytes += len(line)
+
+    def _hold_client(self, envelope: rpc.Envelope, line: bytes) -> None:
+        """A client line while its initialize is with the agent waits for the answer: the
+        agent may answer in the other version (or be asked again in it), and each side gets
+        only messages of its own version. Past the bound it goes on as it is."""
+        if (
+            len(self._client_held) >= _MAX_HELD
+            or self._client_held_bytes + len(line) > _MAX_HELD_BYTES
+        ):
+            self._note(
+                "client",
+                f"more than {_MAX_HELD} messages before the agent answered initialize: "
+                "forwarded as they are",
+                "error",
+            )
+            self._release_client_held()
+            self._out.to_agent.append(line)
+            return
+        self._client_held.append((envelope, line))
+        self._client_held_bytes += len(line)
+
+    def _release_client_held(self) -> None:
+        """The client's lines held while the agent answered initialize, in the mode that
+        answer chose (as they are when it refused)."""
+        self._holding_client = False
+        held, self._client_held, self._client_held_bytes = self._client_held, [], 0
+        for envelope, line in held:
+            if self._policy.mode == "passthrough":
+                self._track_passthrough(line)
+                self._out.to_agent.append(line)
+            else:
+                self._client_message(envelope, line, self._now)
+
+    def _release_held(self, now: float) -> None:
+        held, self._held, self._held_bytes = self._held, [], 0
+        for line in held:
+            if self._policy.mode == "passthrough":
+                self._out.to_client.append(self._unique_options(line))
+            else:
+                self._agent_message(rpc.read_envelope.decode(line), line, now)
+
+
+def _version_of(value: Any) -> Version | None:
+    if value == 1:
+        return 1
+    if value == 2:
+        return 2
+    return None

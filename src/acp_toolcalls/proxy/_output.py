@@ -1,0 +1,241 @@
+"""What the connection core sends and notes, and the sessions it keeps: its base layer.
+
+Rules this module owns:
+
+- Output goes into one ``Outbox`` per call: lines to each side, in order, and notes
+  (``ConnectionNote``), each naming the index of the line it is about in a ``from_*_lines``
+  call.
+- No line the proxy writes is longer than the lines it reads (``_fits``): a longer answer is
+  replaced by an error answer; a longer request is not sent and its sender is answered with an
+  error; anything else is not sent (noted).
+- A memory cap that bites is noted at most once every ``LIMIT_NOTE_INTERVAL`` seconds per cap,
+  saying how many more times it bit since; a bridge's cap is one of its ``$.max_*`` losses.
+- Sessions (``_Session``) are kept per session id, least recently used forgotten past
+  ``max_sessions`` unless something waits on them; the message ids a v1 client has of a
+  session, past ``max_message_ids``, oldest first.
+
+Nothing here reads a clock or does I/O: time is the ``now`` the caller passes.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from msgspec import UNSET
+
+from ..codec import DEFAULT_MAX_BYTES, encode
+from ..models import INTERNAL_ERROR, request_key
+from ..store import Limits, trim_block
+from . import _routing as rpc
+from ._policy import NEGOTIATION
+from ._state import NEGOTIATING, State
+
+if TYPE_CHECKING:
+    from ._methods import Modes
+    from ._policy import Policy
+
+Version = Literal[1, 2]
+VersionOption = Literal[1, 2, "auto"]
+Side = Literal["client", "agent"]
+
+LIMIT_NOTE_INTERVAL = 10.0
+"""Seconds between two notes about the same cap."""
+
+
+@dataclass(frozen=True)
+class ConnectionNote:
+    """Something to tell the person running the proxy (stderr, the log)."""
+
+    side: Side
+    """Whose message it is about."""
+    text: str
+    kind: Literal["loss", "error", "limit"] = "loss"
+    """``loss``: what a conversion could not carry (for ``--verbose``); ``error``: a peer broke
+    the protocol or went away; ``limit``: a memory cap dropped something (at most one line
+    per cap every ``LIMIT_NOTE_INTERVAL`` seconds, saying how many more it bit since)."""
+    line: int | None = None
+    """The index of the line it is about in the lines given to ``from_client_lines`` or
+    ``from_agent_lines`` (``None``: not one of them, or another call)."""
+
+
+@dataclass
+class Outbox:
+    """Lines to write (without their newline), in order, and notes."""
+
+    to_client: list[bytes] = field(default_factory=list)
+    to_agent: list[bytes] = field(default_factory=list)
+    notes: list[ConnectionNote] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.to_client or self.to_agent or self.notes)
+
+
+@dataclass
+class _Prompt:
+    client_id: Any
+    acknowledged: bool = False  # v1 client: the v2 agent answered; v2 client: it was told so
+    stop: dict[str, Any] | None = None  # v1 client: the idle state seen before that answer
+    content: Any = None  # v2 client: the prompt, echoed when it is acknowledged
+
+
+@dataclass
+class _Session:
+    prompts: list[_Prompt] = field(default_factory=list)
+    forwarded_messages: dict[str, None] = field(default_factory=dict)  # messageIds v1 has
+    permissions: int = 0  # permission requests waiting for the client's answer
+    replay_suppressed: bool = False  # a v2 resume without replay served by a v1 load
+    touched: int = 0  # when it was last used: the least recently used go first
+    established: bool = False  # the agent answered a session/new, load or resume of it
+    modes: Modes | None = None  # v2 client: the v1 agent's modes, shown as a config option
+
+    @property
+    def busy(self) -> bool:
+        """A prompt or a permission request of it is waiting."""
+        return bool(self.prompts or self.permissions)
+
+
+class _Output:
+    """The connection's state, its output and its sessions (``ConnectionBridge`` is built on
+    it, one layer per module)."""
+
+    def __init__(
+        self,
+        *,
+        client_version: VersionOption = "auto",
+        agent_version: VersionOption = "auto",
+        coalesce_interval: float = 0.05,
+        limits: Limits | None = None,
+        max_line_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        self.client_version: Version | None = None if client_version == "auto" else client_version
+        self.max_line_bytes = max_line_bytes
+        self.agent_version: Version | None = None
+        self._asked_agent: VersionOption = agent_version
+        self.coalesce_interval = coalesce_interval
+        self.limits = limits
+        caps = limits if limits is not None else Limits()
+        self._caps = caps
+        self._state: State = NEGOTIATING
+        self._policy: Policy = NEGOTIATION  # chosen once the agent has answered initialize
+        self._to_agent = rpc.RequestIds(caps.max_pending_requests)
+        self._to_client = rpc.RequestIds(caps.max_pending_requests)
+        self._touches = 0
+        self._limit_notes: dict[str, tuple[float, int]] = {}  # cap -> (last note, bitten since)
+        self._sessions: dict[Any, _Session] = {}
+        self._deadline: float | None = None
+        self._client_caps: dict[str, Any] = {}
+        self._out = Outbox()
+        self._turns: dict[Any, Any] = {}  # pass-through, v2: sessions whose turn is running
+        self._held: list[bytes] = []  # agent lines before it answered initialize
+        self._held_bytes = 0
+        self._holding_client = False  # the client's initialize is with the agent, unanswered
+        self._client_held: list[tuple[rpc.Envelope, bytes]] = []  # client lines meanwhile
+        self._client_held_bytes = 0
+        self._now = 0.0  # the time of the line being handled
+        self._line: int | None = None  # its index in the lines of from_*_lines, for notes
+
+    # ----------------------------------------------------------------------------------------
+    # Output
+
+    def _client(self, message: Any) -> None:
+        line = self._fits(encode(message), "client")
+        if line is not None:
+            self._out.to_client.append(line)
+
+    def _agent(self, message: Any) -> None:
+        line = self._fits(encode(message), "agent")
+        if line is not None:
+            self._out.to_agent.append(line)
+
+    def _fits(self, line: bytes, to: Side) -> bytes | None:
+        """No line the proxy writes is longer than the lines it reads. A longer answer is
+        replaced by an error answer; a longer request is not sent and its sender is answered
+        with an error; anything else is not sent (noted)."""
+        if len(line) <= self.max_line_bytes:
+            return line
+        envelope = rpc.read_envelope.decode(line)
+        what = f"a message of {len(line)} bytes, over the line limit of {self.max_line_bytes}"
+        self._note("agent" if to == "client" else "client", f"{what}: not sent", "error")
+        detail = {"details": f"{what} once converted"}
+        if envelope.method is UNSET and envelope.id is not UNSET:
+            return encode(rpc.error(envelope.id, INTERNAL_ERROR, "Internal error", detail))
+        if envelope.id is not UNSET:  # a request: its sender gets the answer
+            pending = (self._to_agent if to == "agent" else self._to_client).pop(envelope.id)
+            if pending is not None:
+                answer = rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+                (self._client if to == "agent" else self._agent)(answer)
+        return None
+
+    def _note(
+        self, side: Side, text: str, kind: Literal["loss", "error", "limit"] = "loss"
+    ) -> None:
+        self._out.notes.append(ConnectionNote(side, text, kind, self._line))
+
+    def _bug(self, side: Side, exc: Exception) -> None:
+        self._note(side, f"not handled ({type(exc).__name__}: {exc}); a bug", "error")
+
+    def _losses(self, side: Side, what: str, losses: Any) -> None:
+        for loss in losses:
+            if loss.path.startswith("$.max_"):  # a cap of the bridge's store bit
+                self._limit(loss.path[2:], f"{what}: {loss.reason}")
+            else:
+                self._note(side, f"{what}: {loss}")
+
+    def _limit(self, cap: str, text: str) -> None:
+        """A memory cap bit: one note, unless one about the same cap went out in the last
+        ``LIMIT_NOTE_INTERVAL`` seconds (then it is counted, and the next note says so)."""
+        last, since = self._limit_notes.get(cap, (None, 0))
+        if last is not None and self._now - last < LIMIT_NOTE_INTERVAL:
+            self._limit_notes[cap] = (last, since + 1)
+            return
+        more = f" (and {since} more time(s) since the last note)" if since else ""
+        self._note("agent", f"{cap}: {text}{more}", "limit")
+        self._limit_notes[cap] = (self._now, 0)
+
+    # ----------------------------------------------------------------------------------------
+    # Sessions
+
+    def _session(self, session_id: Any) -> _Session:
+        key = request_key(session_id)
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = _Session()
+            cap = self._caps.max_sessions
+            if cap is not None and len(self._sessions) > cap:
+                self._forget_sessions(cap)
+        self._touches += 1
+        session.touched = self._touches
+        return session
+
+    def _touch(self, session_id: Any) -> _Session:
+        """``_session`` for a hot path: a string id is its own key, looked up once."""
+        session = self._sessions.get(session_id) if type(session_id) is str else None
+        if session is None:
+            return self._session(session_id)
+        self._touches += 1
+        session.touched = self._touches
+        return session
+
+    def _forget_sessions(self, cap: int) -> None:
+        """Past ``max_sessions``: forget the least recently used sessions nothing waits on
+        (what is forgotten: which messages a v1 client has, a suppressed replay)."""
+        idle = [(s.touched, k) for k, s in self._sessions.items() if not s.busy]
+        forgotten = heapq.nsmallest(trim_block(cap), idle)
+        for _, key in forgotten:
+            del self._sessions[key]
+        self._limit("max_sessions", f"forgot {len(forgotten)} idle session(s) (cap {cap})")
+
+    def _forwarded_message(self, session: _Session, message_id: str) -> None:
+        messages = session.forwarded_messages
+        messages[message_id] = None
+        cap = self._caps.max_message_ids
+        if cap is not None and len(messages) > cap:
+            for old in list(messages)[: trim_block(cap)]:
+                del messages[old]
+            self._limit(
+                "max_message_ids",
+                f"forgot the {trim_block(cap)} oldest message id(s) of a session (cap {cap}): "
+                "an upsert of one is sent again as chunks",
+            )

@@ -1,0 +1,252 @@
+"""What the bridges send, and the requests each side waits on: permissions, cancels, backlogs.
+
+Rules this module owns:
+
+- Request ids: a forwarded request is sent under an id this connection allocates for its
+  destination (``_routing.RequestIds``), and the answer is mapped back, so ids of the two
+  sides (and of requests the connection may originate) never collide; the client never holds
+  two open requests under one id. ``$/cancel_request`` ids are mapped the same way.
+- Permission requests are answered once. The client's answer goes through the bridge to the
+  agent request it was shown; when a bridge answers one itself (a cap, ``withdraw``, the
+  agent's ``$/cancel_request``), that request is settled: the client gets ``$/cancel_request``
+  (once) and its late answer is dropped and reported. ``session/cancel``, with or without an
+  id, withdraws the session's pending permission requests through the bridge.
+- Past ``max_pending_requests`` waiting one way, the oldest is settled and forgotten
+  (``_backlogs``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from msgspec import UNSET
+
+from .. import v1, v2
+from ..bridge import V1ToV2Bridge, V2ToV1Bridge
+from ..codec import DecodeError, encode
+from ..convert import Converted
+from ..models import CANCELLED_OUTCOME, INTERNAL_ERROR, JsonRpcMessage, replace, request_key
+from . import _routing as rpc
+from ._methods import prompt_error_to_v2
+from ._output import Outbox, Side, _Output
+
+
+class _Bridged(_Output):
+    """The connection's output through its bridge, and what each side waits on."""
+
+    def _take(self) -> Outbox:
+        self._backlogs()
+        out, self._out = self._out, Outbox()
+        return out
+
+    def _backlogs(self) -> None:
+        """Past ``max_pending_requests`` waiting one way: the oldest is settled and forgotten.
+        A client request: the client gets an error (a prompt's turn ends in one). An agent
+        request: a permission request is withdrawn through the bridge (``cancelled``), any
+        other is answered with an error; the client is sent ``$/cancel_request`` for it."""
+        to_agent, to_client = self._to_agent, self._to_client
+        if (to_agent.cap is None or len(to_agent.pending) <= to_agent.cap) and (
+            to_client.cap is None or len(to_client.pending) <= to_client.cap
+        ):
+            return  # the common case, checked here: this runs after every line
+        while (over := self._to_agent.over_cap()) is not None:
+            _forwarded, pending = over
+            # Passed through, the agent's late answer still reaches the client: it is only
+            # no longer answered for the agent if the agent goes away.
+            passed = self._policy.mode == "passthrough"
+            self._limit(
+                "max_pending_requests",
+                f"{self._to_agent.cap} requests of the client wait for the agent: the oldest "
+                f"({pending.method}) is "
+                + ("no longer tracked" if passed else "answered with an error"),
+            )
+            if not pending.discard and not passed:
+                self._give_up_on_agent(pending, "too many requests wait for the agent")
+        while (over := self._to_client.over_cap()) is not None:
+            forwarded, pending = over
+            self._limit(
+                "max_pending_requests",
+                f"{self._to_client.cap} requests of the agent wait for the client: the oldest "
+                f"({pending.method}) is withdrawn",
+            )
+            if pending.discard:
+                continue
+            if pending.method == "session/request_permission":
+                withdrawn = self._bridge().withdraw(pending.origin_id)
+                for reply in withdrawn.replies:
+                    self._agent(reply)
+                for message in withdrawn.messages:
+                    if not (isinstance(message, JsonRpcMessage) and message.method):
+                        self._client(message)  # the call's own state, restored
+                session = self._session(pending.session_id)
+                session.permissions = max(0, session.permissions - 1)
+            else:
+                detail = {"details": "too many requests wait for the client"}
+                self._agent(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+            self._client(rpc.notification("$/cancel_request", {"requestId": forwarded}))
+
+    def _give_up_on_agent(self, pending: rpc.Pending, reason: str) -> None:
+        """A client request the agent will not be waited on for: the client's answer."""
+        data = {"details": reason}
+        session = self._sessions.get(request_key(pending.session_id))
+        prompt = None
+        if pending.method == "session/prompt" and session is not None:
+            prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
+        if prompt is not None and session is not None:
+            session.prompts.remove(prompt)
+            if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
+                self._client(rpc.update(pending.session_id, _turn_error(reason)))
+                return
+        self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
+
+    # ----------------------------------------------------------------------------------------
+    # The bridge's output
+
+    def _bridge(self) -> V2ToV1Bridge | V1ToV2Bridge:
+        bridge = self._policy.bridge
+        assert bridge is not None
+        return bridge
+
+    def _convert(
+        self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any, side: Side
+    ) -> Converted | DecodeError:
+        """``bridge.convert(data)``, or the error of a message it cannot read (noted)."""
+        try:
+            return bridge.convert(data)
+        except DecodeError as exc:
+            self._note(side, f"a message that cannot be read ({exc}): not forwarded", "error")
+            return exc
+
+    def _bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None:
+        """An agent's notification through its bridge (one it cannot read is dropped)."""
+        converted = self._convert(bridge, data, "agent")
+        if not isinstance(converted, DecodeError):
+            self._bridged(converted, "client")
+
+    def _bridge_typed(self, bridge: V2ToV1Bridge | V1ToV2Bridge, message: Any) -> None:
+        """``_bridge_update`` of a typed update, its common output (session updates) encoded
+        straight into the client's lines (``_to_client_message`` would send them so)."""
+        try:
+            converted = bridge.convert(message)
+        except DecodeError as exc:
+            self._note("agent", f"a message that cannot be read ({exc}): not forwarded", "error")
+            return
+        lines = self._out.to_client
+        for out in converted.messages:
+            kind = type(out)
+            if kind is v1.SessionUpdateMessage or kind is v2.SessionUpdateMessage:
+                line = encode(out)
+                if len(line) > self.max_line_bytes:
+                    fitted = self._fits(line, "client")
+                    if fitted is None:
+                        continue
+                    line = fitted
+                lines.append(line)
+            else:
+                self._to_client_message(out)
+        for reply in converted.replies:
+            self._answered_by_bridge(reply)
+        if converted.losses:
+            self._losses("agent", "tool calls", converted.losses)
+
+    def _bridged(self, converted: Converted, to: Side) -> None:
+        """A bridge's output: messages to ``to``, replies back, losses noted."""
+        if to == "client":
+            for message in converted.messages:
+                self._to_client_message(message)
+            for reply in converted.replies:
+                self._answered_by_bridge(reply)
+            self._losses("agent", "tool calls", converted.losses)
+            return
+        for message in converted.messages:
+            self._agent(message)
+        for reply in converted.replies:
+            self._client(reply)
+        self._losses("client", "tool calls", converted.losses)
+
+    def _to_client_message(self, message: Any) -> None:
+        """A message of a bridge to the client: a request goes under an id allocated here, a
+        ``$/cancel_request`` names that id."""
+        if isinstance(message, (v1.PermissionRequestMessage, v2.PermissionRequestMessage)):
+            session_id = message.params.session_id
+            session = self._policy.permission_asked(self, session_id)
+            session.permissions += 1
+            pending = rpc.Pending(message.id, "session/request_permission", session_id)
+            self._client(replace(message, id=self._to_client.allocate(pending)))
+            return
+        if isinstance(message, JsonRpcMessage) and message.method == "$/cancel_request":
+            params = message.data.get("params")
+            origin = params.get("requestId", UNSET) if isinstance(params, dict) else UNSET
+            forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
+            asked = self._to_client.pending.get(request_key(forwarded))
+            if asked is None or asked.discard or asked.withdrawn:
+                self._note(
+                    "agent", f"$/cancel_request for no pending request ({origin!r}): dropped"
+                )
+                return
+            asked.withdrawn = True
+            assert isinstance(params, dict)
+            self._client(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
+            return
+        self._client(message)
+
+    def _answered_by_bridge(self, reply: Any) -> None:
+        """A bridge answered a request of the agent on the client's behalf. When the client
+        has that request, it is settled: the client's late answer will be dropped."""
+        origin = reply.data.get("id") if isinstance(reply, JsonRpcMessage) else UNSET
+        forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
+        if forwarded is not UNSET:
+            pending = self._to_client.pending[request_key(forwarded)]
+            if not pending.discard:
+                pending.discard = True
+                session = self._session(pending.session_id)
+                session.permissions = max(0, session.permissions - 1)
+        self._agent(reply)
+
+    # ----------------------------------------------------------------------------------------
+    # Permissions, cancels, closed sessions
+
+    def _permission_answered(self, pending: rpc.Pending, answer: Any) -> None:
+        """The client's answer to a permission request, through the bridge to the agent."""
+        session = self._session(pending.session_id)
+        session.permissions = max(0, session.permissions - 1)
+        bridge = self._bridge()
+        converted = self._convert(bridge, answer, "client")
+        if isinstance(converted, DecodeError):  # an answer that cannot be read: no approval
+            converted = bridge.convert(rpc.result(pending.origin_id, CANCELLED_OUTCOME))
+        self._bridged(converted, "agent")
+        self._policy.permission_answered(self, pending.session_id, session)
+
+    def _settle_permissions(self, session_id: Any) -> None:
+        """``session/cancel``: the session's pending permission requests are not approved; the
+        bridge answers them ``cancelled`` and withdraws them from the client."""
+        for pending in list(self._to_client.pending.values()):
+            if pending.method != "session/request_permission" or pending.discard:
+                continue
+            if pending.session_id == session_id:
+                self._bridged(self._bridge().withdraw(pending.origin_id), "client")
+
+    def _forward_cancel_request(
+        self, params: Any, ids: rpc.RequestIds, send: Callable[[Any], None], side: Side
+    ) -> None:
+        if not isinstance(params, dict) or "requestId" not in params:
+            self._note(side, "$/cancel_request without a requestId: dropped")
+            return
+        request_id = params["requestId"]
+        forwarded = ids.forwarded_id(request_id)
+        if forwarded is UNSET:
+            self._note(side, f"$/cancel_request for no pending request ({request_id!r}): dropped")
+            return
+        send(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
+
+    def _close_session(self, session_id: Any) -> None:
+        self._sessions.pop(request_key(session_id), None)
+        bridge = self._policy.bridge
+        if bridge is not None and isinstance(session_id, str):
+            self._bridged(bridge.close_session(session_id), "client")
+
+
+def _turn_error(reason: str) -> dict[str, Any]:
+    """The idle ``state_update`` that ends a v2 client's turn the agent will not end."""
+    return prompt_error_to_v2({"code": INTERNAL_ERROR, "message": reason})

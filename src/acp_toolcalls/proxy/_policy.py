@@ -1,0 +1,466 @@
+"""What a connection does differently by the versions its two sides speak: one policy each.
+
+Rules this module owns (the core chooses a policy once, when the agent has answered
+``initialize``, ``_state``; no other step asks which versions talk):
+
+- ``NEGOTIATION`` until then; ``PassThrough`` for the same version on both sides (only a v2
+  client's prompt turns are followed, to end them if the agent goes away).
+- ``ToV1Client`` (a v1 client, a v2 agent): requests by ``TO_V2`` (``NO_V2``: ``-32601``);
+  the v2 ``session/prompt`` result only acknowledges: the v1 response is sent when the agent
+  reports an idle ``state_update``, with its stop reason (``prompt_end_to_v1``); the agent's
+  echo of the user message is not forwarded while a prompt is pending (a v1 client shows its
+  own prompt); a message upsert reaches the client as chunks once (``message_chunks``); tool
+  calls go through ``V2ToV1Bridge``, coalesced in time.
+- ``ToV2Client`` (a v2 client, a v1 agent): requests by ``TO_V1`` (``NO_V1``: ``-32602``); the
+  prompt is acknowledged at once (``messageId``, a ``user_message`` echo, ``running``) for a
+  session the agent set up here, else at the agent's first word on it; the v1 response ends
+  the turn as an idle ``state_update`` (``prompt_result_to_v2``); a permission request in
+  between is framed by ``requires_action`` and ``running``. v2 baseline methods a v1 agent
+  lacks are answered here (``auth/logout``, ``session/close``, ``session/list``); a resume
+  without replay is a load whose replay is dropped; the agent's ``fs/*`` and ``terminal/*``
+  requests get ``-32601`` (a v2 client has neither); its modes are one config option
+  (``Modes``). Tool calls go through ``V1ToV2Bridge``.
+- A turn a v2 client was told had started ends in an idle ``state_update`` with stop reason
+  ``error`` (``turn_ends_in_update``); any other owed prompt response is a JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from .. import v1, v2
+from ..bridge import V1ToV2Bridge, V2ToV1Bridge
+from ..codec import DEFAULT_MAX_BYTES, FAST_PATH_MISSES, fast_message_decoder
+from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
+from . import _routing as rpc
+from ._methods import (
+    MESSAGE_UPSERTS,
+    NO_V1,
+    NO_V2,
+    TO_V1,
+    TO_V2,
+    MethodMap,
+    Modes,
+    message_chunks,
+    prompt_end_to_v1,
+    prompt_result_to_v2,
+)
+
+if TYPE_CHECKING:
+    from ._output import _Prompt, _Session
+    from ._permissions import _Bridged
+
+Mode = Literal["negotiating", "passthrough", "convert"]
+
+_USER_ECHOES = frozenset({"user_message_chunk", "user_message"})
+_CHUNKS = frozenset(MESSAGE_UPSERTS.values())
+_CLIENT_OWNED = ("fs/", "terminal/")
+_V2_TYPED = frozenset(
+    {"tool_call_update", "tool_call_content_chunk", "terminal_update", "terminal_output_chunk"}
+)
+_V1_TYPED = frozenset({"tool_call", "tool_call_update"})
+_MODE_UPDATES = frozenset({"current_mode_update", "config_option_update"})
+"""``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
+_ENVELOPE_KEYS = frozenset({"jsonrpc", "method", "params"})
+_PARAMS_KEYS = frozenset({"sessionId", "update"})
+
+
+class Policy:
+    """Negotiating (the base): nothing is converted yet, no bridge, no turn followed. The hooks
+    below are those of a converting policy; the core calls them only while converting."""
+
+    mode: ClassVar[Mode] = "negotiating"
+    bridge: V2ToV1Bridge | V1ToV2Bridge | None = None
+    coalescing: V2ToV1Bridge | None = None  # the bridge ``poll`` and ``flush`` send from
+    tracks_turns = False  # pass-through: a v2 client's turns, ended if the agent goes away
+    requests: ClassVar[Mapping[str, MethodMap]] = {}  # the client's requests the agent is sent
+    missing: ClassVar[Mapping[str, str]] = {}  # the client's requests refused, and why
+    missing_code: ClassVar[int] = METHOD_NOT_FOUND
+    typed_tags: ClassVar[frozenset[str]] = frozenset()  # update tags read typed (fast path)
+
+    def turn_ends_in_update(self, prompt: _Prompt) -> bool:
+        """Whether a prompt that ends in an error ends as an idle ``state_update``."""
+        return False
+
+    def typed_update(self, core: _Bridged, line: bytes, now: float) -> bool:
+        """A compact tool-call or terminal update read once, by the strict decoder the bridge
+        would read it with, and given to the bridge typed; ``False``: the general path."""
+        return False
+
+    @property
+    def client_methods(self) -> Any:
+        """The client's methods the proxy maps or refuses: requests, never notifications."""
+        return self.requests.keys() | self.missing.keys()
+
+    def answered_here(self, core: _Bridged, request_id: Any, method: str, params: Any) -> bool:
+        """A client request the proxy answers itself (``True``: answered)."""
+        return False
+
+    def resumed(self, core: _Bridged, session_id: Any, target: str) -> str | None:
+        """The agent's method for a ``session/resume`` (``None``: it cannot resume)."""
+        return target
+
+    def established(self, session: _Session, result: Any, value: Any) -> None:
+        """The agent answered a ``session/new``, ``load`` or ``resume`` with ``result``."""
+
+    def refused(self, core: _Bridged, request_id: Any, method: str) -> bool:
+        """An agent request the client cannot serve, answered here (``True``)."""
+        return False
+
+    def permission_asked(self, core: _Bridged, session_id: Any) -> _Session:
+        """A permission request of the agent goes to the client: its session."""
+        return core._session(session_id)
+
+    def permission_answered(self, core: _Bridged, session_id: Any, session: _Session) -> None:
+        """The client answered a permission request of ``session``."""
+
+    def prompt_started(
+        self, core: _Bridged, session_id: Any, session: _Session, prompt: _Prompt
+    ) -> None:
+        """A prompt of the client is sent to the agent."""
+
+    def prompt_answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+        """The agent's result for a ``session/prompt``."""
+        raise NotImplementedError
+
+    def update(
+        self, core: _Bridged, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
+    ) -> None:
+        """The agent's ``session/update`` (``plain``: the line read whole, or ``None``)."""
+        raise NotImplementedError
+
+
+NEGOTIATION = Policy()
+
+
+class PassThrough(Policy):
+    """The same version on both sides."""
+
+    mode: ClassVar[Mode] = "passthrough"
+
+    def __init__(self, tracks_turns: bool) -> None:
+        self.tracks_turns = tracks_turns
+
+
+class Converting(Policy):
+    """The two sides speak different versions: every message is converted."""
+
+    mode: ClassVar[Mode] = "convert"
+    bridge: V2ToV1Bridge | V1ToV2Bridge
+
+
+class ToV1Client(Converting):
+    """A v1 client, a v2 agent."""
+
+    requests = TO_V2
+    missing = NO_V2
+    missing_code = METHOD_NOT_FOUND
+    typed_tags = _V2_TYPED
+    _decode = staticmethod(fast_message_decoder("v2"))
+    bridge: V2ToV1Bridge
+
+    def __init__(self, bridge: V2ToV1Bridge) -> None:
+        self.bridge = self.coalescing = bridge
+
+    def prompt_answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+        session = core._session(pending.session_id)
+        prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
+        if prompt is None:
+            return
+        prompt.acknowledged = True
+        if prompt.stop is not None:  # the agent reported idle before answering the prompt
+            session.prompts.remove(prompt)
+            self._end_prompt(core, prompt, prompt.stop)
+
+    def _idle(self, core: _Bridged, session: _Session, state: Mapping[str, Any]) -> None:
+        """A v2 agent's idle ``state_update``: the oldest pending v1 prompt ends with it."""
+        if not session.prompts:
+            return
+        prompt = session.prompts[0]
+        if not prompt.acknowledged:
+            prompt.stop = dict(state)  # ends when the agent answers the prompt request
+            return
+        session.prompts.pop(0)
+        self._end_prompt(core, prompt, state)
+
+    @staticmethod
+    def _end_prompt(core: _Bridged, prompt: _Prompt, state: Mapping[str, Any]) -> None:
+        ended = prompt_end_to_v1(state)
+        for loss in ended.losses:
+            core._note("agent", loss.reason)
+        core._client({"jsonrpc": "2.0", "id": prompt.client_id, **ended.value})
+
+    def update(
+        self, core: _Bridged, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
+    ) -> None:
+        session = core._touch(session_id)
+        if tag in _USER_ECHOES and session.prompts:
+            return  # the prompt's acknowledgement: a v1 client shows its own prompt
+        bridge = self.bridge
+        if tag in _V2_TYPED:
+            core._bridge_update(bridge, line)
+            if core.coalesce_interval > 0 and core._deadline is None:
+                core._deadline = now + core.coalesce_interval
+            return
+        message = rpc.whole(line) if plain is None else plain
+        params = message.get("params")
+        body = params.get("update") if isinstance(params, dict) else None
+        if not isinstance(body, dict):
+            core._bridge_update(bridge, line)  # the bridge says what it cannot read
+            return
+        if tag in MESSAGE_UPSERTS:
+            self._fan_out(core, session_id, session, body)
+            return
+        if tag == "state_update":  # v1 has none; a flush point, and idle may end a turn
+            if isinstance(session_id, str):
+                core._bridged(bridge.flush(session_id), "client")
+            if body.get("state") == "idle" and body.get("stopReason") is not None:
+                self._idle(core, session, body)  # an idle that ends active work
+            return
+        if tag in _CHUNKS and isinstance(body.get("messageId"), str):
+            core._forwarded_message(session, body["messageId"])
+        typed = opaque_message(message, 2)
+        if typed is not None:
+            core._bridge_typed(bridge, typed)
+        else:
+            core._bridge_update(bridge, line)
+
+    def _fan_out(
+        self, core: _Bridged, session_id: Any, session: _Session, update: Mapping[str, Any]
+    ) -> None:
+        """A v2 message upsert toward v1: as chunks, when the v1 side has none of it yet."""
+        message_id = update.get("messageId")
+        if not isinstance(message_id, str) or message_id in session.forwarded_messages:
+            core._note(
+                "agent",
+                f"`{update.get('sessionUpdate')}` replaces content a v1 client already has "
+                f"(messageId {message_id!r}): not forwarded",
+            )
+            return
+        if not isinstance(update.get("content"), list):
+            return  # no content to show (a `_meta` patch, a clear of nothing v1 has)
+        core._forwarded_message(session, message_id)
+        for chunk in message_chunks(update):
+            core._bridge_update(self.bridge, rpc.update(session_id, chunk))
+
+    def typed_update(self, core: _Bridged, line: bytes, now: float) -> bool:
+        if len(line) > DEFAULT_MAX_BYTES:
+            return False
+        try:
+            message = self._decode(line)
+        except FAST_PATH_MISSES:
+            return False
+        if type(message) is not v2.SessionUpdateMessage:
+            return False
+        core._touch(message.params.session_id)
+        core._bridge_typed(self.bridge, message)
+        if core.coalesce_interval > 0 and core._deadline is None:
+            core._deadline = now + core.coalesce_interval
+        return True
+
+
+class ToV2Client(Converting):
+    """A v2 client, a v1 agent."""
+
+    requests = TO_V1
+    missing = NO_V1
+    missing_code = INVALID_PARAMS
+    typed_tags = _V1_TYPED
+    _decode = staticmethod(fast_message_decoder("v1"))
+    bridge: V1ToV2Bridge
+
+    def __init__(self, bridge: V1ToV2Bridge, agent_caps: Mapping[str, Any]) -> None:
+        self.bridge = bridge
+        self.agent_caps = agent_caps  # the v1 agent's ``agentCapabilities``
+        self._messages = itertools.count(1)
+
+    def turn_ends_in_update(self, prompt: _Prompt) -> bool:
+        return prompt.acknowledged
+
+    def answered_here(self, core: _Bridged, request_id: Any, method: str, params: Any) -> bool:
+        """v2 baseline methods a v1 agent may lack: answered here when it does."""
+        caps = self.agent_caps
+        session_caps = caps.get("sessionCapabilities") or {}
+        if method == "auth/logout" and not (caps.get("auth") or {}).get("logout"):
+            core._client(rpc.result(request_id, {}))  # no auth state: an empty result (v2 rule)
+            return True
+        if method == "session/close" and not isinstance(session_caps.get("close"), dict):
+            core._client(rpc.result(request_id, {}))
+            core._note("client", "session/close: the v1 agent cannot close sessions; answered {}")
+            core._close_session(params.get("sessionId") if isinstance(params, dict) else None)
+            return True
+        if method == "session/list" and not isinstance(session_caps.get("list"), dict):
+            core._client(
+                rpc.error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot list sessions")
+            )
+            return True
+        return False
+
+    def resumed(self, core: _Bridged, session_id: Any, target: str) -> str | None:
+        caps = self.agent_caps
+        can_load = caps.get("loadSession") is True
+        can_resume = isinstance((caps.get("sessionCapabilities") or {}).get("resume"), dict)
+        if target == "session/load":
+            return target if can_load else None
+        if can_resume:
+            return target
+        if can_load:  # resume without replay, served by a load whose replay is dropped
+            core._session(session_id).replay_suppressed = True
+            return "session/load"
+        return None
+
+    def established(self, session: _Session, result: Any, value: Any) -> None:
+        session.modes = Modes.shown(result, value)
+
+    def refused(self, core: _Bridged, request_id: Any, method: str) -> bool:
+        if not method.startswith(_CLIENT_OWNED):
+            return False
+        what = "file system" if method.startswith("fs/") else "terminals"
+        capability = "fs" if method.startswith("fs/") else "terminal"
+        message = (
+            f"{method} is not available: the client speaks ACP v2, which has no client "
+            f"{what} (`clientCapabilities.{capability}` was not advertised)"
+        )
+        core._agent(rpc.error(request_id, METHOD_NOT_FOUND, message))
+        core._note("agent", message)
+        return True
+
+    def permission_asked(self, core: _Bridged, session_id: Any) -> _Session:
+        self._agent_works_on(core, session_id)
+        session = core._session(session_id)
+        if session.prompts and not session.permissions:
+            waiting = {"sessionUpdate": "state_update", "state": "requires_action"}
+            core._client(rpc.update(session_id, waiting))
+        return session
+
+    def permission_answered(self, core: _Bridged, session_id: Any, session: _Session) -> None:
+        if not session.permissions and session.prompts:
+            running = {"sessionUpdate": "state_update", "state": "running"}
+            core._client(rpc.update(session_id, running))
+
+    def prompt_started(
+        self, core: _Bridged, session_id: Any, session: _Session, prompt: _Prompt
+    ) -> None:
+        if session.established:
+            # A v1 agent accepts a prompt by working on it: acknowledged for the v2 client now.
+            # For a session it has not set up here, the agent's first word on it does (its
+            # error, first, is the answer: a prompt it refused was never inserted).
+            self._acknowledge(core, session_id, prompt)
+
+    def _acknowledge(self, core: _Bridged, session_id: Any, prompt: _Prompt) -> None:
+        """A v2 client's prompt to a v1 agent is accepted: ``messageId``, the echo, running."""
+        self.bridge.end_message(session_id)
+        message_id = f"acp-toolcalls-user-{next(self._messages)}"
+        prompt.acknowledged = True
+        core._client(rpc.result(prompt.client_id, {"messageId": message_id}))
+        echo = {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt.content}
+        core._client(rpc.update(session_id, echo))
+        core._client(rpc.update(session_id, {"sessionUpdate": "state_update", "state": "running"}))
+
+    def _agent_works_on(self, core: _Bridged, session_id: Any) -> None:
+        """The v1 agent said something about a session: its prompts not acknowledged yet are."""
+        session = core._sessions.get(request_key(session_id))
+        if session is None:
+            return
+        for prompt in session.prompts:
+            if not prompt.acknowledged:
+                self._acknowledge(core, session_id, prompt)
+
+    def prompt_answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+        """The v1 response ends the turn."""
+        session = core._session(pending.session_id)
+        prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
+        if prompt is not None:
+            if not prompt.acknowledged:
+                self._acknowledge(core, pending.session_id, prompt)
+            session.prompts.remove(prompt)
+        self.bridge.end_message(pending.session_id)
+        # What the idle update could not carry was never noted: only the turn's end is sent.
+        core._client(rpc.update(pending.session_id, prompt_result_to_v2(result).value))
+
+    def update(
+        self, core: _Bridged, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
+    ) -> None:
+        self._update(core, session_id, tag, line, None, plain)
+
+    def _update(
+        self, core: _Bridged, session_id: Any, tag: Any, line: bytes, typed: Any, plain: Any
+    ) -> None:
+        """``typed``: the line's typed message, when ``typed_update`` read it; ``plain``: the
+        line read whole, when the core's plain path read it."""
+        session = core._session(session_id)
+        if session.replay_suppressed:
+            return  # the replay of a load that serves a resume without replay
+        self._agent_works_on(core, session_id)
+        if session.modes is not None and tag in _MODE_UPDATES:
+            self._mode_update(core, session.modes, line)
+            return
+        bridge = self.bridge
+        if typed is not None:
+            core._bridge_typed(bridge, typed)
+            return
+        if tag in _V1_TYPED:
+            core._bridge_update(bridge, line)
+            return
+        typed = opaque_message(rpc.whole(line) if plain is None else plain, 1)
+        if typed is not None:
+            core._bridge_typed(bridge, typed)
+        else:
+            core._bridge_update(bridge, line)
+
+    @staticmethod
+    def _mode_update(core: _Bridged, modes: Modes, line: bytes) -> None:
+        """A v1 agent's mode or config option change, for a session whose modes the v2
+        client is shown as a config option: one ``config_option_update`` with them all."""
+        message = rpc.whole(line)
+        params = message.get("params") if isinstance(message, dict) else None
+        mapped = modes.update(params.get("update") if isinstance(params, dict) else None)
+        core._losses("agent", "session/update", mapped.losses)
+        if mapped.value is None:
+            return
+        assert isinstance(params, dict)
+        out: dict[str, Any] = {"sessionId": params.get("sessionId"), "update": mapped.value}
+        if isinstance(params.get("_meta"), dict):
+            out["_meta"] = params["_meta"]
+        core._client(rpc.notification("session/update", out))
+
+    def typed_update(self, core: _Bridged, line: bytes, now: float) -> bool:
+        if len(line) > DEFAULT_MAX_BYTES:
+            return False
+        try:
+            message = self._decode(line)
+        except FAST_PATH_MISSES:
+            return False
+        if type(message) is not v1.SessionUpdateMessage:
+            return False
+        self._update(core, message.params.session_id, None, line, message, None)
+        return True
+
+
+def opaque_message(message: Any, version: Literal[1, 2]) -> Any:
+    """A plain ``session/update`` with an opaque update (messages, plans, ...) as its typed
+    message, so a bridge maps it without reading it again; ``None`` for anything unusual,
+    which then takes the bridge's own (lenient) reading."""
+    params = message.get("params") if isinstance(message, dict) else None
+    if not (
+        isinstance(params, dict)
+        and message.keys() <= _ENVELOPE_KEYS
+        and message.get("jsonrpc") == "2.0"
+        and params.keys() <= _PARAMS_KEYS
+        and isinstance(params.get("sessionId"), str)
+        and isinstance(params.get("update"), dict)
+        and isinstance(params["update"].get("sessionUpdate"), str)
+    ):
+        return None
+    if version == 2:
+        notification = v2.UpdateSessionNotification(
+            session_id=params["sessionId"], update=v2.OpaqueSessionUpdate(params["update"])
+        )
+        return v2.SessionUpdateMessage(params=notification)
+    return v1.SessionUpdateMessage(
+        params=v1.SessionNotification(
+            session_id=params["sessionId"], update=v1.OpaqueSessionUpdate(params["update"])
+        )
+    )

@@ -1,0 +1,194 @@
+"""Reading each side's lines, and what input that cannot be routed is answered with.
+
+Rules this module owns (bad input costs nothing else):
+
+- A string with an unpaired surrogate escape is read with U+FFFD in its place (reported).
+- A client line that is not JSON is answered ``-32700``, one that is not a message ``-32600``
+  (an empty batch too), with its id whenever it can be found; an answer of the client that
+  cannot be read, to a permission request, is no approval (``cancelled``), to another request
+  an error for the agent.
+- An agent line that is JSON but not a message, a batch element that is not one, or a message
+  nested too deeply is dropped (a request answered ``-32600``/``-32700``); a payload that
+  cannot be read is answered ``-32700`` (a request) or the client gets an error (an answer).
+  An agent line that is not JSON ends the session (``agent_gone``), as the agent's crash does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from ..models import (
+    CANCELLED_OUTCOME,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    plain_id,
+)
+from . import _routing as rpc
+from ._passthrough import _PassThroughLines
+
+
+class _Reading(_PassThroughLines):
+    """Lines read into messages; what cannot be routed, answered. The routing itself is the
+    core's (``_client_message``, ``_route_agent_message``, ``_end``)."""
+
+    def _client_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
+        raise NotImplementedError
+
+    def _route_agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
+        raise NotImplementedError
+
+    def _end(self, reason: str) -> None:
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------------------------------
+    # The client
+
+    def _read_client(self, line: bytes) -> tuple[Any, bytes] | None:
+        """The client's line as JSON values (and the line they were read from), or ``None``
+        when it is not JSON: then it has been answered."""
+        try:
+            return rpc.whole(line), line
+        except rpc.Unreadable as exc:
+            reason = str(exc)
+        fixed, count = rpc.replace_lone_surrogates(line)
+        if count:
+            try:
+                value = rpc.whole(fixed)
+            except rpc.Unreadable as exc:
+                reason, line = str(exc), fixed
+            else:
+                self._note("client", _surrogates_replaced(count))
+                return value, fixed
+        request_id, has_method = rpc.salvage_id(line)
+        answer = not has_method and request_id is not UNSET
+        if answer and self._unreadable_answer(request_id, reason):
+            what = f"an answer that is not JSON ({reason}): the agent is answered, no approval"
+            self._note("client", what, "error")
+            return None
+        self._note("client", f"a line that is not JSON ({reason}): answered -32700", "error")
+        known = plain_id(request_id) if request_id is not UNSET else None
+        self._client(rpc.error(known, PARSE_ERROR, "Parse error", {"details": reason}))
+        return None
+
+    def _unreadable_answer(self, request_id: Any, reason: str) -> bool:
+        """The client answered a request of the agent with a line that cannot be read: the
+        agent gets an answer that approves nothing. ``False``: no such request is pending."""
+        pending = self._to_client.pop(request_id)
+        if pending is None:
+            return False
+        if pending.discard:
+            return True
+        if pending.method == "session/request_permission":
+            self._permission_answered(pending, rpc.result(pending.origin_id, CANCELLED_OUTCOME))
+            return True
+        detail = {"details": f"the client's answer could not be read ({reason})"}
+        self._agent(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+        return True
+
+    def _client_values(self, value: Any, line: bytes, now: float) -> None:
+        """What the client's line read as: a batch, element by element, or one value."""
+        if isinstance(value, list):
+            if not value:  # JSON-RPC: an empty batch is one Invalid Request, id null
+                self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self._note("client", "an empty batch: answered -32600", "error")
+            for item in value:
+                self._client_value(item, msgspec.json.encode(item), now)
+        else:
+            self._client_value(value, line, now)
+
+    def _client_value(self, value: Any, line: bytes, now: float) -> None:
+        """One message of the client (a line, or an element of its batch) as JSON values."""
+        if not isinstance(value, dict):
+            self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+            self._note("client", "a JSON value that is not a message: answered -32600", "error")
+            return
+        try:
+            envelope = rpc.read_envelope.decode(line)
+        except msgspec.ValidationError as exc:  # e.g. "method": null or 5
+            known = plain_id(value.get("id"))
+            self._client(
+                rpc.error(known, INVALID_REQUEST, "Invalid Request", {"details": str(exc)})
+            )
+            self._note(
+                "client", f"a JSON value that is not a message ({exc}): answered -32600", "error"
+            )
+            return
+        self._client_message(envelope, line, now)
+
+    # ----------------------------------------------------------------------------------------
+    # The agent
+
+    def _read_agent(self, line: bytes) -> tuple[Any, bytes] | None:
+        """The agent's line read for routing (and the line it was read from), or ``None``: not
+        JSON-RPC, which ends the session, or dropped and noted."""
+        try:
+            return rpc.read_line.decode(line), line
+        except msgspec.ValidationError as exc:  # JSON, but not a message: e.g. "method": 5
+            self._agent_invalid(line, f"a line that is not a message ({exc})", INVALID_REQUEST)
+            return None
+        except (msgspec.DecodeError, RecursionError) as exc:
+            reason = "nesting is too deep" if isinstance(exc, RecursionError) else str(exc)
+        fixed, count = rpc.replace_lone_surrogates(line)
+        if count:
+            try:
+                parsed = rpc.read_line.decode(fixed)
+            except (msgspec.DecodeError, RecursionError):
+                line = fixed
+            else:
+                self._note("agent", _surrogates_replaced(count))
+                return parsed, fixed
+        if reason == "nesting is too deep":
+            self._agent_invalid(line, "a message nested too deeply to read", PARSE_ERROR)
+            return None
+        self._end(f"the agent wrote a line that is not JSON-RPC ({reason})")
+        return None
+
+    def _agent_invalid(self, line: bytes, what: str, code: int) -> None:
+        """A line of the agent the proxy cannot route: dropped, and a request answered."""
+        request_id, has_method = rpc.salvage_id(line)
+        answered = has_method and request_id is not UNSET
+        self._note("agent", f"{what}: {'answered' if answered else 'dropped'}", "error")
+        if answered:
+            message = "Parse error" if code == PARSE_ERROR else "Invalid Request"
+            self._agent(rpc.error(plain_id(request_id), code, message, {"details": what}))
+
+    def _agent_item(self, item: Any, now: float) -> None:
+        if not isinstance(item, dict):
+            self._note("agent", "a batch element that is not a message: dropped", "error")
+            return
+        line = msgspec.json.encode(item)
+        try:
+            envelope = rpc.read_envelope.decode(line)
+        except msgspec.ValidationError as exc:  # e.g. "method": null
+            self._agent_invalid(
+                line, f"a batch element that is not a message ({exc})", INVALID_REQUEST
+            )
+            return
+        self._agent_message(envelope, line, now)
+
+    def _agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
+        try:
+            self._route_agent_message(envelope, line, now)
+        except rpc.Unreadable as exc:  # a payload the envelope read skipped cannot be read
+            what = f"a message that cannot be read ({exc})"
+            if envelope.method is not UNSET and envelope.id is not UNSET:
+                self._note("agent", f"{what}: answered -32700", "error")
+                error = rpc.error(plain_id(envelope.id), PARSE_ERROR, "Parse error")
+                self._agent(error)
+            elif envelope.method is UNSET and envelope.id is not UNSET:
+                self._note("agent", f"{what}: the client is answered an error", "error")
+                pending = self._to_agent.pop(envelope.id)
+                if pending is not None and not pending.discard:
+                    detail = {"details": f"the agent's answer could not be read ({exc})"}
+                    error = rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+                    self._client(error)
+            else:
+                self._note("agent", f"{what}: not forwarded", "error")
+
+
+def _surrogates_replaced(count: int) -> str:
+    return f"{count} unpaired UTF-16 surrogate escape(s) (half of an emoji, say) replaced by U+FFFD"
