@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 import orjson
 
 from acp_toolcalls import ToolCallStore, encode, v1, v2
-from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
+from acp_toolcalls.bridge import V2ToV1Bridge
 from acp_toolcalls.codec import fast_message_decoder
 from environment import print_environment
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 import orjson
 
 from acp_toolcalls import ToolCallStore, encode
-from acp_toolcalls.bridge_to_v2 import V1ToV2Bridge
+from acp_toolcalls.bridge import V1ToV2Bridge
 from environment import print_environment
 
 SID = "sess_bench"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.terminal_text import TailRenderer, sanitize, tail
+from acp_toolcalls.bridge import TailRenderer, sanitize, tail
 
 
 @pytest.mark.parametrize(
@@ -47,7 +47,7 @@ def test_tail_keeps_the_end_and_says_what_it_dropped() -> None:
 
 
 def test_fence_is_longer_than_any_backtick_run_inside() -> None:
-    from acp_toolcalls.terminal_text import fenced
+    from acp_toolcalls.bridge import fenced
 
     assert fenced("a\n") == "```\na\n```"
     assert fenced("a") == "```\na\n```"

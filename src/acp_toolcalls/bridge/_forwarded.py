@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .jsonrpc import (
+from ..convert import Loss
+from ..models import (
     CANCELLED_OUTCOME,
     INVALID_REQUEST,
     JsonRpcMessage,
@@ -26,7 +27,6 @@ from .jsonrpc import (
     request_key,
     response,
 )
-from .loss import Loss
 
 T = TypeVar("T")
 

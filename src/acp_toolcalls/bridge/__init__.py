@@ -1,0 +1,51 @@
+"""The stateful bridges between a v1 and a v2 peer, and the text of terminal output.
+
+Rules this package owns: ``V2ToV1Bridge`` (a v2 agent's traffic for a v1 client:
+``_to_v1*.py``), ``V1ToV2Bridge`` (a v1 agent's traffic for a v2 client: ``_to_v2.py``), the
+permission requests a bridge forwarded until their one answer (``_forwarded.py``, used by
+both), and terminal bytes as safe text (``_terminal_text.py``). Importing the package costs
+nothing until a name is used (PEP 562): the terminal text helpers load neither the bridges
+nor the converters.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `from typing import ...`: the package's start-up stays light
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._terminal_text import DEFAULT_TAIL_CHARS, TailRenderer, fenced, sanitize, tail
+    from ._to_v1 import TerminalProfile, V2ToV1Bridge
+    from ._to_v2 import V1ToV2Bridge
+
+__all__ = [
+    "DEFAULT_TAIL_CHARS",
+    "TailRenderer",
+    "TerminalProfile",
+    "V1ToV2Bridge",
+    "V2ToV1Bridge",
+    "fenced",
+    "sanitize",
+    "tail",
+]
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "_terminal_text": ("DEFAULT_TAIL_CHARS", "TailRenderer", "fenced", "sanitize", "tail"),
+    "_to_v1": ("TerminalProfile", "V2ToV1Bridge"),
+    "_to_v2": ("V1ToV2Bridge",),
+}
+"""Module -> the names the package exports from it (the same as the imports above)."""
+
+_ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+
+    def __getattr__(name: str) -> Any:
+        module = _ORIGIN.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value

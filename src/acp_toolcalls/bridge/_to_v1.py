@@ -1,0 +1,236 @@
+"""The stateful v2 -> v1 bridge: a v2 agent's traffic, made right for a v1 client.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D39): the
+bridge's entry points and options, and what reaches which layer.
+
+- ``convert`` takes one message (or batch) of the agent -> client direction, or the client's
+  answer to a forwarded permission request, as raw bytes, JSON values or typed models; raw
+  input is decoded leniently (what was salvaged is reported), a batch's outputs go out as one
+  batch. Session updates go to their handler by type, permission requests and other JSON-RPC
+  messages to the permission layer; notification ``_meta`` and unknown envelope keys are
+  reported, never carried.
+- Every loss is reported; caps come from the store's ``Limits`` (its terminals keep about the
+  tail a v1 client is shown, ``4 * tail_chars`` bytes); ``close_session`` frees all.
+
+Theory of operation: ``V2ToV1Bridge`` is one object built in layers, one module each, each a
+base class of the next: ``_to_v1_state`` (the shared state and the store's events),
+``_to_v1_terminals`` (terminal renderings), ``_to_v1_projection`` (what a flush sends: first
+sight, re-projected content, line fitting), ``_to_v1_calls`` (session updates, coalescing,
+evictions), ``_to_v1_permissions`` (permission requests and answers), and this module (the
+options, the public API and the dispatch). Each message's outputs collect in ``_out``,
+``_replies`` and ``_losses`` and are taken as one ``Converted``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from .. import v2
+from ..codec import (
+    DEFAULT_MAX_BYTES,
+    FAST_PATH_MISSES,
+    decode_message,
+    fast_message_decoder,
+)
+from ..convert import NO_LOSSES, Converted, LossReport, unknown_keys
+from ..models import Batch, InvalidMessage, JsonRpcMessage
+from ..store import Limits, ToolCallStore
+from ._forwarded import Forwarded
+from ._terminal_text import DEFAULT_TAIL_CHARS
+from ._to_v1_permissions import _Permissions
+from ._to_v1_state import TerminalProfile
+
+__all__ = ["TerminalProfile", "V2ToV1Bridge"]
+
+_FAST_DECODE = fast_message_decoder("v2")
+
+
+class V2ToV1Bridge(_Permissions):
+    """Converts a v2 agent's messages for a v1 client, one message at a time (sans-I/O).
+
+    ``convert`` takes any message of the agent -> client direction, and the client's answers
+    to permission requests (matched by JSON-RPC id), as raw bytes, JSON values or typed
+    models; it returns a ``Converted`` whose ``messages`` are typed v1 models or
+    ``JsonRpcMessage`` values to ``encode`` and send on.
+    """
+
+    def __init__(
+        self,
+        *,
+        coalesce: bool = False,
+        terminal_profile: TerminalProfile = "text",
+        tail_chars: int = DEFAULT_TAIL_CHARS,
+        limits: Limits | None = None,
+        notices: bool = False,
+        compaction: bool = False,
+        max_message_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        if terminal_profile not in ("text", "meta"):
+            raise ValueError(f"unknown terminal profile {terminal_profile!r}")
+        self.coalesce = coalesce
+        # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
+        self.notices = notices
+        self.compaction = compaction
+        self.terminal_profile = terminal_profile
+        self.tail_chars = tail_chars
+        self.max_message_bytes = max_message_bytes
+        self.store = ToolCallStore(version="v2", limits=limits, on_evict=self._evicted)
+        terminal_cap = self.store.limits.max_terminal_bytes
+        if terminal_cap is None or terminal_cap > 4 * tail_chars:
+            # A v1 client is shown a terminal's tail only: the store keeps about that much.
+            terminal_cap = max(4 * tail_chars, 1)
+            self.store.limits = msgspec.structs.replace(
+                self.store.limits, max_terminal_bytes=terminal_cap
+            )
+        # The state the layers share (what each holds: `_BridgeState`, `_Permissions`).
+        self._ghosts = {}
+        self._compactions = {}
+        self._dirty = {}
+        self._sessions = {}
+        self._forwarded = Forwarded(self.store.limits.max_pending_permissions)
+        self._rendered = {}
+        self._texts = {}
+        self._out = []
+        self._replies = []
+        self._losses = []
+        self._updates = {
+            v2.SessionToolCallUpdate: self._on_update,
+            v2.ToolCallContentChunk: self._on_chunk,
+            v2.TerminalUpdate: self._on_terminal,
+            v2.TerminalOutputChunk: self._on_terminal,
+            v2.OpaqueSessionUpdate: self._on_other_update,
+        }
+
+    # ----------------------------------------------------------------------------------------
+    # Public API
+
+    def convert(self, message: Any) -> Converted:
+        """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input."""
+        if type(message) is bytes and len(message) <= DEFAULT_MAX_BYTES:
+            try:  # noqa: SIM105 - the common line: straight to the strict decoder, no wrapper
+                message = _FAST_DECODE(message)
+            except FAST_PATH_MISSES:
+                pass
+        if type(message) is v2.SessionUpdateMessage:  # the common message: `_dispatch`'s first case
+            params = message.params
+            if type(params) is v2.UpdateSessionNotification and params.meta is UNSET:
+                update = params.update
+                if type(update) is v2.ToolCallContentChunk:  # (the common two: no table lookup)
+                    self._on_chunk(params.session_id, update)
+                    return self._take()
+                if type(update) is v2.SessionToolCallUpdate:
+                    self._on_update(params.session_id, update)
+                    return self._take()
+                handler = self._updates.get(type(update))
+                if handler is not None:
+                    handler(params.session_id, update)
+                    return self._take()
+        if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
+            decoded = decode_message(message, protocol="v2")
+            for diagnostic in decoded.diagnostics:
+                self._loss(diagnostic.path, f"input salvaged: {diagnostic.reason}")
+            message = decoded.value
+        if isinstance(message, Batch):
+            for item in message.items:
+                self._dispatch(item)
+            outputs = self._take()
+            if len(outputs.messages) > 1:
+                return Converted((Batch(list(outputs.messages)),), outputs.replies, outputs.losses)
+            return outputs
+        self._dispatch(message)
+        return self._take()
+
+    def flush(self, session_id: str | None = None, *, max_bytes: int | None = None) -> Converted:
+        """Send the pending changes (of one session, or of all), oldest first; with
+        ``max_bytes``, stop once calls of about that many bytes (as the store counts them)
+        went out, and ``pending`` says whether any change is left."""
+        budget = max_bytes
+        for sid in [session_id] if session_id is not None else list(self._dirty):
+            session = self._sessions.get(sid)
+            if session is None:
+                self._dirty.pop(sid, None)
+                continue
+            for tool_call_id in list(session.order):
+                if budget is not None and budget <= 0:
+                    return self._take()
+                held = self.store.tool_call(sid, tool_call_id)
+                self._flush_call(sid, session, tool_call_id)
+                if budget is not None and held is not None:
+                    budget -= held.size
+        return self._take()
+
+    @property
+    def pending(self) -> bool:
+        """Whether a change is held back (coalescing)."""
+        return bool(self._dirty)
+
+    def close_session(self, session_id: str) -> Converted:
+        """Flush the session, then forget everything about it (store state included)."""
+        self._flush_session(session_id)
+        self._sessions.pop(session_id, None)
+        self._dirty.pop(session_id, None)
+        self.store.drop_session(session_id)
+        self._ghosts = {key: None for key in self._ghosts if key[0] != session_id}
+        self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
+        self._compactions = {k: v for k, v in self._compactions.items() if k[0] != session_id}
+        self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
+        self._forwarded.forget(lambda asked: asked.session_id == session_id)
+        return self._take()
+
+    def withdraw(self, request_id: Any) -> Converted:
+        """Settle a forwarded permission request on the client's behalf (the session was
+        cancelled, say): the agent is answered ``cancelled`` (``replies``), the client is sent
+        ``$/cancel_request`` and the call's own state (``messages``), and the client's late
+        answer will be dropped. Nothing happens for a request that is not pending."""
+        self._give_up(request_id)
+        return self._take()
+
+    # ----------------------------------------------------------------------------------------
+    # Dispatch
+
+    def _dispatch(self, message: Any) -> None:
+        kind = type(message)
+        if kind is v2.SessionUpdateMessage or isinstance(message, v2.SessionUpdateMessage):
+            params = message.params
+            update = params.update
+            if (
+                params.meta is not UNSET
+                or kind is not v2.SessionUpdateMessage
+                or type(params) is not v2.UpdateSessionNotification
+            ):
+                self._envelope_losses(message)
+            handler = self._updates.get(type(update))
+            if handler is None:
+                handler = next(
+                    (h for cls, h in self._updates.items() if isinstance(update, cls)),
+                    self._on_other_update,
+                )
+            handler(params.session_id, update)
+        elif isinstance(message, v2.PermissionRequestMessage):
+            self._on_permission(message)
+        elif isinstance(message, JsonRpcMessage):
+            self._on_other_message(message)
+        elif isinstance(message, InvalidMessage):
+            self._loss(message.error.path, f"batch element dropped: {message.error.reason}")
+        else:
+            raise TypeError(f"cannot convert a {type(message).__name__} from a v2 agent")
+
+    def _envelope_losses(self, message: v2.SessionUpdateMessage) -> None:
+        # What a v1 message cannot carry from the envelope: the notification's `_meta` (the
+        # v1 update may merge several notifications) and unknown keys (D19).
+        if message.params.meta is not UNSET:
+            self._loss("$.params._meta", "notification metadata is not carried to v1")
+        for root, obj in (("$", message), ("$.params", message.params)):
+            self._losses.extend(unknown_keys(obj, root))
+
+    def _take(self) -> Converted:
+        out = self._out
+        self._out = []
+        if not self._losses and not self._replies:
+            return Converted(tuple(out), (), NO_LOSSES)
+        converted = Converted(tuple(out), tuple(self._replies), LossReport(self._losses))
+        self._replies, self._losses = [], []
+        return converted

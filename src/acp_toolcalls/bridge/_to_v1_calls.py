@@ -1,0 +1,368 @@
+"""The agent's session updates, as they reach the v2 -> v1 bridge: held back or sent on.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.8, 9.9; D22, D30, D39):
+
+- Every update is applied to the store first; what it changed of a call waits in the call's
+  ``pending`` (latest value per field; content and ``_meta`` are read back from the store).
+- Coalescing (opt-in) is pure and timer-free: a call's first sight goes out at once, then
+  its changes wait and merge until a permission request, a final status, a ``state_update``
+  or any other forwarded update but message text, the session's close, an eviction, or
+  ``flush()``; a message about another call is no flush point. Per call, order is always
+  kept; a time bound belongs to the I/O layer (``flush()``). Without coalescing every change
+  goes out at once (the common shapes by fast paths that send what the flush would).
+- Terminal output waits in the store until a call's content refers to the terminal (D22);
+  then every call showing it is re-sent.
+- v2-only session updates never reach the v1 side raw: mapped when a v1 variant exists,
+  otherwise dropped and reported (9.8, D30). A ``compaction_update`` carries the compaction's
+  whole merged ``_meta`` (a v1 client replaces it; D39).
+- What the store drops, the bridge sends first what it held back about (``on_evict``); a
+  dropped call it showed stays known as a ghost (``_MAX_GHOSTS`` at most), so a later update
+  of it is not a first sight with another title.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from .. import v1, v2
+from ..convert import plain_fields, session_update_to_v1, unknown_keys
+from ..events import ContentAppended
+from ..models import extras_seen
+from ..store import TerminalState, ToolCallState, patch_meta, trim_block
+from . import _to_v1_state
+from ._to_v1_projection import _Projection
+from ._to_v1_state import _Call, _final, _notification, _Session
+
+_FLUSHING_TAGS = frozenset({"state_update"})
+"""Opaque v2 updates before which everything pending is flushed and which are not forwarded."""
+
+_MAX_GHOSTS = 10_000
+"""Calls the client was shown that the store no longer holds, remembered (the oldest go)."""
+_GHOST_TITLE = 256
+"""Characters of its title a ghost call keeps (the title a restore after a prompt sends)."""
+_MAX_COMPACTIONS = 1_000
+"""Compactions whose merged ``_meta`` is kept (the least recently updated go)."""
+_UNFLUSHING_TAGS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
+"""Opaque v2 updates that are no flush point: message text streams beside tool calls."""
+
+_PATCH_ATTRS: tuple[tuple[str, str], ...] = tuple(
+    (f.name, f.encode_name)
+    for f in msgspec.structs.fields(v2.ToolCallUpdate)
+    if f.name not in ("tool_call_id", "content", "meta")
+)
+
+
+def _hold_fields(update: v2.ToolCallUpdate, pending: dict[str, Any]) -> None:
+    """Put the fields ``update`` sets (but ``content`` and ``_meta``, which the flush reads
+    from the store) into ``pending``, by attribute name: ``_PATCH_ATTRS``, written out."""
+    value: Any = update.name
+    if value is not UNSET:
+        pending["name"] = value
+    value = update.title
+    if value is not UNSET:
+        pending["title"] = value
+    value = update.kind
+    if value is not UNSET:
+        pending["kind"] = value
+    value = update.status
+    if value is not UNSET:
+        pending["status"] = value
+    value = update.locations
+    if value is not UNSET:
+        pending["locations"] = value
+    value = update.raw_input
+    if value is not UNSET:
+        pending["raw_input"] = value
+    value = update.raw_output
+    if value is not UNSET:
+        pending["raw_output"] = value
+    value = update.capabilities
+    if value is not UNSET:
+        pending["capabilities"] = value
+
+
+class _Calls(_Projection):
+    """The agent's session updates and the store's evictions (a layer of ``V2ToV1Bridge``)."""
+
+    def _evicted(self, session_id: str, state: Any) -> None:
+        """The store is about to drop ``state`` (a call, terminal or session): what is held back
+        about it goes out now; a call the client was shown stays known (a ghost), so a later
+        update of it is no first sight."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        if isinstance(state, ToolCallState):
+            call = session.calls.get(state.tool_call_id)
+            if call is not None:
+                self._flush_call(session_id, session, state.tool_call_id, state)
+                self._ghost(session_id, session, state.tool_call_id, call)
+        elif isinstance(state, TerminalState):  # its readers go out while it can render
+            for tool_call_id in list(session.readers.pop(state.terminal_id, ())):
+                if tool_call_id in session.order:
+                    self._flush_call(session_id, session, tool_call_id)
+            self._rendered.pop((session_id, state.terminal_id), None)
+            self._texts.pop((session_id, state.terminal_id), None)
+        else:
+            for tool_call_id in list(session.order):
+                held = state.tool_calls.get(tool_call_id)
+                self._flush_call(session_id, session, tool_call_id, held)
+            for tool_call_id, call in list(session.calls.items()):
+                self._ghost(session_id, session, tool_call_id, call)
+            session.readers.clear()
+            self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
+            self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
+
+    def _ghost(self, session_id: str, session: _Session, tool_call_id: str, call: _Call) -> None:
+        """Keep only what the client was shown of a call the store no longer holds (bounded:
+        ``_MAX_GHOSTS`` in all, the oldest forgotten first)."""
+        self._unqueue(session_id, session, tool_call_id)
+        if not call.known:
+            del session.calls[tool_call_id]
+            return
+        for terminal_id in call.terminals:
+            session.readers.get(terminal_id, set()).discard(tool_call_id)
+        call.terminals = set()
+        call.source, call.flat, call.slots, call.count = None, [], [], 0
+        call.pending.clear()
+        call.content_dirty = call.meta_dirty = False
+        call.meta_sent = None
+        if call.title is not None and len(call.title) > _GHOST_TITLE:
+            call.title = call.title[:_GHOST_TITLE]
+        call.ghost = True
+        self._ghosts[(session_id, tool_call_id)] = None
+        cap = _MAX_GHOSTS
+        if len(self._ghosts) > cap:
+            forgotten = list(self._ghosts)[: trim_block(cap)]
+            for key in forgotten:
+                del self._ghosts[key]
+                held = self._sessions.get(key[0])
+                if held is not None:
+                    held.calls.pop(key[1], None)
+                    if not held.calls and key[0] not in self.store.sessions:
+                        del self._sessions[key[0]]
+            self._loss(
+                "$.max_tool_calls",
+                f"forgot {len(forgotten)} tool call(s) the store no longer holds (the bridge "
+                f"remembers {cap}): a later update of one is sent as a first sight",
+            )
+
+    def _revive(self, session_id: str, tool_call_id: str, call: _Call) -> None:
+        """A ghost gets an update: the store holds it again."""
+        call.ghost = False
+        self._ghosts.pop((session_id, tool_call_id), None)
+
+    def _touch(self, session_id: str, tool_call_id: str) -> tuple[_Session, _Call]:
+        """A message about ``tool_call_id`` arrives: its changes wait (coalescing) with those
+        of other calls; switching calls is no flush point (time is, ``flush``)."""
+        session = self._session(session_id)
+        call = self._call(session, tool_call_id)
+        if call.ghost:
+            self._revive(session_id, tool_call_id, call)
+        session.order[tool_call_id] = None
+        self._dirty[session_id] = None
+        return session, call
+
+    def _settle(self, session_id: str, session: _Session, tool_call_id: str, final: bool) -> None:
+        if final or not self.coalesce:
+            self._flush_call(session_id, session, tool_call_id)
+
+    def _unknown_keys(self, update: Any, nested: bool = False) -> None:
+        """Report the unknown keys of an update (``nested``: of every object in it, for
+        terminals, which v1 is shown as text, not field by field)."""
+        self._losses.extend(unknown_keys(update, "$.params.update", nested=nested))
+
+    def _on_update(self, session_id: str, update: v2.ToolCallUpdate) -> None:
+        session = self._sessions.get(session_id)
+        call = session.calls.get(update.tool_call_id) if session is not None else None
+        if (
+            _to_v1_state.FAST_PATHS
+            and call is not None
+            and call.known
+            and not self.coalesce
+            and not self._dirty
+            and call.prompt is None
+            and not (call.ghost or call.pending or call.content_dirty or call.meta_dirty)
+            and update.content is UNSET
+            and update.meta is UNSET
+        ):
+            values = plain_fields(update)
+            if values is not None:
+                assert session is not None
+                self._update_shown(session_id, session, call, update, values)
+                return
+        session, call = self._touch(session_id, update.tool_call_id)
+        if call.known and extras_seen():  # a first sight reports them with the whole call
+            self._unknown_keys(update)
+        self._absorb(self.store.apply_update(session_id, update))
+        self._hold(session_id, session, call, update)
+
+    def _hold(self, session_id: str, session: _Session, call: _Call, update: Any) -> None:
+        """What an applied update changes of the call waits in ``pending`` (or goes out)."""
+        _hold_fields(update, call.pending)
+        if update.content is not UNSET:
+            call.content_dirty = True
+        if update.meta is not UNSET:
+            call.meta_dirty = True
+        final = isinstance(update.status, str) and update.status in v2.FINAL_STATUSES
+        self._settle(session_id, session, update.tool_call_id, final or not call.known)
+
+    def _update_shown(
+        self,
+        session_id: str,
+        session: _Session,
+        call: _Call,
+        update: v2.ToolCallUpdate,
+        values: dict[str, Any],
+    ) -> None:
+        """``_on_update`` for a call the client shows with nothing held back, without
+        coalescing, of an update without content, ``_meta`` or unknown keys whose fields map
+        to v1 as they are (``values``): what ``_flush_call`` would send once the store applied
+        it. Where the store dropped the call, the general path goes on. (``_touch`` is left
+        out: with nothing held back anywhere, the flush takes back what it would mark, and an
+        eviction meanwhile flushes nothing of a call with nothing pending.)"""
+        tool_call_id = update.tool_call_id
+        self._absorb(self.store.apply_update(session_id, update))
+        tc = self.store.tool_call(session_id, tool_call_id)
+        if tc is None or call.ghost:
+            self._hold(session_id, session, call, update)
+            return
+        if not values:
+            return  # nothing v1 can show changed
+        title = values.get("title")
+        if isinstance(title, str):
+            call.title = title
+        update_v1 = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
+        if tc.size * 2 + 65_536 >= self.max_message_bytes:  # (`_fit`'s own first test)
+            update_v1 = self._fit(tc, update_v1)
+        self._out.append(_notification(session_id, update_v1))
+        if _final(tc):  # its projection is rebuilt if it ever changes again
+            call.source, call.flat, call.slots, call.count = None, [], [], 0
+
+    def _on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
+        tool_call_id = chunk.tool_call_id
+        session = self._sessions.get(session_id)
+        if session is not None:
+            call = session.calls.get(tool_call_id)
+            if (
+                _to_v1_state.FAST_PATHS
+                and call is not None
+                and call.known
+                and not self.coalesce
+                and not self._dirty
+                and call.prompt is None
+                and not (call.ghost or call.pending or call.content_dirty or call.meta_dirty)
+            ):
+                # A call the client shows, nothing held back: the chunk goes out at once.
+                self._append_shown(session_id, session, call, chunk)
+                return
+            if tool_call_id in session.order:
+                call = session.calls[tool_call_id]  # the coalescing case: this call is pending
+            else:
+                session, call = self._touch(session_id, tool_call_id)
+        else:
+            session, call = self._touch(session_id, tool_call_id)
+        if extras_seen():
+            self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
+        self._absorb(self.store.apply_update(session_id, chunk))
+        call.content_dirty = True
+        if not self.coalesce or not call.known:  # a first sight goes out at once (9.9)
+            self._flush_call(session_id, session, tool_call_id)
+
+    def _append_shown(
+        self, session_id: str, session: _Session, call: _Call, chunk: v2.ToolCallContentChunk
+    ) -> None:
+        """``_on_chunk`` for a call the client shows with nothing held back, without coalescing:
+        what ``_touch`` and ``_flush_call`` would do, where the store only appended the item
+        (no cap, no eviction) and the item is plain text appended to a projection with no
+        terminal and nothing dropped; anything else takes ``_flush_call`` after the apply."""
+        if extras_seen():
+            self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
+        tool_call_id = chunk.tool_call_id
+        events = self.store.apply_update(session_id, chunk)
+        tc = None
+        if len(events) == 1 and type(events[0]) is ContentAppended:
+            held = self.store.sessions.get(session_id)  # (`store.tool_call`, without the call)
+            tc = held.tool_calls.get(tool_call_id) if held is not None else None
+        if tc is not None and not call.slots and not tc.dropped_items:
+            items: list[Any] = tc.fields["content"]
+            count = call.count
+            item = None
+            if len(items) == count + 1 and (items is call.source or not (count or call.terminals)):
+                item = items[count]  # appended to what was projected (or to nothing)
+            if type(item) is v2.Content and item.meta is UNSET and not call.source_dropped:
+                block = item.content
+                if (
+                    type(block) is v2.TextContent
+                    and block.annotations is UNSET
+                    and block.meta is UNSET
+                ):
+                    flat = call.flat
+                    flat.append(v1.Content(content=v1.TextContent(text=block.text)))
+                    call.count = count + 1
+                    if not count:
+                        call.source, call.cut_at = items, 0
+                    update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, content=list(flat))
+                    if tc.size * 2 + 65_536 >= self.max_message_bytes:
+                        update = self._fit(tc, update)
+                    self._out.append(_notification(session_id, update))
+                    if _final(tc):  # its projection is rebuilt if it ever changes again
+                        call.source, call.flat, call.slots, call.count = None, [], [], 0
+                    return
+        self._absorb(events)
+        call.content_dirty = True
+        self._flush_call(session_id, session, tool_call_id)
+
+    def _on_terminal(self, session_id: str, update: Any) -> None:
+        self._unknown_keys(update, nested=True)
+        self._apply_update(session_id, update)
+        session = self._session(session_id)
+        terminal_id = update.terminal_id
+        self._rendered.pop((session_id, terminal_id), None)
+        readers = [tid for tid in session.readers.get(terminal_id, ()) if tid in session.calls]
+        if not readers:
+            return  # bytes wait in the store until a reference appears (D22)
+        for tool_call_id in readers:
+            session.calls[tool_call_id].content_dirty = True
+            session.order[tool_call_id] = None
+            self._dirty[session_id] = None
+            self._settle(session_id, session, tool_call_id, False)
+
+    def _on_other_update(self, session_id: str, update: Any) -> None:
+        tag = update.tag if isinstance(update, v2.OpaqueSessionUpdate) else type(update).__name__
+        if tag not in _UNFLUSHING_TAGS:
+            self._flush_session(session_id)  # keeps the v1 client's view in stream order
+        if tag in _FLUSHING_TAGS:
+            self._loss("$.params.update", f"`{tag}` has no v1 form: not forwarded")
+            return
+        if tag == "compaction_update" and self.compaction:
+            update = self._compaction_meta(session_id, update)
+        mapped, losses = session_update_to_v1(
+            update, notices=self.notices, compaction=self.compaction
+        )
+        self._extend(losses, "$.params.update")
+        if mapped is not None:
+            self._emit_update(session_id, mapped)
+
+    def _compaction_meta(self, session_id: str, update: Any) -> Any:
+        """A ``compaction_update`` whose ``_meta`` patch (v2: by top-level key) is replaced by
+        the compaction's whole merged ``_meta``: a v1 client replaces it (D39, 9.8)."""
+        data = update.data
+        compaction_id = data.get("compactionId")
+        patch = data.get("_meta", UNSET)
+        if not isinstance(compaction_id, str) or not (patch is None or isinstance(patch, dict)):
+            return update  # nothing to merge (a `_meta` that is no object is reported later)
+        key = (session_id, compaction_id)
+        merged = patch_meta(self._compactions.pop(key, None), patch)
+        if isinstance(merged, dict):
+            cap = self.store.limits.max_meta_keys
+            if cap is not None and len(merged) > cap:
+                for name in list(merged)[: len(merged) - cap]:
+                    del merged[name]
+                self._loss("$.params.update._meta", f"more than {cap} keys: the oldest dropped")
+            self._compactions[key] = merged
+            if len(self._compactions) > _MAX_COMPACTIONS:
+                del self._compactions[next(iter(self._compactions))]
+        return v2.OpaqueSessionUpdate({**data, "_meta": merged})

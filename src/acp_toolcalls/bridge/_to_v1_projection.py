@@ -1,0 +1,226 @@
+"""What a flush sends a v1 client about a call: a first sight, or its changes re-projected.
+
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.6, 9.9; D10, D39):
+
+- The first v1 message about a ``toolCallId`` is a v1 ``tool_call`` built from the whole stored
+  state, with a non-empty title (title, name, the permission's title when a permission request
+  saw it first, a kind label, "Tool call"); every later one is a ``tool_call_update`` of the
+  fields that changed (held back in ``pending``, latest value per field).
+- v1 has no append: every message that changes a call's content carries the whole projected
+  v1 content. Each v2 item is projected once and cached (chunks extend the projection); a
+  replacement array or a cap that trimmed the content starts it afresh; terminal slots are
+  filled from their renderings at every flush. Where a cap dropped items, a text item says
+  how many.
+- ``_meta`` goes out whole, merged with the terminal keys (a v1 client replaces it; D39), and
+  only when it changed. A prompt shown on the call keeps its title and items ahead of the
+  content until its answer.
+- No message is longer than ``max_message_bytes``: content items are left out of its middle
+  (a marker says how many), and reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET
+
+from .. import v1, v2
+from ..codec import encode
+from ..convert import (
+    content_to_v1,
+    create_defaults,
+    create_values,
+    plain_stored_fields,
+    update_values,
+)
+from ..models import replace
+from ..store import ToolCallState
+from . import _to_v1_state
+from ._to_v1_state import _Call, _notification, _Session, _text_item
+from ._to_v1_terminals import _TerminalRendering
+
+
+class _Projection(_TerminalRendering):
+    """Flushing held-back changes and projecting content (a layer of ``V2ToV1Bridge``)."""
+
+    def _unqueue(self, session_id: str, session: _Session, tool_call_id: str) -> None:
+        session.order.pop(tool_call_id, None)
+        if not session.order:
+            self._dirty.pop(session_id, None)
+
+    def _flush_session(self, session_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            for tool_call_id in list(session.order):
+                self._flush_call(session_id, session, tool_call_id)
+
+    def _flush_call(
+        self,
+        session_id: str,
+        session: _Session,
+        tool_call_id: str,
+        tc: ToolCallState | None = None,
+    ) -> None:
+        """Send the call's held-back changes (``tc``: its state, when the store is about to
+        drop it)."""
+        self._unqueue(session_id, session, tool_call_id)
+        call = session.calls.get(tool_call_id)
+        if tc is None:
+            tc = self.store.tool_call(session_id, tool_call_id)
+        if call is None or tc is None:
+            return
+        if not call.known:  # first sight: a `tool_call`, even for a bare id
+            self._send_create(session_id, call, tc)
+            return
+        pending = call.pending
+        if not (pending or call.content_dirty or call.meta_dirty):
+            return
+        values: dict[str, Any] = {}  # attribute -> v1 value
+        if pending:
+            values, losses = update_values(v2.ToolCallUpdate(tool_call_id=tool_call_id, **pending))
+            if losses:
+                self._extend(losses, "$.params.update")
+        meta: dict[str, Any] | None = None
+        if call.content_dirty:
+            values["content"], meta = self._project(session_id, call, tc)
+        if call.meta_dirty or meta:
+            stored = tc.meta if isinstance(tc.meta, dict) else {}
+            merged = {**stored, **meta} if meta else dict(stored)  # the full merged `_meta` (D39)
+            if merged != call.meta_sent:  # only when it changed
+                values["meta"] = call.meta_sent = merged
+        title = values.get("title")
+        if isinstance(title, str):
+            call.title = title
+        if call.prompt is not None:  # a prompt shown on the call stays until its answer
+            if isinstance(title, str):
+                values["title"] = call.prompt.title
+            if "content" in values and call.prompt.items:
+                values["content"] = [*call.prompt.items, *values["content"]]
+        pending.clear()
+        call.content_dirty = call.meta_dirty = False
+        if not values:
+            return  # nothing v1 can show changed (a capabilities-only patch, say)
+        update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
+        self._emit_update(session_id, self._fit(tc, update))
+        if tc.is_final:  # its projection is rebuilt if it ever changes again
+            call.source, call.flat, call.slots, call.count = None, [], [], 0
+
+    def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
+        values = None
+        if _to_v1_state.FAST_PATHS and tc.extra is None and tc.raw is None:
+            values = plain_stored_fields(tc.fields, tc.meta)  # the common call, read directly
+        if values is not None:
+            create_defaults(values, tc.fields.get("kind"), call.title_fallback)
+        else:
+            snapshot = replace(tc.snapshot(), content=UNSET)  # its unknown keys are reported
+            values, losses = create_values(snapshot, title_fallback=call.title_fallback)
+            if losses:
+                self._extend(losses, "$.params.update")
+        content, meta = self._project(session_id, call, tc)
+        if content:
+            values["content"] = content
+        if meta:
+            stored = tc.meta if isinstance(tc.meta, dict) else {}
+            values["meta"] = call.meta_sent = {**stored, **meta}
+        elif isinstance(tc.meta, dict):
+            call.meta_sent = tc.meta
+        call.known = True
+        call.title = values["title"]
+        call.pending.clear()
+        call.content_dirty = call.meta_dirty = False
+        self._emit_update(
+            session_id, self._fit(tc, v1.ToolCall(tool_call_id=tc.tool_call_id, **values))
+        )
+
+    def _fit(self, tc: ToolCallState, update: Any) -> Any:
+        """``update`` with content items left out of its middle when its line would be over
+        ``max_message_bytes`` (a marker says how many); the store's count of the call's bytes
+        says when to look."""
+        limit = self.max_message_bytes
+        content = update.content
+        if tc.size * 2 + 65_536 < limit or not isinstance(content, list) or not content:
+            return update
+        session_id = "x" * 64  # the envelope around it, at most about this long
+        size = len(encode(_notification(session_id, update)))
+        if size <= limit:
+            return update
+        keep, cut = len(content), content
+        while keep > 0 and size > limit:
+            keep //= 2
+            left = len(content) - keep
+            marker = _text_item(f"[\u2026 {left:,} content item(s) omitted to fit a line]")
+            cut = [*content[: keep // 2], marker, *content[len(content) - (keep - keep // 2) :]]
+            shorter = replace(update, content=cut)
+            size = len(encode(_notification(session_id, shorter)))
+        self._loss(
+            "$.params.update.content",
+            f"{tc.tool_call_id}: {len(content) - keep} content item(s) left out so that the line "
+            f"stays under {limit} bytes",
+        )
+        return replace(update, content=cut)
+
+    def _project(
+        self, session_id: str, call: _Call, tc: ToolCallState
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """The v1 content of the call's current content, and the terminal ``_meta`` keys.
+
+        v2 items are projected once, as they arrive (chunks extend the projection); a
+        replacement array or a cap that trimmed the content starts it afresh. Terminal slots
+        are filled at every flush from the (cached) rendering of the terminal's state. Where a
+        cap dropped items, a text item says how many.
+        """
+        items = tc.content
+        fast = _to_v1_state.FAST_PATHS
+        if fast and not items and not call.count and not call.terminals and not tc.dropped_items:
+            # no content yet (the common first sight): what the general path ends with
+            call.source, call.source_dropped, call.cut_at = items, 0, 0
+            return [], {}
+        if (
+            items is not call.source
+            or len(items) < call.count
+            or (tc.dropped_items != call.source_dropped)
+        ):
+            call.source, call.source_dropped = items, tc.dropped_items
+            call.count, call.flat, call.slots = 0, [], []
+            session = self._session(session_id)
+            for terminal_id in call.terminals:
+                session.readers.get(terminal_id, set()).discard(tc.tool_call_id)
+            call.terminals = set()
+        for index in range(call.count, len(items)):
+            if index == tc.dropped_at:
+                call.cut_at = len(call.flat)
+            item = items[index]
+            if fast and type(item) is v2.Content:  # a plain text item, the bulk of streamed output
+                block = item.content
+                if (
+                    type(block) is v2.TextContent
+                    and block.annotations is UNSET
+                    and block.meta is UNSET
+                    and item.meta is UNSET
+                ):
+                    call.flat.append(v1.Content(content=v1.TextContent(text=block.text)))
+                    continue
+            if isinstance(item, v2.Terminal):
+                call.slots.append((len(call.flat), item.terminal_id))
+                call.flat.append(None)
+                call.terminals.add(item.terminal_id)
+                readers = self._session(session_id).readers
+                readers.setdefault(item.terminal_id, set()).add(tc.tool_call_id)
+                continue
+            converted, losses = content_to_v1(item, path=f"$.content[{index}]")
+            self._extend(losses, "$.params.update")
+            call.flat.extend(converted)
+        if tc.dropped_at >= len(items):
+            call.cut_at = len(call.flat)
+        call.count = len(items)
+        out = list(call.flat)
+        meta: dict[str, Any] = {}
+        for position, terminal_id in call.slots:
+            out[position], terminal_meta = self._render_terminal(session_id, terminal_id)
+            meta.update(terminal_meta)
+        if tc.dropped_items:
+            marker = f"[\u2026 {tc.dropped_items:,} content item(s) omitted (memory caps)]"
+            out.insert(call.cut_at, _text_item(marker))
+        if call.slots:
+            out = [item for item in out if item is not None]
+        return out, meta

@@ -1,0 +1,199 @@
+"""The v2 -> v1 bridge's state: what it tracks on top of its ``ToolCallStore``, in one place.
+
+Rules this module owns:
+
+- The store holds the v2 state of every call and terminal; the bridge adds per call what the
+  v1 client was shown (``_Call``: known, title, the v1 projection of the content, held-back
+  fields) and per session the calls with held-back changes, oldest first (``_Session``).
+- The store's events are absorbed here: a cap it applied is reported once, as a loss (its
+  ``LimitReached``), and a terminal output the store cut or replaced drops its incremental
+  renderer; the other events need nothing (a flush reads the state itself).
+- A session is created in the store first (its cap may evict another one, and ours with it).
+
+``_BridgeState`` declares every attribute the bridge's layers share (``V2ToV1Bridge.__init__``
+sets them); the layers above it, one module each: terminal rendering, projection and
+flushing, the agent's session updates, permissions, then the bridge and its dispatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from .. import v1
+from ..convert import Loss, LossReport
+from ..events import (
+    ContentAppended,
+    DiagnosticReported,
+    LimitReached,
+    TerminalCleared,
+    TerminalCreated,
+    TerminalOutputAppended,
+    TerminalPatched,
+    ToolCallCleared,
+    ToolCallCreated,
+    ToolCallPatched,
+    ToolCallReopened,
+)
+from ..store import ToolCallState, ToolCallStore
+from ..v2 import FINAL_STATUSES
+from ._terminal_text import TailRenderer
+
+TerminalProfile = Literal["text", "meta"]
+
+FAST_PATHS = True
+"""Whether the common shapes take their fast paths (tests turn them off to compare: the
+output is the same either way)."""
+_QUIET_EVENTS = frozenset(
+    {ToolCallCreated, ToolCallPatched, ToolCallCleared, ContentAppended, ToolCallReopened}
+    | {TerminalCreated, TerminalPatched, TerminalCleared, TerminalOutputAppended}
+)
+"""Store events that need nothing from the bridge (the flush reads the state itself)."""
+
+
+class _Call:
+    """What the bridge tracks for one tool call on top of the store."""
+
+    __slots__ = (
+        "content_dirty",
+        "count",
+        "cut_at",
+        "flat",
+        "ghost",
+        "known",
+        "meta_dirty",
+        "meta_sent",
+        "pending",
+        "prompt",
+        "slots",
+        "source",
+        "source_dropped",
+        "terminals",
+        "title",
+        "title_fallback",
+    )
+
+    def __init__(self) -> None:
+        self.known = False  # the v1 client has seen a `tool_call` for it
+        self.title: str | None = None  # what the v1 client displays
+        self.title_fallback: str | None = None  # a permission title seen first (D10)
+        self.pending: dict[str, Any] = {}  # attribute name -> latest v2 value, not yet sent
+        self.content_dirty = False
+        self.meta_dirty = False
+        self.source: list[Any] | None = None  # the store's content list last projected
+        self.source_dropped = 0
+        self.count = 0  # v2 items projected so far
+        self.flat: list[Any] = []  # their v1 items, a `None` slot where a terminal renders
+        self.slots: list[tuple[int, str]] = []  # (index in `flat`, terminal id)
+        self.terminals: set[str] = set()
+        self.prompt: _Overlay | None = None  # a permission prompt shown on the call
+        self.cut_at = 0  # where in `flat` the items a cap dropped were
+        self.meta_sent: Any = None  # the `_meta` the v1 client was last sent
+        self.ghost = False  # the store holds no state for it (evicted, or a synthetic call)
+
+
+class _Overlay:
+    """A permission prompt shown on a call the v1 client shows, until its answer."""
+
+    __slots__ = ("items", "items_shown", "open", "title")
+
+    def __init__(self, title: str, items: list[Any]) -> None:
+        self.title = title  # shown instead of the call's own title
+        self.items = items  # shown ahead of the call's own content
+        self.items_shown = bool(items)  # the client was shown prompt items in the content
+        self.open = 1  # prompts shown on the call and not answered yet
+
+
+class _Session:
+    __slots__ = ("calls", "order", "readers")
+
+    def __init__(self) -> None:
+        self.calls: dict[str, _Call] = {}
+        self.order: dict[str, None] = {}  # calls with pending changes, oldest first
+        self.readers: dict[str, set[str]] = {}  # terminal id -> calls whose content shows it
+
+
+class _BridgeState:
+    """The state every layer of ``V2ToV1Bridge`` shares, and the helpers that only touch it."""
+
+    coalesce: bool
+    # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
+    notices: bool
+    compaction: bool
+    terminal_profile: TerminalProfile
+    tail_chars: int
+    max_message_bytes: int
+    store: ToolCallStore
+    _ghosts: dict[tuple[str, str], None]  # calls shown, not held by the store
+    # (session, compaction id) -> its merged `_meta`, most recently updated last
+    _compactions: dict[tuple[str, str], dict[str, Any]]
+    _dirty: dict[str, None]  # sessions with changes held back
+    _sessions: dict[str, _Session]
+    # (session, terminal id) -> its rendering: a v1 item (text profile) and `_meta` keys
+    _rendered: dict[tuple[str, str], tuple[Any, dict[str, Any]]]
+    # (session, terminal id) -> what renders its output's tail as it grows
+    _texts: dict[tuple[str, str], TailRenderer]
+    _out: list[Any]
+    _replies: list[Any]
+    _losses: list[Loss]
+    _updates: dict[type, Callable[[str, Any], None]]
+
+    def _loss(self, path: str, reason: str) -> None:
+        self._losses.append(Loss(path, reason))
+
+    def _extend(self, losses: LossReport, root: str) -> None:
+        """Losses of a mapping (rooted at what it mapped) as paths into the message."""
+        for loss in losses:
+            self._losses.append(Loss(root + loss.path[1:], loss.reason))
+
+    def _apply(self, message: Any) -> None:
+        self._absorb(self.store.apply(message))
+
+    def _apply_update(self, session_id: str, update: Any) -> None:
+        self._absorb(self.store.apply_update(session_id, update))
+
+    def _absorb(self, events: list[Any]) -> None:
+        for event in events:
+            if type(event) in _QUIET_EVENTS:
+                continue
+            if isinstance(event, DiagnosticReported):
+                if event.kind != "limit":  # a cap is reported once, by its LimitReached
+                    self._loss(event.path, event.reason)
+            elif isinstance(event, LimitReached):
+                self._loss(f"$.{event.limit}", f"{event.subject}: {event.detail}")
+                self._texts.pop((event.session_id, event.subject), None)  # output cut, maybe
+            elif isinstance(event, (TerminalPatched, TerminalCleared)) and "output" in event.fields:
+                self._texts.pop((event.session_id, event.terminal_id), None)  # output replaced
+
+    def _session(self, session_id: str) -> _Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            # The store's session comes first (its cap may evict another one, and ours with it).
+            self._absorb(self.store.touch(session_id))
+            session = self._sessions[session_id] = _Session()
+        return session
+
+    def _call(self, session: _Session, tool_call_id: str) -> _Call:
+        call = session.calls.get(tool_call_id)
+        if call is None:
+            call = session.calls[tool_call_id] = _Call()
+        return call
+
+    def _emit_update(self, session_id: str, update: Any) -> None:
+        self._out.append(_notification(session_id, update))
+
+
+def _final(tc: ToolCallState) -> bool:
+    """``tc.is_final``, without its two properties."""
+    status = tc.fields.get("status")
+    return isinstance(status, str) and status in FINAL_STATUSES
+
+
+def _text_item(text: str) -> v1.Content:
+    return v1.Content(content=v1.TextContent(text=text))
+
+
+def _notification(session_id: str, update: Any) -> v1.SessionUpdateMessage:
+    return v1.SessionUpdateMessage(
+        params=v1.SessionNotification(session_id=session_id, update=update)
+    )
