@@ -53,8 +53,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))  # `fuzz.targets`: the tests/fuzz package
 
 INSTRUMENTED = (
-    "codec", "lenient", "jsonrpc", "wire", "v1", "v2", "state", "store", "events", "loss",
-    "v1_to_v2", "v2_to_v1", "convert", "bridge_to_v1", "bridge_to_v2", "terminal_text",
+    "codec", "lenient", "jsonrpc", "wire", "v1", "v2", "state", "store", "events",
+    "convert._loss", "convert._kernel", "convert._content", "convert._diffs", "convert._plain",
+    "convert._tool_calls", "convert._permissions", "convert._opaque", "convert._session_updates",
+    "convert._stateless", "bridge._to_v1", "bridge._to_v2", "bridge._terminal_text",
     "permissions", "emit",
 )  # fmt: skip
 """The modules whose branches guide the fuzzer (imported instrumented, before anything else)."""

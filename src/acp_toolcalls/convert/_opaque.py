@@ -32,6 +32,9 @@ from ._kernel import Fix, Json, Losses, copy_keys, salvaged
 
 @dataclass(frozen=True)
 class ToV2:
+    """What the v1 -> v2 rules are told: the ``messageId`` a chunk without one takes
+    (``None``: a stateless caller, which cannot assign one)."""
+
     message_id: str | None
 
 
@@ -169,6 +172,9 @@ def opaque(
 
 @dataclass(frozen=True)
 class ToV1:
+    """What the v2 -> v1 rules are told: which optional updates the v1 client advertised
+    (``session.notices``, ``session.compaction``; D30)."""
+
     notices: bool
     compaction: bool
 
