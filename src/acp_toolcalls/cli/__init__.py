@@ -6,10 +6,12 @@ Rules this module owns:
   code (0 clean, 1 findings, 2 usage errors or unreadable input), so it works both as the
   console script (``sys.exit(main())`` in the generated wrapper) and in-process in tests.
 - Each subcommand lives in its own module with ``register(subparsers)``, which sets a
-  ``handler(args) -> int`` default; ``COMMANDS`` lists them in help order. Only the module of
-  the command given is imported (``--help`` and usage errors import them all), and
-  ``--version`` imports none, nor argparse: a command pays only for what it uses (``bridge``
-  never loads jsonschema or rich).
+  ``handler(args) -> int`` default; ``COMMANDS`` lists them in help order. What several
+  commands share: ``lines`` (the log reader, the demo session, how messages are shown) and
+  ``_options`` (the options they have in common); ``_follow`` reads ``replay --follow``'s
+  file. Only the module of the command given is imported (``--help`` and usage errors import
+  them all), and ``--version`` imports none, nor argparse: a command pays only for what it
+  uses (``bridge`` never loads jsonschema or rich).
 - A closed stdout (``acp-toolcalls validate log | head``, exit 1) or Ctrl-C (exit 130) ends
   quietly, without a traceback. Never a traceback at all: a usage error is one line on stderr
   (exit 2); an output that cannot be written (a full disk) is one line (exit 2), because every
