@@ -32,8 +32,7 @@ import msgspec
 import orjson
 
 from acp_toolcalls import encode
-from acp_toolcalls.bridge_to_v1 import V2ToV1Bridge
-from acp_toolcalls.terminal_text import DEFAULT_TAIL_CHARS, fenced, sanitize, tail
+from acp_toolcalls.bridge import DEFAULT_TAIL_CHARS, V2ToV1Bridge, fenced, sanitize, tail
 from environment import print_environment
 
 SID = "sess_bench"

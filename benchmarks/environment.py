@@ -56,7 +56,8 @@ def print_environment() -> None:
 
     print(f"fast path    acp_toolcalls.codec.FAST_PATH = {codec.FAST_PATH}")
     try:
-        from acp_toolcalls import _compiled, bridge_to_v1  # noqa: F401 - imported to be chosen
+        from acp_toolcalls import _compiled
+        from acp_toolcalls.bridge import V2ToV1Bridge  # noqa: F401 - imported to be chosen
     except ImportError:  # a tree from before the bridges' compiled build (PYTHONPATH=<old>/src)
         print("bridges      interpreted (no acp_toolcalls._compiled)")
     else:

@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
+from acp_toolcalls.bridge import sanitize
 from acp_toolcalls.cli import main as cli_main
-from acp_toolcalls.terminal_text import sanitize
 from test_inspect import BUGGY, DEMO, replayed, shown
 
 ROOT = Path(__file__).resolve().parent.parent

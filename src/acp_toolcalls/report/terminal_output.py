@@ -15,7 +15,7 @@ Rules this module owns:
 
 from __future__ import annotations
 
-from ..terminal_text import sanitize
+from ..bridge import sanitize
 
 __all__ = ["TerminalText"]
 
