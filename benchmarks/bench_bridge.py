@@ -110,7 +110,7 @@ def stream(chunks: int, seed: int = 0) -> list[bytes]:
 def through_bridge(lines: Sequence[bytes], coalesce: bool) -> tuple[int, int, ToolCallStore]:
     """(bytes out, messages out, v1 replay of the output) of the lines through a bridge."""
     bridge = V2ToV1Bridge(coalesce=coalesce)
-    replay = ToolCallStore(protocol="v1")
+    replay = ToolCallStore(version="v1")
     size = count = 0
     for line in lines:
         for message in bridge.convert(line).messages:

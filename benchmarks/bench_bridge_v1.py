@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return [encode(m) for line in lines for m in bridge.convert(line).messages]
 
     def stored() -> ToolCallStore:
-        store = ToolCallStore(protocol="v1")
+        store = ToolCallStore(version="v1")
         for line in lines:
             store.apply(line)
         return store

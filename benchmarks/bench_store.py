@@ -594,7 +594,7 @@ def _v1_corpus(lines: Sequence[bytes]) -> list[bytes]:
 
 
 def _pass_v1_store(lines: Sequence[bytes]) -> ToolCallStore:
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     apply = store.apply
     for line in lines:
         apply(line)
@@ -636,7 +636,7 @@ def _part_v1(lines: Sequence[bytes], reps: int, t_start: float) -> float:
     )
     for label, count in kinds.most_common():
         print(f"  {count / n:6.2%} {count:8,}  {label}")
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     diagnostics = Counter()
     for line in v1_lines:
         for event in store.apply(line):
