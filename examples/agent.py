@@ -50,7 +50,8 @@ from acp.experimental.negotiation import AgentProtocolRouter
 from acp.experimental.v2 import AgentSideConnection as V2Connection
 from acp.experimental.v2 import schema as v2s
 
-from acp_toolcalls import PermissionAnswer, ToolCallEmitter, diff_content, sdk, text_content, v2
+from acp_toolcalls import PermissionAnswer, ToolCallEmitter, sdk, v2
+from acp_toolcalls.agent import diff_content, text_content
 
 logger = logging.getLogger("example-agent")
 T = TypeVar("T")

@@ -18,17 +18,9 @@ from typing import Any
 
 import pytest
 
-from acp_toolcalls import (
-    DEFAULT_MAX_BYTES,
-    UNSET,
-    DecodeError,
-    Limits,
-    ToolCallStore,
-    decode_message,
-    encode,
-)
+from acp_toolcalls import UNSET, DecodeError, Limits, ToolCallStore, decode_message, encode
 from acp_toolcalls.bridge import V1ToV2Bridge, V2ToV1Bridge
-from acp_toolcalls.codec import duplicate_keys
+from acp_toolcalls.codec import DEFAULT_MAX_BYTES, duplicate_keys
 from acp_toolcalls.convert import Converted
 from acp_toolcalls.events import (
     DiagnosticReported,

@@ -32,12 +32,13 @@ from typing import Any
 import pytest
 
 import acp_toolcalls.store._sessions as store_module
-from acp_toolcalls import DEFAULT_MAX_BYTES, Limits
+from acp_toolcalls import Limits
 from acp_toolcalls.check import ToolCallLinter, validate_message
 from acp_toolcalls.check import _validator as validator_module
 from acp_toolcalls.cli import INTERNAL_ERROR, build_parser, main
 from acp_toolcalls.cli import replay as replay_module
 from acp_toolcalls.cli.validate import read_lines
+from acp_toolcalls.codec import DEFAULT_MAX_BYTES
 from adversarial_cases import (
     AFTER,
     BASE64_LINES,

@@ -1,50 +1,41 @@
-"""The package root re-exports the public API of every core module.
+"""The root API is a short allowlist; what the root exported before issue 18 still resolves.
 
-A user writes ``from acp_toolcalls import V2ToV1Bridge``; a name a core module lists in its
-``__all__`` but the root does not export would be public in one place and missing in the other.
-Modules left out are the edges and internals named in ``SUBMODULE_ONLY``, reached by their
-module path.
+A user holds ``acp_toolcalls``' root in their head: decode, fold, convert, bridge, emit, check.
+The models live in ``acp_toolcalls.v2`` / ``acp_toolcalls.v1``, the events in
+``acp_toolcalls.events``, the per-item converters in ``acp_toolcalls.convert``. A name added to
+the root must be added to ``ROOT_API`` here, on purpose.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+import subprocess
+import sys
+import warnings
+
+import pytest
 
 import acp_toolcalls
 
-SUBMODULE_ONLY = {
-    "sdk": "needs the optional official SDK",
-    "schema": "imports jsonschema's validators, a start-up cost the CLI pays only in validate",
-    "jsonrpc": "envelope helpers of the converters",
-    "lenient": "the lenient reader's internals",
-    "methods": "the proxy's lifecycle tables",
-    "routing": "the proxy's envelope reading",
-    "traffic": "the proxy's log records",
-    "terminal_text": "text helpers of the v1 terminal rendering",
-    "wire": "base classes of the wire models",
-    "v1": "the v1 models, as `acp_toolcalls.v1`",
-    "v1_to_v2": "mapping constants",
-    "v2_to_v1": "mapping constants",
-    "state": "view helpers",
-    "store": "a typing protocol",
-    "lint": "the rule tables",
-    "connection": "the `Version` alias",
-    "proxy": "the asyncio edge of `acp-toolcalls bridge` (importing asyncio costs every command)",
-}
-"""Modules whose ``__all__`` is not wholly re-exported, and why."""
+ROOT_API = {
+    "__version__", "v1", "v2",
+    "AcpToolcallsError", "DecodeError", "EncodeError", "ConversionError", "SenderError",
+    "StaleBuildWarning",
+    "decode", "decode_message", "encode", "Decoded", "Diagnostic", "UNSET", "UnsetType",
+    "VersionName", "JsonRpcMessage", "Batch", "InvalidMessage",
+    "ToolCallStore", "Limits", "ToolCallState", "TerminalState", "SessionState", "ToolCallView",
+    "Event",
+    "V2ToV1Bridge", "V1ToV2Bridge", "Converted", "StatelessV2ToV1", "StatelessV1ToV2",
+    "SessionConverter", "Loss", "LossReport",
+    "ToolCallEmitter", "TextThrottle", "permission_request", "command_subject",
+    "parse_permission_answer", "PermissionAnswer",
+    "ConnectionBridge", "Outbox", "ToolCallLinter", "Finding",
+}  # fmt: skip
+"""The root's ``__all__``, by name (issue 18: about 40 names)."""
 
 
-def test_every_core_name_is_exported_from_the_root() -> None:
-    missing: dict[str, list[str]] = {}
-    for info in pkgutil.iter_modules(acp_toolcalls.__path__):
-        if info.name.startswith("_") or info.ispkg or info.name in SUBMODULE_ONLY:
-            continue
-        module = importlib.import_module(f"acp_toolcalls.{info.name}")
-        absent = [n for n in getattr(module, "__all__", []) if n not in acp_toolcalls.__all__]
-        if absent:
-            missing[info.name] = absent
-    assert missing == {}
+def test_the_root_exports_exactly_the_allowlist() -> None:
+    assert set(acp_toolcalls.__all__) == ROOT_API
+    assert len(acp_toolcalls.__all__) == len(ROOT_API)  # no name twice
 
 
 def test_the_root_exports_resolve_to_their_modules() -> None:
@@ -52,6 +43,43 @@ def test_the_root_exports_resolve_to_their_modules() -> None:
         assert hasattr(acp_toolcalls, name), name
     assert acp_toolcalls.V2ToV1Bridge.__module__ == "acp_toolcalls.bridge._to_v1"
     assert acp_toolcalls.ConnectionBridge.__module__ == "acp_toolcalls.proxy._core"
+
+
+@pytest.mark.parametrize(
+    ("name", "home"),
+    [
+        ("TextContent", "v2"),
+        ("ToolCallUpdate", "v2"),
+        ("ToolCallCreated", "events"),
+        ("tool_call_to_v1", "convert"),
+        ("text_content", "agent"),
+        ("KIND_LABELS", "store"),
+        ("TerminalProfile", "bridge"),
+        ("Protocol", "codec"),
+    ],
+)
+def test_a_name_the_root_exported_before_still_resolves_with_a_warning(
+    name: str, home: str
+) -> None:
+    # In a fresh interpreter: the root caches a name once resolved.
+    script = (
+        "import warnings, importlib, acp_toolcalls\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    value = getattr(acp_toolcalls, {name!r})\n"
+        f"assert value is getattr(importlib.import_module('acp_toolcalls.{home}'), {name!r})\n"
+        "print([(w.category.__name__, str(w.message)) for w in seen])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "DeprecationWarning" in done.stdout and f"acp_toolcalls.{home}" in done.stdout
+
+
+def test_a_name_the_root_never_had_is_an_attribute_error() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError):
+            acp_toolcalls.NoSuchName  # type: ignore[attr-defined]  # noqa: B018
 
 
 def test_the_lazy_root_and_its_type_checking_imports_agree() -> None:
@@ -79,10 +107,12 @@ def test_the_lazy_root_and_its_type_checking_imports_agree() -> None:
                 for elt in node.value.elts  # type: ignore[attr-defined]
                 if isinstance(elt, ast.Constant)
             ]
-    exports = {module: set(names) for module, names in acp_toolcalls._EXPORTS.items()}  # type: ignore[attr-defined]
+    exports: dict[str, set[str]] = {}
+    for table in (acp_toolcalls._EXPORTS, acp_toolcalls._MOVED):  # type: ignore[attr-defined]
+        for module, names in table.items():
+            exports.setdefault(module, set()).update(names)
     assert imported == exports
-    assert set(static_all) <= set(acp_toolcalls.__all__)
-    assert set(acp_toolcalls.__all__) - set(static_all) <= set(acp_toolcalls.v2.__all__)
+    assert set(static_all) == set(acp_toolcalls.__all__)
 
 
 def test_importing_the_root_imports_no_submodule() -> None:

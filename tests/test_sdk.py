@@ -33,16 +33,9 @@ from acp.experimental.v2 import AgentSideConnection as V2AgentSide
 from acp.experimental.v2 import ClientSideConnection as V2ClientSide
 from acp.experimental.v2 import schema as sdk_v2
 
-from acp_toolcalls import (
-    UNSET,
-    JsonRpcMessage,
-    ToolCallCleared,
-    ToolCallStore,
-    parse_permission_answer,
-    to_builtins,
-    v1,
-    v2,
-)
+from acp_toolcalls import UNSET, JsonRpcMessage, ToolCallStore, parse_permission_answer, v1, v2
+from acp_toolcalls.codec import to_builtins
+from acp_toolcalls.events import ToolCallCleared
 from acp_toolcalls.sdk import (
     _PRIVATE_CONNECTION,
     _PRIVATE_GATE,

@@ -18,31 +18,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls import (
-    UNSET,
+from acp_toolcalls import UNSET, decode, encode, v1, v2
+from acp_toolcalls.codec import to_builtins
+from acp_toolcalls.convert import (
+    ConversionError,
+    LossReport,
     content_to_v1,
-    decode,
-    encode,
+    diff_summary,
+    diff_to_v2,
+    display_title,
+    git_patch,
     permission_request_to_v1,
     permission_request_to_v2,
     permission_response_to_v1,
     permission_response_to_v2,
     session_update_to_v1,
     session_update_to_v2,
-    to_builtins,
+    synthetic_tool_call_id,
     tool_call_to_v1,
     tool_call_update_to_v1,
-    v1,
-    v2,
-)
-from acp_toolcalls.convert import (
-    ConversionError,
-    LossReport,
-    diff_summary,
-    diff_to_v2,
-    display_title,
-    git_patch,
-    synthetic_tool_call_id,
 )
 
 Json = Any

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 
-from acp_toolcalls import DEFAULT_MAX_BYTES, decode_message
+from acp_toolcalls import decode_message
 from acp_toolcalls.check import CODES
 from acp_toolcalls.check import _validator as validator_module
 from acp_toolcalls.cli import main
 from acp_toolcalls.cli import validate as validate_module
 from acp_toolcalls.cli.lines import ReadError, printable
 from acp_toolcalls.cli.validate import LOOKAHEAD_LINES, read_lines
+from acp_toolcalls.codec import DEFAULT_MAX_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

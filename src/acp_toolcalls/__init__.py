@@ -1,12 +1,18 @@
 """acp-toolcalls: the tool-call surface of the Agent Client Protocol, v1 and v2.
 
-The v2 wire models are re-exported here; the v1 ones live in ``acp_toolcalls.v1``.
+Rules this module owns:
 
-Rules this module owns: the public API is every name below, and importing the package costs
-nothing until one is used (PEP 562): ``acp-toolcalls --version`` starts as fast as Python does,
-and ``bridge`` loads neither jsonschema nor rich. A name is imported from its module on first
-use and then kept here. The ``TYPE_CHECKING`` imports say the same as ``_EXPORTS`` for type
-checkers (tests/test_public_api.py keeps the two equal).
+- The root API is ``_EXPORTS``: the names a user needs to decode, fold, convert, bridge, emit
+  and check tool calls (tests/test_public_api.py holds the allowlist). The rest lives in its
+  package: the models in ``acp_toolcalls.v2`` / ``acp_toolcalls.v1``, the store's events in
+  ``acp_toolcalls.events``, the per-item converters in ``acp_toolcalls.convert``, the agent's
+  helpers in ``acp_toolcalls.agent``, the proxy's core in ``acp_toolcalls.proxy``.
+- Names the root exported before issue 18 (``_MOVED``) still resolve, with a
+  ``DeprecationWarning`` naming their home; they are kept for one release.
+- Importing the package costs nothing until a name is used (PEP 562): ``acp-toolcalls
+  --version`` starts as fast as Python does, and ``bridge`` loads neither jsonschema nor rich.
+  A name is imported from its module on first use and then kept here. The ``TYPE_CHECKING``
+  imports say the same as ``_EXPORTS`` and ``_MOVED`` for type checkers (a test keeps them equal).
 """
 
 from __future__ import annotations
@@ -153,126 +159,86 @@ if TYPE_CHECKING:
         ToolCallView,
         patch_meta,
     )
-    from .v2 import *  # noqa: F403 - the v2 models are the primary public surface
-    from .v2 import __all__ as _v2_all
+    from .v2 import *  # noqa: F403 - deprecated at the root: the models' home is acp_toolcalls.v2
 
     __all__ = [
-        "ALLOW_KINDS",
-        "AcpToolcallsError",
-        "DEFAULT_OPTIONS",
-        "PermissionAnswer",
-        "PermissionAsk",
-        "SenderError",
-        "TextThrottle",
-        "ToolCallEmitter",
-        "ToolCallIdReused",
-        "ToolCallNotOpen",
-        "command_subject",
-        "diff_content",
-        "parse_permission_answer",
-        "permission_options",
-        "permission_request",
-        "text_content",
-        "KIND_LABELS",
-        "ContentAppended",
-        "DiagnosticReported",
-        "Event",
-        "LimitReached",
-        "Limits",
-        "SessionEvicted",
-        "SessionState",
-        "TerminalCleared",
-        "TerminalCreated",
-        "TerminalEvicted",
-        "TerminalOutputAppended",
-        "TerminalPatched",
-        "TerminalState",
-        "ToolCallCleared",
-        "ToolCallCreated",
-        "ToolCallEndedLocally",
-        "ToolCallEvicted",
-        "ToolCallPatched",
-        "ToolCallReopened",
-        "ToolCallState",
-        "ToolCallStore",
-        "ToolCallView",
-        "patch_meta",
-        "to_builtins",
-        "DEFAULT_MAX_BYTES",
         "UNSET",
+        # errors
+        "AcpToolcallsError",
         "Batch",
+        # the proxy's core, and checks
+        "ConnectionBridge",
+        "ConversionError",
+        "Converted",
         "DecodeError",
         "Decoded",
         "Diagnostic",
         "EncodeError",
+        "Event",
+        "Finding",
         "InvalidMessage",
         "JsonRpcMessage",
-        "Protocol",
+        "Limits",
+        "Loss",
+        "LossReport",
+        "Outbox",
+        "PermissionAnswer",
+        "SenderError",
+        "SessionConverter",
+        "SessionState",
         "StaleBuildWarning",
-        "UnknownVariant",
-        "VersionName",
+        "StatelessV1ToV2",
+        "StatelessV2ToV1",
+        "TerminalState",
+        "TextThrottle",
+        # an agent's output
+        "ToolCallEmitter",
+        "ToolCallLinter",
+        "ToolCallState",
+        # a client's state
+        "ToolCallStore",
+        "ToolCallView",
         "UnsetType",
+        "V1ToV2Bridge",
+        # conversion
+        "V2ToV1Bridge",
+        "VersionName",
         "__version__",
+        "command_subject",
+        # wire
         "decode",
         "decode_message",
         "encode",
-        "extra_fields",
+        "parse_permission_answer",
+        "permission_request",
         "v1",
         "v2",
-        *_v2_all,
-        "ConversionError",
-        "Loss",
-        "LossReport",
-        "content_to_v2",
-        "diff_to_v2",
-        "git_patch",
-        "tool_call_to_v2",
-        "tool_call_update_to_v2",
-        "permission_request_to_v2",
-        "session_update_to_v2",
-        "content_to_v1",
-        "permission_request_to_v1",
-        "permission_response_to_v1",
-        "permission_response_to_v2",
-        "session_update_to_v1",
-        "tool_call_to_v1",
-        "tool_call_update_to_v1",
-        "StatelessV1ToV2",
-        "StatelessV2ToV1",
-        "SessionConverter",
-        "TerminalProfile",
-        "V1ToV2Bridge",
-        "V2ToV1Bridge",
-        "duplicate_keys",
-        "ConnectionBridge",
-        "ConnectionNote",
-        "Outbox",
-        "AnswerOutcome",
-        "Converted",
-        "DiagnosticKind",
-        "Finding",
-        "ToolCallLinter",
     ]
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "_errors": ("AcpToolcallsError",),
-    "bridge": ("TerminalProfile", "V1ToV2Bridge", "V2ToV1Bridge"),
     "codec": (
-        "DEFAULT_MAX_BYTES",
         "DecodeError",
         "Decoded",
         "Diagnostic",
         "EncodeError",
-        "Protocol",
         "StaleBuildWarning",
         "VersionName",
         "decode",
         "decode_message",
-        "duplicate_keys",
         "encode",
-        "to_builtins",
     ),
-    "proxy": ("ConnectionBridge", "ConnectionNote", "Outbox"),
+    "models": ("UNSET", "Batch", "InvalidMessage", "JsonRpcMessage", "UnsetType"),
+    "store": (
+        "Limits",
+        "SessionState",
+        "TerminalState",
+        "ToolCallState",
+        "ToolCallStore",
+        "ToolCallView",
+    ),
+    "events": ("Event",),
+    "bridge": ("V1ToV2Bridge", "V2ToV1Bridge"),
     "convert": (
         "ConversionError",
         "Converted",
@@ -281,6 +247,37 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SessionConverter",
         "StatelessV1ToV2",
         "StatelessV2ToV1",
+    ),
+    "agent": (
+        "PermissionAnswer",
+        "SenderError",
+        "TextThrottle",
+        "ToolCallEmitter",
+        "command_subject",
+        "parse_permission_answer",
+        "permission_request",
+    ),
+    "proxy": ("ConnectionBridge", "Outbox"),
+    "check": ("Finding", "ToolCallLinter"),
+}
+"""The root API: package -> the names the root exports from it (with ``v1``, ``v2`` and
+``__version__``)."""
+
+_MOVED: dict[str, tuple[str, ...]] = {
+    "agent": (
+        "ALLOW_KINDS",
+        "DEFAULT_OPTIONS",
+        "AnswerOutcome",
+        "PermissionAsk",
+        "ToolCallIdReused",
+        "ToolCallNotOpen",
+        "diff_content",
+        "permission_options",
+        "text_content",
+    ),
+    "bridge": ("TerminalProfile",),
+    "codec": ("DEFAULT_MAX_BYTES", "Protocol", "duplicate_keys", "to_builtins"),
+    "convert": (
         "content_to_v1",
         "content_to_v2",
         "diff_to_v2",
@@ -296,29 +293,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "tool_call_update_to_v1",
         "tool_call_update_to_v2",
     ),
-    "agent": (
-        "ALLOW_KINDS",
-        "DEFAULT_OPTIONS",
-        "AnswerOutcome",
-        "PermissionAnswer",
-        "PermissionAsk",
-        "SenderError",
-        "TextThrottle",
-        "ToolCallEmitter",
-        "ToolCallIdReused",
-        "ToolCallNotOpen",
-        "command_subject",
-        "diff_content",
-        "parse_permission_answer",
-        "permission_options",
-        "permission_request",
-        "text_content",
-    ),
     "events": (
         "ContentAppended",
         "DiagnosticKind",
         "DiagnosticReported",
-        "Event",
         "LimitReached",
         "SessionEvicted",
         "TerminalCleared",
@@ -333,37 +311,20 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolCallPatched",
         "ToolCallReopened",
     ),
-    "check": ("Finding", "ToolCallLinter"),
-    "store": (
-        "KIND_LABELS",
-        "Limits",
-        "SessionState",
-        "TerminalState",
-        "ToolCallState",
-        "ToolCallStore",
-        "ToolCallView",
-        "patch_meta",
-    ),
-    "models": (
-        "UNSET",
-        "Batch",
-        "InvalidMessage",
-        "JsonRpcMessage",
-        "UnknownVariant",
-        "UnsetType",
-        "extra_fields",
-    ),
+    "models": ("UnknownVariant", "extra_fields"),
+    "proxy": ("ConnectionNote",),
+    "store": ("KIND_LABELS", "patch_meta"),
 }
-"""Submodule -> the names the root re-exports from it (and every name of ``v2.__all__``)."""
+"""Names the root exported before issue 18, by their home (and every name of ``v2.__all__``,
+whose home is ``acp_toolcalls.v2``): deprecated at the root, kept for one release."""
 
 _ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
-_SUBMODULES = frozenset({"v1", "v2", *_EXPORTS})
+_MOVED_FROM = {name: module for module, names in _MOVED.items() for name in names}
+_SUBMODULES = frozenset({"v1", "v2", "events", *_EXPORTS, *_MOVED})
 
 
 def _public_names() -> list[str]:
-    from .v2 import __all__ as v2_names
-
-    return ["__version__", "v1", "v2", *_ORIGIN, *v2_names]
+    return ["__version__", "v1", "v2", *_ORIGIN]
 
 
 if not TYPE_CHECKING:  # type checkers read the imports above
@@ -378,11 +339,22 @@ if not TYPE_CHECKING:  # type checkers read the imports above
         elif name in _ORIGIN:
             value = getattr(importlib.import_module(f".{_ORIGIN[name]}", __name__), name)
         else:
-            v2 = importlib.import_module(".v2", __name__)
-            if name.startswith("__") or name not in v2.__all__:
+            home = _MOVED_FROM.get(name)
+            if home is None and not name.startswith("__"):
+                v2 = importlib.import_module(".v2", __name__)
+                home = "v2" if name in v2.__all__ else None
+            if home is None:
                 raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-            value = getattr(v2, name)
-        globals()[name] = value
+            import warnings
+
+            warnings.warn(
+                f"acp_toolcalls.{name} is deprecated: import it from acp_toolcalls.{home} "
+                "(the root keeps it for one release)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            value = getattr(importlib.import_module(f".{home}", __name__), name)
+        globals()[name] = value  # (a moved name warns once: from its first use)
         return value
 
     def __dir__() -> list[str]:
