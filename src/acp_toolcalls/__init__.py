@@ -29,7 +29,12 @@ class _FreshBuilds:
 
     NAMES = frozenset(
         {
-            "acp_toolcalls.bridge_to_v1",
+            "acp_toolcalls.bridge._to_v1_state",
+            "acp_toolcalls.bridge._to_v1_terminals",
+            "acp_toolcalls.bridge._to_v1_projection",
+            "acp_toolcalls.bridge._to_v1_calls",
+            "acp_toolcalls.bridge._to_v1_permissions",
+            "acp_toolcalls.bridge._to_v1",
             "acp_toolcalls.convert._kernel",
             "acp_toolcalls.convert._content",
             "acp_toolcalls.convert._plain",

@@ -3,18 +3,21 @@
 Rules this module owns: ``COMPILED`` names the modules a compiled build also compiles beside
 the codec's ``_fastpath`` (``V2ToV1Bridge`` and the v2 -> v1 mapping; issue 19), by their
 dotted name under the package (``"convert._tool_calls"``: ``acp_toolcalls/convert/_tool_calls.py``).
-Each is imported from its extension only when the build's stamp (``_compiled_digest.DIGESTS``:
-the SHA-256 of the source it compiled, by that name, written by hatch_build.py) matches the
-``.py`` beside it;
-otherwise from that source, after one ``StaleBuildWarning``: an edit takes effect at once, a
-build without a stamp is stale, and an installation without sources runs its extensions.
-``BUILDS`` says which each module that was imported runs. Both behave the same.
+They are one group: all of them come from their extensions, or all from their sources. The
+extensions are taken only when the build's stamp (``_compiled_digest.DIGESTS``: the SHA-256 of
+each source it compiled, by name, written by hatch_build.py) matches every ``.py`` beside them;
+otherwise every module of the group runs from its source, after one ``StaleBuildWarning``
+naming the stale ones: an edit takes effect at once, a build without a stamp is stale, and an
+installation without sources runs its extensions. The group is all or nothing because a
+compiled class cannot sit on a base class that runs from source (``V2ToV1Bridge``'s layers
+are classes in six modules: mixed, the interpreter crashes). ``BUILDS`` says which each
+module that was imported runs. Both behave the same.
 
 Theory of operation: an extension module sits next to its source and Python's path finder
 prefers it, so the choice is made before that finder runs: the package root puts a finder
 first on ``sys.meta_path`` that hands the names of ``COMPILED`` to ``find_spec`` (importing
-this module then), which answers with the extension's spec when it is fresh, else with one
-for the source. A plain ``pip install .`` compiles nothing: the sources are found, and run.
+this module then), which answers with the extension's spec when the group is fresh, else with
+one for the source. A plain ``pip install .`` compiles nothing: the sources are found, and run.
 """
 
 from __future__ import annotations
@@ -30,7 +33,12 @@ if TYPE_CHECKING:
 __all__ = ["BUILDS", "COMPILED", "find_spec"]
 
 COMPILED = (
-    "bridge_to_v1",
+    "bridge._to_v1_state",
+    "bridge._to_v1_terminals",
+    "bridge._to_v1_projection",
+    "bridge._to_v1_calls",
+    "bridge._to_v1_permissions",
+    "bridge._to_v1",
     "convert._kernel",
     "convert._content",
     "convert._plain",
@@ -50,7 +58,7 @@ def find_spec(
     fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
 ) -> ModuleSpec | None:
     """The spec of ``acp_toolcalls.<name>`` for a ``name`` of ``COMPILED``: its extension when
-    fresh, else its source; ``None`` for any other module."""
+    the group is fresh, else its source; ``None`` for any other module."""
     package, _, name = fullname.partition(".")
     if package != _PACKAGE or name not in COMPILED:
         return None
@@ -59,34 +67,54 @@ def find_spec(
     if spec is None or origin is None or not origin.endswith(tuple(EXTENSION_SUFFIXES)):
         BUILDS[name] = "interpreted"
         return spec
-    leaf = name.rpartition(".")[2]
-    source = os.path.join(os.path.dirname(origin), f"{leaf}.py")
-    try:
-        with open(source, "rb") as file:
-            text = file.read()
-    except OSError:  # an installation without sources: nothing to be stale against
+    source = os.path.join(os.path.dirname(origin), f"{name.rpartition('.')[2]}.py")
+    if _group_fresh():
         BUILDS[name] = "compiled"
         return spec
-    import hashlib
-
-    if _stamps().get(name) == hashlib.sha256(text).hexdigest():
-        BUILDS[name] = "compiled"
-        return spec
-    import warnings
     from importlib.util import spec_from_file_location
 
-    from .codec import StaleBuildWarning
-
-    warnings.warn(
-        f"acp_toolcalls: the compiled {os.path.basename(origin)} was not built from the "
-        f"{source} beside it; using that source instead (same results, slower). Rebuild "
-        "with `HATCH_BUILD_HOOKS_ENABLE=1 pip install .` (add -e for a checkout), or delete "
-        f"the stale {leaf}*.so files.",
-        StaleBuildWarning,
-        stacklevel=2,
-    )
     BUILDS[name] = "interpreted"
     return spec_from_file_location(fullname, source)
+
+
+_FRESH: list[bool] = []  # the group's verdict, once decided
+
+
+def _group_fresh() -> bool:
+    """Whether every module of ``COMPILED`` that has a source beside its extension was built
+    from that source (decided once; one warning when not)."""
+    if _FRESH:
+        return _FRESH[0]
+    import hashlib
+
+    base = os.path.dirname(os.path.abspath(__file__))
+    stamps = _stamps()
+    stale: list[str] = []
+    for name in COMPILED:
+        source = os.path.join(base, *name.split(".")) + ".py"
+        try:
+            with open(source, "rb") as file:
+                text = file.read()
+        except OSError:  # an installation without sources: nothing to be stale against
+            continue
+        if stamps.get(name) != hashlib.sha256(text).hexdigest():
+            stale.append(name)
+    _FRESH.append(not stale)
+    if stale:
+        import warnings
+
+        from .codec import StaleBuildWarning
+
+        names = ", ".join(f"{n.replace('.', '/')}.py" for n in stale)
+        warnings.warn(
+            f"acp_toolcalls: the compiled bridge modules were not built from the sources "
+            f"beside them ({names}); using the sources instead (same results, slower). "
+            "Rebuild with `HATCH_BUILD_HOOKS_ENABLE=1 pip install .` (add -e for a "
+            "checkout), or delete the stale *.so files beside them.",
+            StaleBuildWarning,
+            stacklevel=3,
+        )
+    return not stale
 
 
 def _stamps() -> dict[str, str]:
