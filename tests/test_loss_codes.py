@@ -52,3 +52,26 @@ def test_each_kind_of_loss_has_its_code() -> None:
     kinds = {loss.code for loss in converted.losses}
     assert {"input-salvaged", "invalid-message"} <= kinds
     assert kinds <= set(LOSS_CODES)
+
+
+def test_the_bridges_keep_each_loss_code() -> None:
+    # The bridges root a mapping's losses into the message and read input through the
+    # converters' frame: the code of each loss survives (it was `lossy-mapping` for all).
+    from acp_toolcalls import V1ToV2Bridge, V2ToV1Bridge
+
+    line = (
+        b'[{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        b'{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"t","status":"paused",'
+        b'"kind":7}}}, 1]'
+    )
+    bridge = V2ToV1Bridge()
+    losses = [*bridge.convert(line).losses, *bridge.flush().losses]
+    codes = {loss.path: loss.code for loss in losses}
+    assert [c for p, c in codes.items() if p.endswith(".status")] == ["unrepresentable"], codes
+    assert "input-salvaged" in codes.values() and "invalid-message" in codes.values()
+    v1_line = (
+        b'[{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        b'{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","kind":7}}}, 1]'
+    )
+    codes_v1 = {loss.code for loss in V1ToV2Bridge().convert(v1_line).losses}
+    assert {"input-salvaged", "invalid-message"} <= codes_v1 <= set(LOSS_CODES)

@@ -32,10 +32,17 @@ from .. import v2
 from ..codec import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
-    decode_message,
     fast_message_decoder,
 )
-from ..convert import NO_LOSSES, Converted, LossReport, unknown_keys
+from ..convert import (
+    NO_LOSSES,
+    Converted,
+    LossReport,
+    batched,
+    invalid_element,
+    read_input,
+    unknown_keys,
+)
 from ..models import Batch, InvalidMessage, JsonRpcMessage
 from ..store import Limits, ToolCallStore
 from ._forwarded import Forwarded
@@ -128,18 +135,12 @@ class V2ToV1Bridge(_Permissions):
                 if handler is not None:
                     handler(params.session_id, update)
                     return self._take()
-        if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
-            decoded = decode_message(message, protocol="v2")
-            for diagnostic in decoded.diagnostics:
-                self._loss(diagnostic.path, f"input salvaged: {diagnostic.reason}")
-            message = decoded.value
+        message = read_input(message, "v2", self._losses)
         if isinstance(message, Batch):
             for item in message.items:
                 self._dispatch(item)
             outputs = self._take()
-            if len(outputs.messages) > 1:
-                return Converted((Batch(list(outputs.messages)),), outputs.replies, outputs.losses)
-            return outputs
+            return Converted(batched(list(outputs.messages)), outputs.replies, outputs.losses)
         self._dispatch(message)
         return self._take()
 
@@ -214,7 +215,7 @@ class V2ToV1Bridge(_Permissions):
         elif isinstance(message, JsonRpcMessage):
             self._on_other_message(message)
         elif isinstance(message, InvalidMessage):
-            self._loss(message.error.path, f"batch element dropped: {message.error.reason}")
+            self._losses.append(invalid_element(message))
         else:
             raise TypeError(f"cannot convert a {type(message).__name__} from a v2 agent")
 

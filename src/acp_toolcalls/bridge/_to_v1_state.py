@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from .. import v1
-from ..convert import Loss, LossReport
+from ..convert import Loss, LossReport, rooted
 from ..events import (
     ContentAppended,
     DiagnosticReported,
@@ -144,7 +144,7 @@ class _BridgeState:
     def _extend(self, losses: LossReport, root: str) -> None:
         """Losses of a mapping (rooted at what it mapped) as paths into the message."""
         for loss in losses:
-            self._losses.append(Loss(root + loss.path[1:], loss.reason))
+            self._losses.append(Loss(rooted(loss.path, root), loss.reason, loss.code))
 
     def _apply(self, message: Any) -> None:
         self._absorb(self.store.apply(message))

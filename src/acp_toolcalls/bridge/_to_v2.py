@@ -46,7 +46,6 @@ from ..codec import (
     DecodeError,
     canonical_json,
     decode,
-    decode_message,
     fast_message_decoder,
     to_builtins,
 )
@@ -55,9 +54,13 @@ from ..convert import (
     Converted,
     Loss,
     LossReport,
+    batched,
+    invalid_element,
     permission_request_to_v2,
     permission_response_to_v1,
     plain_tool_call_fields,
+    read_input,
+    rooted,
     session_update_to_v2,
     unknown_keys,
 )
@@ -152,18 +155,13 @@ class V1ToV2Bridge:
             converted = Converted(tuple(out), tuple(self._replies), LossReport(self._losses))
             self._replies, self._losses = [], []
             return converted
-        if isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
-            decoded = decode_message(message, protocol="v1")
-            for diagnostic in decoded.diagnostics:
-                self._losses.append(Loss(diagnostic.path, f"input salvaged: {diagnostic.reason}"))
-            message = decoded.value
+        message = read_input(message, "v1", self._losses)
         if isinstance(message, Batch):
             for item in message.items:
                 self._dispatch(item)
             out, replies, losses = self._out, self._replies, self._losses
             self._out, self._replies, self._losses = [], [], []
-            messages: tuple[Any, ...] = (Batch(out),) if len(out) > 1 else tuple(out)
-            return Converted(messages, tuple(replies), LossReport(losses))
+            return Converted(batched(out), tuple(replies), LossReport(losses))
         self._dispatch(message)
         converted = Converted(tuple(self._out), tuple(self._replies), LossReport(self._losses))
         self._out, self._replies, self._losses = [], [], []
@@ -210,7 +208,7 @@ class V1ToV2Bridge:
     def _extend(self, losses: LossReport, root: str) -> None:
         """Losses of a mapping (rooted at what it mapped) as paths into the message."""
         for loss in losses:
-            self._losses.append(Loss(root + loss.path[1:], loss.reason))
+            self._losses.append(Loss(rooted(loss.path, root), loss.reason, loss.code))
 
     def _session(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
@@ -247,9 +245,7 @@ class V1ToV2Bridge:
         elif isinstance(message, JsonRpcMessage):
             self._on_other(message)
         elif isinstance(message, InvalidMessage):
-            self._losses.append(
-                Loss(message.error.path, f"batch element dropped: {message.error.reason}")
-            )
+            self._losses.append(invalid_element(message))
         else:
             raise TypeError(f"cannot convert a {type(message).__name__} from a v1 agent")
 
