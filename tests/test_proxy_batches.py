@@ -410,3 +410,21 @@ def test_what_a_read_makes_goes_out_in_bursts_as_the_side_reads() -> None:
         notes.close(1.0)
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(("client", "agent"), [(1, 2), (2, 1), (2, 2), (1, 1)])
+@pytest.mark.parametrize("tag", [b'{"type":"diff"}', b"[1]", b"7", b"null"])
+def test_an_update_whose_tag_is_not_a_string_is_reported_not_a_crash(
+    client: int, agent: int, tag: bytes
+) -> None:
+    # Found by the batch property above: a v1 agent's `"sessionUpdate":{...}` toward a v2
+    # client raised TypeError (unhashable) in the core, which cost the whole read's lines.
+    core = _ready(client, agent, 0.0)
+    line = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s","update":'
+        b'{"sessionUpdate":%s,"toolCallId":"c1","title":"t"}}}' % (SESSION_IDS[0].encode(), tag)
+    )
+    out = core.from_agent(line, 0.0)
+    assert out.to_agent == []
+    if client != agent:  # converted: the bridge cannot read it, and says so
+        assert any("sessionUpdate" in note.text for note in out.notes), out.notes

@@ -57,6 +57,8 @@ class _Updates(_Negotiating):
             params = None
         update = params.update if params is not None else None
         tag = update.sessionUpdate if update is not None else None
+        if type(tag) is not str:  # (an object or array: no tag; the bridge says what it is)
+            tag = None
         session_id = params.sessionId if params is not None else None
         self._policy.update(self, session_id, tag, line, now, None)
 
