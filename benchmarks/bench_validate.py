@@ -27,8 +27,8 @@ from typing import Any
 
 import orjson
 
-from acp_toolcalls.check import _schemas as schema
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.schema import _schemas as schema
 from environment import print_environment
 from messages import generate
 

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from acp_toolcalls.bridge import V2ToV1Bridge
-from acp_toolcalls.convert import SessionConverter
-from acp_toolcalls.convert import _session_state as session_convert
+from acp_toolcalls.sessions import SessionConverter
+from acp_toolcalls.sessions import _state as session_convert
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

@@ -21,7 +21,7 @@ from acp_toolcalls.check import (
     validate_message,
     validate_payload,
 )
-from acp_toolcalls.check import _schemas as schema
+from acp_toolcalls.schema import _schemas as schema
 
 ENGINES = ["jsonschema-rs", "jsonschema"]
 

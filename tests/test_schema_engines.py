@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.check import _schemas as schema
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.schema import _schemas as schema
 from test_schema import V2_TERMINAL_UPDATES, V2_TOOL_CALL_UPDATE, V2_UPDATES_6_2
 
 ENGINE = schema.ENGINE

@@ -107,7 +107,6 @@ if TYPE_CHECKING:
         Converted,
         Loss,
         LossReport,
-        SessionConverter,
         StatelessV1ToV2,
         StatelessV2ToV1,
         content_to_v1,
@@ -154,6 +153,7 @@ if TYPE_CHECKING:
         extra_fields,
     )
     from .proxy import ConnectionBridge, ConnectionNote, Outbox
+    from .sessions import SessionConverter
     from .store import (
         KIND_LABELS,
         Limits,
@@ -249,7 +249,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Converted",
         "Loss",
         "LossReport",
-        "SessionConverter",
         "StatelessV1ToV2",
         "StatelessV2ToV1",
     ),
@@ -263,6 +262,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "permission_request",
     ),
     "proxy": ("ConnectionBridge", "Outbox"),
+    "sessions": ("SessionConverter",),
     "check": ("Finding", "ToolCallLinter"),
 }
 """The root API: package -> the names the root exports from it (with ``v1``, ``v2`` and

@@ -1,8 +1,8 @@
-"""Deprecated alias of acp_toolcalls.convert (``SessionConverter``; issue 18); kept for one
+"""Deprecated alias of acp_toolcalls.sessions (``SessionConverter``; issue 18); kept for one
 release."""
 
 from __future__ import annotations
 
-from .convert import SessionConverter
+from .sessions import SessionConverter
 
 __all__ = ["SessionConverter"]

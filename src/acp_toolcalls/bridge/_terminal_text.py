@@ -9,8 +9,8 @@ Rules this module owns:
 - ``\\r\\n`` is a newline; a lone ``\\r`` returns to the start of the line, so only the text after
   the last one counts; backspace deletes the previous character; other control characters but
   ``\\t`` and ``\\n`` are dropped.
-- A fenced block's fence is three backticks, or one more than the longest run of backticks
-  inside the text, so no text can close it early (9.5).
+- Transcripts are fenced with ``convert.fenced`` (the fence rule of 9.5 lives there: the
+  converters use it too).
 - A transcript keeps only the last ``tail_chars`` characters, behind a line saying how many
   earlier ones were omitted.
 - ``TailRenderer`` gives the same transcript of output that grows at its end in time that does
@@ -22,6 +22,8 @@ Rules this module owns:
 from __future__ import annotations
 
 import re
+
+from ..convert import fenced
 
 __all__ = ["DEFAULT_TAIL_CHARS", "TailRenderer", "fenced", "sanitize", "tail"]
 
@@ -117,14 +119,3 @@ class TailRenderer:
         self._consumed += cut
         self._length += len(lines)
         self._kept = (self._kept + lines)[-self.tail_chars :] if self.tail_chars else ""
-
-
-_BACKTICK_RUNS = re.compile(r"`+")
-
-
-def fenced(text: str, info: str = "") -> str:
-    """``text`` as a Markdown fenced code block that nothing inside can close early."""
-    longest = max((len(run) for run in _BACKTICK_RUNS.findall(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    body = text if text.endswith("\n") or not text else text + "\n"
-    return f"{fence}{info}\n{body}{fence}"

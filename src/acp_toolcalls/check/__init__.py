@@ -1,7 +1,7 @@
 """Checks of what peers send: schema validation, tool-call lint, the ``validate`` core.
 
-- ``_schemas``: the bundled upstream JSON Schemas, the two engines, the method table;
-- ``_schema``: validation of messages and payloads, and the explanation of violations;
+- the schema names (``validate_message``, ``validate_payload``, ``ENGINE``, ...), re-exported
+  from ``acp_toolcalls.schema``, which owns them;
 - ``_lint``: tool-call lint (sender mistakes that are schema-valid but break clients);
 - ``_detect``: which protocol version a log speaks;
 - ``_validator``: the sans-I/O core of ``acp-toolcalls validate`` (lines in, findings out).
@@ -17,6 +17,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..schema import (
+        ENGINE,
+        MethodSpec,
+        SchemaViolation,
+        method_table,
+        validate_message,
+        validate_payload,
+    )
     from ._detect import (
         DETECTION_HINTS,
         LOOKAHEAD_BYTES,
@@ -33,8 +41,6 @@ if TYPE_CHECKING:
         FindingKind,
         ToolCallLinter,
     )
-    from ._schema import SchemaViolation, validate_message, validate_payload
-    from ._schemas import ENGINE, MethodSpec, method_table
     from ._validator import DECODE_CODES, ProtocolOption, Validator
 
     __all__ = [
@@ -78,8 +84,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FindingKind",
         "ToolCallLinter",
     ),
-    "_schema": ("SchemaViolation", "validate_message", "validate_payload"),
-    "_schemas": ("ENGINE", "MethodSpec", "method_table"),
+    "..schema": (
+        "ENGINE",
+        "MethodSpec",
+        "SchemaViolation",
+        "method_table",
+        "validate_message",
+        "validate_payload",
+    ),
     "_validator": ("DECODE_CODES", "ProtocolOption", "Validator"),
 }
 """Module -> the names this package exports from it."""
@@ -95,7 +107,8 @@ if not TYPE_CHECKING:  # type checkers read the imports above
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         import importlib
 
-        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        relative = module if module.startswith(".") else f".{module}"
+        value = getattr(importlib.import_module(relative, __name__), name)
         globals()[name] = value
         return value
 

@@ -40,10 +40,9 @@ from ..codec import (
     explain_json_error,
 )
 from ..models import Batch, InvalidMessage, VersionName
+from ..schema import SchemaViolation, method_table, validate_message
 from ._detect import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector, hint_tables
 from ._lint import Finding, ToolCallLinter
-from ._schema import SchemaViolation, validate_message
-from ._schemas import method_table
 
 ProtocolOption = Literal["v1", "v2", "auto"]
 

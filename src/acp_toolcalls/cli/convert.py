@@ -4,7 +4,7 @@ Rules this module owns (issue 4, item 4; issue 16, whole sessions; the command l
 word for word, ``--side`` added):
 
 - ``--to v1`` reads v2 messages, ``--to v2`` reads v1 messages, through a
-  ``SessionConverter`` (``acp_toolcalls.session_convert``): the whole session, both sides, is
+  ``SessionConverter`` (``acp_toolcalls.sessions``): the whole session, both sides, is
   converted with the proxy's mappings (initialize, authentication, session setup, config
   options, modes, prompt turns, permission answers); the agent's tool calls, permission
   requests and other session updates go through ``V2ToV1Bridge`` (``--coalesce``: its
@@ -54,16 +54,10 @@ import msgspec
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..check import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector
 from ..codec import DEFAULT_MAX_BYTES, DecodeError, duplicate_keys, encode, to_builtins
-from ..convert import (
-    ConversionError,
-    Converted,
-    Sender,
-    SessionConverter,
-    StatelessV1ToV2,
-    StatelessV2ToV1,
-)
+from ..convert import ConversionError, Converted, StatelessV1ToV2, StatelessV2ToV1
 from ..models import Batch
 from ..proxy import LogSide, is_record
+from ..sessions import Sender, SessionConverter
 from . import _options
 from .lines import (
     NotJsonLines,

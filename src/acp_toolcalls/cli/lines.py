@@ -22,7 +22,6 @@ Rules this module owns:
 from __future__ import annotations
 
 import os
-import re
 import stat
 import sys
 import time
@@ -32,7 +31,7 @@ from typing import IO, Any, BinaryIO, cast
 
 import msgspec
 
-from ..codec import DecodeError
+from ..report import overlong, plain, printable, unreadable
 from ._options import positive_int  # moved to _options (issue 18); kept here for one release
 
 __all__ = [
@@ -128,14 +127,6 @@ def reading(lines: Lines) -> Lines:
         raise ReadError(exc) from exc
 
 
-def overlong(max_bytes: int) -> str:
-    """What ``replay`` and ``convert`` say of a line ``read_lines(..., early=True)`` skips."""
-    return (
-        f"line of more than {max_bytes} bytes: over the limit of {max_bytes} (--max-line-bytes); "
-        "skipped to its end"
-    )
-
-
 class TextAsBinary:
     """A text stream (e.g. a replaced ``sys.stdin`` without ``.buffer``) read as UTF-8 bytes."""
 
@@ -199,15 +190,6 @@ def open_log(name: str | None, demo: bool) -> Iterator[BinaryIO]:
     else:
         with open_input("-" if name is None else name) as stream:
             yield stream
-
-
-def unreadable(data: bytes, exc: DecodeError) -> str:
-    """What to say of a line the decoder could not read: its UTF-8 error, else the decoder's."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        return f"not valid UTF-8 at byte {bad.start}: {bad.reason}"
-    return exc.reason
 
 
 def shown(name: str | None) -> str:
@@ -363,19 +345,3 @@ class _Bar:
 
 # --------------------------------------------------------------------------------------------
 # Messages
-
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters escaped: log values never move the cursor."""
-    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-_DECISION_IDS = re.compile(r" \(D\d+(?:, D\d+)*\)")
-
-
-def plain(reason: str) -> str:
-    """A library message for a user: without the ``(D19)``-style references to the design
-    decisions of the specification, which users do not have (docs/conversion.md says why)."""
-    return _DECISION_IDS.sub("", reason)

@@ -15,11 +15,12 @@ side by side in each:
 - ``_permissions``: permission requests and answers.
 - ``_opaque`` and ``_session_updates``: session updates (the JSON-level rules, the dispatch).
 - ``_stateless``: ``StatelessV2ToV1``/``StatelessV1ToV2``, message by message.
-- ``_session``, ``_session_agent``, ``_session_state``: ``SessionConverter``, whole sessions.
+- ``_fence``: Markdown fenced blocks nothing inside can close (diffs, commands, transcripts).
 
-Names are imported on first use (PEP 562), so that importing one costs only its modules and
-the bridges, which this package's ``SessionConverter`` uses, can import it in turn. Names not
-in ``__all__`` are the helpers the bridges and the proxy build on.
+Whole sessions (``SessionConverter``) are ``acp_toolcalls.sessions``, above the bridges and
+the proxy's tables it uses. Names are imported on first use (PEP 562), so that importing one
+costs only its modules. Names not in ``__all__`` are the helpers the store, the bridges and
+the proxy build on.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
     from ._content import content_to_v1, content_to_v2
     from ._diffs import diff_summary, diff_to_v2, git_patch
+    from ._fence import fenced
     from ._kernel import RAW_INPUT as RAW_INPUT
     from ._kernel import Frame as Frame
     from ._kernel import Json as Json
@@ -66,10 +68,6 @@ if TYPE_CHECKING:
     from ._plain import plain_fields as plain_fields
     from ._plain import plain_stored_fields as plain_stored_fields
     from ._plain import plain_tool_call_fields as plain_tool_call_fields
-    from ._session import SessionConverter
-    from ._session_state import Sender as Sender
-    from ._session_state import Target as Target
-    from ._session_state import ToolCallConverter as ToolCallConverter
     from ._session_updates import V1_PLAN_ID, session_update_to_v1, session_update_to_v2
     from ._session_updates import command_to_v1 as command_to_v1
     from ._session_updates import config_option_to_v1 as config_option_to_v1
@@ -97,7 +95,6 @@ __all__ = [
     "Converted",
     "Loss",
     "LossReport",
-    "SessionConverter",
     "StatelessV1ToV2",
     "StatelessV2ToV1",
     "content_to_v1",
@@ -105,6 +102,7 @@ __all__ = [
     "diff_summary",
     "diff_to_v2",
     "display_title",
+    "fenced",
     "git_patch",
     "permission_request_to_v1",
     "permission_request_to_v2",
@@ -122,6 +120,7 @@ __all__ = [
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "_content": ("content_to_v1", "content_to_v2"),
     "_diffs": ("diff_summary", "diff_to_v2", "git_patch"),
+    "_fence": ("fenced",),
     "_kernel": (
         "RAW_INPUT",
         "Frame",
@@ -156,8 +155,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "synthetic_tool_call_id",
     ),
     "_plain": ("plain_fields", "plain_stored_fields", "plain_tool_call_fields"),
-    "_session": ("SessionConverter",),
-    "_session_state": ("Sender", "Target", "ToolCallConverter"),
     "_session_updates": (
         "V1_PLAN_ID",
         "command_to_v1",

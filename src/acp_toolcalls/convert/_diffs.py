@@ -27,7 +27,7 @@ import msgspec
 from msgspec import UNSET
 
 from .. import v1, v2
-from ..bridge import fenced
+from ._fence import fenced
 from ._kernel import TO_V1_MISSING, Losses, copy_meta, lookup, report_extra
 
 # --------------------------------------------------------------------------------------------

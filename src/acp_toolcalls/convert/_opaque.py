@@ -53,7 +53,7 @@ def block_to_v2(value: Any, path: str, losses: Losses, dropped: str) -> Any:
 
 def _schema_valid(value: Json, def_name: str, protocol: VersionName, losses: Losses) -> bool:
     """Whether ``value`` validates against ``$defs[def_name]``; reported (strict: raises) if not."""
-    from ..check import validate_payload  # jsonschema only for these rare updates
+    from ..schema import validate_payload  # jsonschema only for these rare updates
 
     violations = validate_payload(value, def_name, protocol)
     if violations:

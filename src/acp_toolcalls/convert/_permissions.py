@@ -30,8 +30,8 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from .. import v1, v2
-from ..bridge import fenced
 from ..codec import to_builtins
+from ._fence import fenced
 from ._kernel import TO_V1_MISSING, Losses, copy_meta, lookup, report_extra
 from ._loss import LossReport
 from ._tool_calls import fields_to_v1, fields_to_v2

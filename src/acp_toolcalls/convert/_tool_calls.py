@@ -34,7 +34,7 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v1, v2
-from ..store import KIND_LABELS
+from ..models import KIND_LABELS
 from ._content import contents_to_v1, contents_to_v2, locations_to_v1, locations_to_v2
 from ._kernel import Fix, Losses, empty, equals, meta_fix, report_extra, same
 from ._loss import NO_LOSSES, LossReport, key_path

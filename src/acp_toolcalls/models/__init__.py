@@ -39,6 +39,7 @@ from ._jsonrpc import (
 from ._known import (
     ALLOW_OPTION_KINDS,
     FINAL_STATUSES,
+    KIND_LABELS,
     KNOWN_KINDS,
     KNOWN_OPTION_KINDS,
     KNOWN_SESSION_UPDATES,
@@ -77,6 +78,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "KIND_LABELS",
     "KNOWN_KINDS",
     "KNOWN_OPTION_KINDS",
     "KNOWN_SESSION_UPDATES",

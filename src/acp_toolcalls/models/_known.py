@@ -19,6 +19,7 @@ from typing import Literal
 __all__ = [
     "ALLOW_OPTION_KINDS",
     "FINAL_STATUSES",
+    "KIND_LABELS",
     "KNOWN_KINDS",
     "KNOWN_OPTION_KINDS",
     "KNOWN_SESSION_UPDATES",
@@ -64,6 +65,20 @@ class ToolCallStatus(str, enum.Enum):
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 """The statuses after which a tool call is finished. Every other string, unknown ones included,
 is non-final."""
+
+
+KIND_LABELS: Mapping[str, str] = {
+    "read": "Read",
+    "edit": "Edit",
+    "delete": "Delete",
+    "move": "Move",
+    "search": "Search",
+    "execute": "Execute",
+    "think": "Think",
+    "fetch": "Fetch",
+    "switch_mode": "Switch mode",
+}
+"""Display fallback titles by kind (D10); ``other`` and unknown kinds have none."""
 
 
 class PermissionOptionKind(str, enum.Enum):

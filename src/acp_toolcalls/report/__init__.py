@@ -13,12 +13,30 @@ Rules this package owns (issue 20):
   replay``: both read a log, and report its lines, the same way. This package never imports the
   cli package's command modules.
 
-Modules: ``_replayer`` (lines applied to a store, with diagnostics), ``terminal_output`` (a
+Modules: ``_replayer`` (lines applied to a store, with diagnostics), ``_wording`` (how a
+line's problems are said, shared with the commands), ``terminal_output`` (a
 terminal's text as it grows), ``history`` (one side's calls and terminals, entry by entry),
 ``asks`` (permission requests and their answers), ``model`` (the whole log: sides, findings,
 losses, summary), ``page`` (the HTML, with ``assets/``).
 """
 
-from ._replayer import Replayer
+from __future__ import annotations
 
-__all__ = ["Replayer"]
+from typing import TYPE_CHECKING, Any
+
+from ._wording import overlong, plain, printable, unreadable
+
+if TYPE_CHECKING:
+    from ._replayer import Replayer
+
+__all__ = ["Replayer", "overlong", "plain", "printable", "unreadable"]
+
+
+def __getattr__(name: str) -> Any:
+    # `Replayer` on first use: the commands that only word lines do not load the store.
+    if name != "Replayer":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._replayer import Replayer
+
+    globals()[name] = Replayer
+    return Replayer

@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..cli.lines import overlong, plain, printable, unreadable
 from ..codec import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
@@ -42,6 +41,7 @@ from ..codec import (
 from ..events import ContentAppended, DiagnosticReported, ToolCallReopened
 from ..models import Batch, InvalidMessage
 from ..store import ToolCallStore
+from ._wording import overlong, plain, printable, unreadable
 
 __all__ = ["Replayer"]
 

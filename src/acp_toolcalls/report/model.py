@@ -30,11 +30,11 @@ import msgspec
 
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..check import Finding
-from ..cli.lines import plain
 from ..codec import DEFAULT_MAX_BYTES, DecodeError
 from ..proxy import SIDES, LogSide, is_record, one_side, read_record
 from ..store import StoreProtocol
 from ..v2 import FINAL_STATUSES
+from ._wording import plain
 from .asks import Asks
 from .history import SideHistory
 

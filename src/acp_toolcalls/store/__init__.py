@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..models import KIND_LABELS
 from ._limits import Limits, omitted, trim_block
 from ._patch import patch_meta
 from ._sizes import size_of
 from ._state import (
     COLLECTION_FIELDS,
-    KIND_LABELS,
     SessionState,
     TerminalState,
     ToolCallState,

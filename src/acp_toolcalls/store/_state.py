@@ -30,22 +30,9 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from .. import v2
-from ..models import with_extra_fields
+from ..models import KIND_LABELS, with_extra_fields
 from ..v2 import FINAL_STATUSES
 from ._sizes import str_size
-
-KIND_LABELS: Mapping[str, str] = {
-    "read": "Read",
-    "edit": "Edit",
-    "delete": "Delete",
-    "move": "Move",
-    "search": "Search",
-    "execute": "Execute",
-    "think": "Think",
-    "fetch": "Fetch",
-    "switch_mode": "Switch mode",
-}
-"""Display fallback titles by kind (D10); ``other`` and unknown kinds have none."""
 
 _CALL_ATTRS: Mapping[str, str] = {
     f.encode_name: f.name for f in msgspec.structs.fields(v2.ToolCallUpdate)

@@ -25,9 +25,8 @@ from typing import Any, Literal, Protocol
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ..convert import Converted, Frame, Loss, LossReport, rooted
 from ..proxy import NO_V1, NO_V2, SENDERS, TO_V1, TO_V2, Modes
-from ._kernel import Frame, rooted
-from ._loss import Converted, Loss, LossReport
 
 Sender = Literal["client", "agent"]
 Target = Literal["v1", "v2"]

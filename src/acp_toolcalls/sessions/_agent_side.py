@@ -36,7 +36,7 @@ from ..proxy import (
     prompt_result_to_v2,
     rpc,
 )
-from ._session_state import (
+from ._state import (
     _CHUNKS,
     _CLIENT_OWNED,
     _MODE_UPDATES,

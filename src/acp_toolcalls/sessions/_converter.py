@@ -7,7 +7,7 @@ Rules this module owns (issue 16; docs/conversion.md, "Converting whole sessions
   would have held it in ``to``. Each mapping is the proxy's (one implementation of each):
   client requests through ``map_params`` with the source version's table, their results
   through ``map_result`` with the other table under the target method; the agent's messages as
-  ``_session_agent`` says; senders, pending requests and bounds as ``_session_state`` says.
+  ``_agent_side`` says; senders, pending requests and bounds as ``_state`` says.
 - A response goes the other way from the request it answers. A response to no request seen
   passes through unchanged and is reported.
 - What the target version has no counterpart for is left out and reported, with its answer:
@@ -30,12 +30,10 @@ from msgspec import UNSET
 from .. import v1, v2
 from ..bridge import V2ToV1Bridge
 from ..codec import DecodeError, decode, to_builtins
+from ..convert import Converted, permission_response_to_v1, permission_response_to_v2, rooted
 from ..proxy import MODES_TO_V2, MethodMap, Modes, map_params, map_result, rpc
-from ._kernel import rooted
-from ._loss import Converted
-from ._permissions import permission_response_to_v1, permission_response_to_v2
-from ._session_agent import _AgentSide
-from ._session_state import (
+from ._agent_side import _AgentSide
+from ._state import (
     _CHUNKS,
     _MODE_UPDATES,
     _PEEK_MISSES,

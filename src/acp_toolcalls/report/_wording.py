@@ -1,0 +1,50 @@
+"""How a line's problems are worded for a user: the words ``replay``, ``convert``, ``inspect``
+and ``validate`` share.
+
+Rules this module owns: a value from a log never moves the reader's cursor (control characters
+escaped); a library message shown to a user drops the ``(D19)``-style references to the
+specification's design decisions, which users do not have; a line that is not UTF-8 is said to
+be so, at its byte.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..codec import DecodeError
+
+__all__ = ["overlong", "plain", "printable", "unreadable"]
+
+
+def overlong(max_bytes: int) -> str:
+    """What ``replay`` and ``convert`` say of a line ``read_lines(..., early=True)`` skips."""
+    return (
+        f"line of more than {max_bytes} bytes: over the limit of {max_bytes} (--max-line-bytes); "
+        "skipped to its end"
+    )
+
+
+def unreadable(data: bytes, exc: DecodeError) -> str:
+    """What to say of a line the decoder could not read: its UTF-8 error, else the decoder's."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not valid UTF-8 at byte {bad.start}: {bad.reason}"
+    return exc.reason
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped: log values never move the cursor."""
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+_DECISION_IDS = re.compile(r" \(D\d+(?:, D\d+)*\)")
+
+
+def plain(reason: str) -> str:
+    """A library message for a user: without the ``(D19)``-style references to the design
+    decisions of the specification, which users do not have (docs/conversion.md says why)."""
+    return _DECISION_IDS.sub("", reason)
