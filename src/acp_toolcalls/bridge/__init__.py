@@ -12,8 +12,6 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not `from typing import ...`: the package's start-up stays light
 if TYPE_CHECKING:
-    from typing import Any
-
     from ._terminal_text import DEFAULT_TAIL_CHARS, TailRenderer, fenced, sanitize, tail
     from ._to_v1 import TerminalProfile, V2ToV1Bridge
     from ._to_v2 import V1ToV2Bridge
@@ -36,16 +34,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 """Module -> the names the package exports from it (the same as the imports above)."""
 
-_ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
-
 if not TYPE_CHECKING:  # type checkers read the imports above
+    from .._lazy import exports
 
-    def __getattr__(name: str) -> Any:
-        module = _ORIGIN.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        import importlib
-
-        value = getattr(importlib.import_module(f".{module}", __name__), name)
-        globals()[name] = value
-        return value
+    __getattr__, __dir__ = exports(__name__, _EXPORTS)

@@ -15,8 +15,6 @@ from __future__ import annotations
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ..schema import (
         ENGINE,
         MethodSpec,
@@ -96,21 +94,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 """Module -> the names this package exports from it."""
 
-_ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
-
 if not TYPE_CHECKING:  # type checkers read the imports above
-    __all__ = sorted(_ORIGIN)
+    from .._lazy import exports
 
-    def __getattr__(name: str) -> Any:
-        module = _ORIGIN.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        import importlib
-
-        relative = module if module.startswith(".") else f".{module}"
-        value = getattr(importlib.import_module(relative, __name__), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __all__ = sorted(name for names in _EXPORTS.values() for name in names)
+    __getattr__, __dir__ = exports(__name__, _EXPORTS)

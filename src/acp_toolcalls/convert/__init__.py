@@ -28,8 +28,6 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not `from typing import ...`: importing this package stays light
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ._content import content_to_v1, content_to_v2
     from ._diffs import diff_summary, diff_to_v2, git_patch
     from ._fence import fenced
@@ -178,19 +176,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 """Module -> the names this package exports from it (``__all__`` and the helpers)."""
 
-_ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
-
 if not TYPE_CHECKING:  # type checkers read the imports above
+    from .._lazy import exports
 
-    def __getattr__(name: str) -> Any:
-        module = _ORIGIN.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        import importlib
-
-        value = getattr(importlib.import_module(f".{module}", __name__), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *_ORIGIN})
+    __getattr__, __dir__ = exports(__name__, _EXPORTS)

@@ -15,10 +15,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from typing import Any
-
-    from ..models import VersionName as Protocol
-    from ._schemas import ENGINE, MethodSpec, method_table
+    from ._schemas import ENGINE, MethodSpec, Protocol, method_table
     from ._validate import SchemaViolation, validate_message, validate_payload
 
     __all__ = [
@@ -32,28 +29,13 @@ if TYPE_CHECKING:
     ]
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "_schemas": ("ENGINE", "MethodSpec", "method_table"),
+    "_schemas": ("ENGINE", "MethodSpec", "Protocol", "method_table"),
     "_validate": ("SchemaViolation", "validate_message", "validate_payload"),
 }
 """Module -> the names this package exports from it."""
 
-_ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
-
 if not TYPE_CHECKING:  # type checkers read the imports above
-    __all__ = sorted([*_ORIGIN, "Protocol"])
+    from .._lazy import exports
 
-    def __getattr__(name: str) -> Any:
-        import importlib
-
-        if name == "Protocol":
-            value = importlib.import_module("..models", __name__).VersionName
-        else:
-            module = _ORIGIN.get(name)
-            if module is None:
-                raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-            value = getattr(importlib.import_module(f".{module}", __name__), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __all__ = sorted(name for names in _EXPORTS.values() for name in names)
+    __getattr__, __dir__ = exports(__name__, _EXPORTS)

@@ -34,6 +34,9 @@ from ..models import VersionName
 
 MethodKind = Literal["request", "notification"]
 
+Protocol = VersionName
+"""Deprecated alias of ``VersionName`` (it shadowed ``typing.Protocol``; issue 18)."""
+
 _PROTOCOLS: tuple[VersionName, ...] = ("v1", "v2")
 _BASE_URI = "urn:acp-toolcalls:schema:"
 
