@@ -44,6 +44,7 @@ from ._methods import (
     prompt_end_to_v1,
     prompt_error_to_v2,
     prompt_result_to_v2,
+    upsert_as_chunks,
 )
 from ._traffic import (
     DIRECTIONS,
@@ -105,6 +106,7 @@ __all__ = [
     "rpc",
     "run_proxy",
     "skipped_line",
+    "upsert_as_chunks",
 ]
 
 _EDGE = frozenset({"ProxyConfig", "QUEUE_BYTES", "run_proxy"})

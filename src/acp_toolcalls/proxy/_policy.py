@@ -9,7 +9,7 @@ Rules this module owns (the core chooses a policy once, when the agent has answe
   the v2 ``session/prompt`` result only acknowledges: the v1 response is sent when the agent
   reports an idle ``state_update``, with its stop reason (``prompt_end_to_v1``); the agent's
   echo of the user message is not forwarded while a prompt is pending (a v1 client shows its
-  own prompt); a message upsert reaches the client as chunks once (``message_chunks``); tool
+  own prompt); a message upsert reaches the client as chunks once (``upsert_as_chunks``); tool
   calls go through ``V2ToV1Bridge``, coalesced in time.
 - ``ToV2Client`` (a v2 client, a v1 agent): requests by ``TO_V1`` (``NO_V1``: ``-32602``); the
   prompt is acknowledged at once (``messageId``, a ``user_message`` echo, ``running``) for a
@@ -43,9 +43,9 @@ from ._methods import (
     TO_V2,
     MethodMap,
     Modes,
-    message_chunks,
     prompt_end_to_v1,
     prompt_result_to_v2,
+    upsert_as_chunks,
 )
 
 if TYPE_CHECKING:
@@ -231,18 +231,14 @@ class ToV1Client(Converting):
         self, core: _Bridged, session_id: Any, session: _Session, update: Mapping[str, Any]
     ) -> None:
         """A v2 message upsert toward v1: as chunks, when the v1 side has none of it yet."""
-        message_id = update.get("messageId")
-        if not isinstance(message_id, str) or message_id in session.forwarded_messages:
-            core._note(
-                "agent",
-                f"`{update.get('sessionUpdate')}` replaces content a v1 client already has "
-                f"(messageId {message_id!r}): not forwarded",
-            )
+        refused, chunks = upsert_as_chunks(update, session.forwarded_messages)
+        if refused is not None:
+            core._note("agent", f"{refused}: not forwarded")
             return
-        if not isinstance(update.get("content"), list):
+        if not chunks:
             return  # no content to show (a `_meta` patch, a clear of nothing v1 has)
-        core._forwarded_message(session, message_id)
-        for chunk in message_chunks(update):
+        core._forwarded_message(session, update["messageId"])
+        for chunk in chunks:
             core._bridge_update(self.bridge, rpc.update(session_id, chunk))
 
     def typed_update(self, core: _Bridged, line: bytes, now: float) -> bool:

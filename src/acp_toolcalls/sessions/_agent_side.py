@@ -16,7 +16,7 @@ Rules this module owns (issue 16; docs/conversion.md, "Converting whole sessions
   shows its own prompt), and the idle ``state_update`` with a stop reason that ends the oldest
   open prompt of the session is its v1 response; other ``state_update``s have no v1 form
   (reported by the tool-call converter).
-- Toward v1, a v2 message upsert is sent as chunks (``message_chunks``) when the v1 side has no
+- Toward v1, a v2 message upsert is sent as chunks (``upsert_as_chunks``) when the v1 side has no
   chunk of that ``messageId`` yet, else dropped (reported). Toward v2, a v1 agent's modes are
   the config option ``MODE_CONFIG_ID`` (``Modes``): ``current_mode_update`` is its
   ``config_option_update``.
@@ -30,11 +30,11 @@ from typing import Any
 from .. import v1, v2
 from ..bridge import V2ToV1Bridge
 from ..proxy import (
-    message_chunks,
     prompt_end_to_v1,
     prompt_error_to_v2,
     prompt_result_to_v2,
     rpc,
+    upsert_as_chunks,
 )
 from ._state import (
     _CHUNKS,
@@ -147,18 +147,13 @@ class _AgentSide(_SessionBase):
 
     def _fan_out(self, session_id: Any, session: _Session, update: dict[str, Any]) -> None:
         """A v2 message upsert toward v1: chunks of its content, when v1 has none of it."""
-        message_id = update.get("messageId")
-        if not isinstance(message_id, str) or message_id in session.messages:
-            self._lost(
-                "$.params.update",
-                f"`{update.get('sessionUpdate')}` replaces content a v1 client already has "
-                f"(messageId {message_id!r}): not sent",
-            )
+        refused, chunks = upsert_as_chunks(update, session.messages)
+        if refused is not None:
+            self._lost("$.params.update", f"{refused}: not sent")
             return
-        chunks = message_chunks(update)
         if not chunks:
             return
-        self._remember_message(session, message_id)
+        self._remember_message(session, update["messageId"])
         for chunk in chunks:
             self._tool(rpc.update(session_id, chunk), None)
 

@@ -32,6 +32,7 @@ from ._turns import (
     prompt_end_to_v1,
     prompt_error_to_v2,
     prompt_result_to_v2,
+    upsert_as_chunks,
 )
 
 __all__ = [
@@ -55,4 +56,5 @@ __all__ = [
     "prompt_end_to_v1",
     "prompt_error_to_v2",
     "prompt_result_to_v2",
+    "upsert_as_chunks",
 ]

@@ -14,7 +14,7 @@ Rules this module owns:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from ...convert import UNKNOWN_KEY
@@ -104,6 +104,19 @@ def prompt_end_to_v1(state: Any) -> Mapped:
         losses.lost("$.stopReason", f"stop reason {stop!r} has no v1 form: sent `end_turn`")
         stop = "end_turn"
     return Mapped({"result": {"stopReason": stop}}, losses.report())
+
+
+def upsert_as_chunks(update: Any, sent: Container[str]) -> tuple[str | None, list[_Json]]:
+    """A v2 message upsert toward v1, whose client can only append: ``(None, chunks)`` (none
+    when it has no content), or why it cannot go when v1 already has content of its message
+    (``sent``: the message ids already sent as chunks) or it names none. The caller records
+    the message id as sent once it sends chunks."""
+    update = _obj(update)
+    message_id = update.get("messageId")
+    if not isinstance(message_id, str) or message_id in sent:
+        tag = update.get("sessionUpdate")
+        return f"`{tag}` replaces content a v1 client already has (messageId {message_id!r})", []
+    return None, message_chunks(update)
 
 
 def message_chunks(update: Any) -> list[_Json]:
