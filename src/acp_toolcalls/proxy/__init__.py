@@ -24,8 +24,11 @@ from typing import TYPE_CHECKING, Any
 from . import _routing as rpc
 from ._core import ConnectionBridge, ConnectionNote, Outbox, Version, VersionOption
 from ._methods import (
+    CLIENT_OWNED,
+    MESSAGE_CHUNKS,
     MESSAGE_UPSERTS,
     MODE_CONFIG_ID,
+    MODE_UPDATES,
     MODES_TO_V1,
     MODES_TO_V2,
     NO_V1,
@@ -33,6 +36,7 @@ from ._methods import (
     SENDERS,
     TO_V1,
     TO_V2,
+    USER_ECHOES,
     V1_STOP_REASONS,
     Mapped,
     MethodMap,
@@ -65,11 +69,14 @@ if TYPE_CHECKING:
     from ._stdio import QUEUE_BYTES, ProxyConfig, run_proxy
 
 __all__ = [
+    "CLIENT_OWNED",
     "DIRECTIONS",
+    "MESSAGE_CHUNKS",
     "MESSAGE_UPSERTS",
     "MODES_TO_V1",
     "MODES_TO_V2",
     "MODE_CONFIG_ID",
+    "MODE_UPDATES",
     "NO_V1",
     "NO_V2",
     "QUEUE_BYTES",
@@ -78,6 +85,7 @@ __all__ = [
     "SIDES",
     "TO_V1",
     "TO_V2",
+    "USER_ECHOES",
     "V1_STOP_REASONS",
     "ConnectionBridge",
     "ConnectionNote",

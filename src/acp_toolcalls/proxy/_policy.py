@@ -36,6 +36,12 @@ from ..codec import DEFAULT_MAX_BYTES, FAST_PATH_MISSES, fast_message_decoder
 from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
 from . import _routing as rpc
 from ._methods import (
+    CLIENT_OWNED as _CLIENT_OWNED,
+)
+from ._methods import (
+    MESSAGE_CHUNKS as _CHUNKS,
+)
+from ._methods import (
     MESSAGE_UPSERTS,
     NO_V1,
     NO_V2,
@@ -47,6 +53,12 @@ from ._methods import (
     prompt_result_to_v2,
     upsert_as_chunks,
 )
+from ._methods import (
+    MODE_UPDATES as _MODE_UPDATES,
+)
+from ._methods import (
+    USER_ECHOES as _USER_ECHOES,
+)
 
 if TYPE_CHECKING:
     from ._output import _Prompt, _Session
@@ -54,14 +66,10 @@ if TYPE_CHECKING:
 
 Mode = Literal["negotiating", "passthrough", "convert"]
 
-_USER_ECHOES = frozenset({"user_message_chunk", "user_message"})
-_CHUNKS = frozenset(MESSAGE_UPSERTS.values())
-_CLIENT_OWNED = ("fs/", "terminal/")
 _V2_TYPED = frozenset(
     {"tool_call_update", "tool_call_content_chunk", "terminal_update", "terminal_output_chunk"}
 )
 _V1_TYPED = frozenset({"tool_call", "tool_call_update"})
-_MODE_UPDATES = frozenset({"current_mode_update", "config_option_update"})
 """``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
 _ENVELOPE_KEYS = frozenset({"jsonrpc", "method", "params"})
 _PARAMS_KEYS = frozenset({"sessionId", "update"})

@@ -18,8 +18,9 @@ from msgspec import UNSET
 
 from ..codec import DecodeError
 from . import _routing as rpc
+from ._methods import CLIENT_OWNED as _CLIENT_OWNED
 from ._negotiation import _Negotiating
-from ._policy import _CLIENT_OWNED, _ENVELOPE_KEYS
+from ._policy import _ENVELOPE_KEYS
 
 _TAG_KEY = b'"sessionUpdate":"'  # compact JSON; other spellings take the general path
 _TYPED_TAGS = (b"tool_call", b"terminal_")  # how the tags the typed decoders read begin

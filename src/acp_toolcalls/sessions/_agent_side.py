@@ -29,6 +29,10 @@ from typing import Any
 
 from .. import v1, v2
 from ..bridge import V2ToV1Bridge
+from ..proxy import CLIENT_OWNED as _CLIENT_OWNED
+from ..proxy import MESSAGE_CHUNKS as _CHUNKS
+from ..proxy import MODE_UPDATES as _MODE_UPDATES
+from ..proxy import USER_ECHOES as _USER_ECHOES
 from ..proxy import (
     prompt_end_to_v1,
     prompt_error_to_v2,
@@ -37,12 +41,8 @@ from ..proxy import (
     upsert_as_chunks,
 )
 from ._state import (
-    _CHUNKS,
-    _CLIENT_OWNED,
-    _MODE_UPDATES,
     _NO_V2_AGENT,
     _UPSERTS,
-    _USER_ECHOES,
     _Asked,
     _id_key,
     _Prompt,

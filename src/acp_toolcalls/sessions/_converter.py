@@ -31,11 +31,11 @@ from .. import v1, v2
 from ..bridge import V2ToV1Bridge
 from ..codec import DecodeError, decode, to_builtins
 from ..convert import Converted, permission_response_to_v1, permission_response_to_v2, rooted
+from ..proxy import MESSAGE_CHUNKS as _CHUNKS
+from ..proxy import MODE_UPDATES as _MODE_UPDATES
 from ..proxy import MODES_TO_V2, MethodMap, Modes, map_params, map_result, rpc
 from ._agent_side import _AgentSide
 from ._state import (
-    _CHUNKS,
-    _MODE_UPDATES,
     _PEEK_MISSES,
     _SESSION_SETUP,
     _V2_SPECIAL,

@@ -26,7 +26,18 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..convert import Converted, Frame, Loss, LossReport, rooted
-from ..proxy import NO_V1, NO_V2, SENDERS, TO_V1, TO_V2, Modes
+from ..proxy import (
+    MESSAGE_UPSERTS,
+    NO_V1,
+    NO_V2,
+    SENDERS,
+    TO_V1,
+    TO_V2,
+    Modes,
+)
+from ..proxy import (
+    USER_ECHOES as _USER_ECHOES,
+)
 
 Sender = Literal["client", "agent"]
 Target = Literal["v1", "v2"]
@@ -39,11 +50,7 @@ MAX_MESSAGES = 10_000
 """Per session, ids of messages a v1 side holds chunks of, at most."""
 
 _SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
-_MODE_UPDATES = frozenset({"current_mode_update", "config_option_update"})
-_USER_ECHOES = frozenset({"user_message_chunk", "user_message"})
-_CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
-_UPSERTS = frozenset({"user_message", "agent_message", "agent_thought"})
-_CLIENT_OWNED = ("fs/", "terminal/")
+_UPSERTS = frozenset(MESSAGE_UPSERTS)
 _NO_V2_AGENT = {
     "fs/": "v2 clients serve no file system (a v2 agent reads and writes files itself)",
     "terminal/": "v2 clients run no terminals (a v2 agent runs commands itself and shows them "

@@ -26,7 +26,11 @@ from ._modes import MODE_CONFIG_ID, Modes
 from ._senders import SENDERS, MethodSender
 from ._tables import MODES_TO_V1, MODES_TO_V2, NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
 from ._turns import (
+    CLIENT_OWNED,
+    MESSAGE_CHUNKS,
     MESSAGE_UPSERTS,
+    MODE_UPDATES,
+    USER_ECHOES,
     V1_STOP_REASONS,
     message_chunks,
     prompt_end_to_v1,
@@ -36,15 +40,19 @@ from ._turns import (
 )
 
 __all__ = [
+    "CLIENT_OWNED",
+    "MESSAGE_CHUNKS",
     "MESSAGE_UPSERTS",
     "MODES_TO_V1",
     "MODES_TO_V2",
     "MODE_CONFIG_ID",
+    "MODE_UPDATES",
     "NO_V1",
     "NO_V2",
     "SENDERS",
     "TO_V1",
     "TO_V2",
+    "USER_ECHOES",
     "V1_STOP_REASONS",
     "Mapped",
     "MethodMap",

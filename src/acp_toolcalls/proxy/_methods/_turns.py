@@ -20,6 +20,7 @@ from typing import Any
 from ...convert import UNKNOWN_KEY
 from ...convert import Json as _Json
 from ...convert import Losses as _Losses
+from ...models import INTERNAL_ERROR as _PROMPT_ERROR  # an error without a usable code
 from ._common import Mapped, _Mapper, _meta, _obj, _pick
 
 
@@ -46,8 +47,14 @@ MESSAGE_UPSERTS: Mapping[str, str] = {
     "agent_thought": "agent_thought_chunk",
 }
 """v2 message upserts and the v1 chunk each is sent to a v1 client as."""
-
-_PROMPT_ERROR = -32603  # JSON-RPC internal error: what an error without a usable code becomes
+MESSAGE_CHUNKS = frozenset(MESSAGE_UPSERTS.values())
+"""The message chunks (v1's only message updates; v2 has them too)."""
+USER_ECHOES = frozenset({"user_message_chunk", "user_message"})
+"""Updates that echo the user's prompt (a v1 client shows its own prompt)."""
+MODE_UPDATES = frozenset({"current_mode_update", "config_option_update"})
+"""Updates that change a session's modes (v1) or its config options (v2)."""
+CLIENT_OWNED = ("fs/", "terminal/")
+"""Method prefixes of what only a v1 client serves (a v2 agent does these itself)."""
 
 
 def _error_parts(error: Any) -> tuple[int, str]:
