@@ -75,3 +75,29 @@ def test_the_scan_reads_ranges_and_skips_code_points() -> None:
         for m in CITATION.finditer("D27-D30, (D9), D1\u2013D4, U+D800, \\xD8, ID1, D12x")
     ]
     assert cited == [("27", "30"), ("9", None), ("1", "4")]
+
+
+def test_no_message_the_library_emits_cites_a_decision() -> None:
+    # Issue 18: messages for users (losses, notes, findings, errors) say what happened, not
+    # "(D19)": the CLI used to strip such references with a regex before showing them. Code
+    # comments and docstrings cite decisions; string constants that are not docstrings do not.
+    import ast
+
+    citation = re.compile(r"\(D\d+(?:, D\d+)*[):]")
+    found = []
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        documentation = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }  # docstrings, of modules, classes, functions and attributes
+        found += [
+            f"{path.relative_to(ROOT)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in documentation
+            and citation.search(node.value)
+        ]
+    assert found == []

@@ -65,7 +65,6 @@ from .lines import (
     json_lines,
     open_input,
     overlong,
-    plain,
     printable,
     read_lines,
     reading,
@@ -261,7 +260,7 @@ class _Run:
 
     def _say(self, line: int, path: str, reason: str) -> None:
         print(
-            f"line {line}: {printable(path)}: {printable(plain(reason))}",
+            f"line {line}: {printable(path)}: {printable(reason)}",
             file=sys.stderr,
             flush=True,
         )

@@ -15,8 +15,7 @@ Rules this module owns:
   the bundled demo session (``DEMO``, in ``acp_toolcalls/data``).
 - An ``OSError`` of the reading is raised as ``ReadError`` (``reading``), so that any other
   ``OSError`` is known to be the output's.
-- Values from the log are shown through ``printable``: they never move the cursor; library
-  messages through ``plain``, without references to the specification's decision log.
+- Values from the log are shown through ``printable``: they never move the cursor.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from typing import IO, Any, BinaryIO, cast
 
 import msgspec
 
-from ..report import overlong, plain, printable, unreadable
+from ..report import overlong, printable, unreadable
 from ._options import positive_int  # moved to _options (issue 18); kept here for one release
 
 __all__ = [
@@ -46,7 +45,6 @@ __all__ = [
     "open_input",
     "open_log",
     "overlong",
-    "plain",
     "positive_int",
     "printable",
     "read_lines",

@@ -67,7 +67,7 @@ def _size_to_v2(value: int, path: str, losses: Losses) -> Any:
 def _line(value: int, path: str, losses: Losses) -> Any:
     if value >= 1:
         return value
-    losses.lost(path, f"line {value} is not a 1-based line number, read as no line (D7); dropped")
+    losses.lost(path, f"line {value} is not a 1-based line number, read as no line; dropped")
     return UNSET
 
 
@@ -99,7 +99,7 @@ _STRUCTS_TO_V2: dict[type[Any], tuple[type[WireStruct], dict[str, Fix]]] = {
 def _terminal_to_v2(item: v1.Terminal, path: str, losses: Losses) -> v2.ToolCallContent | None:
     losses.unrepresentable(
         path,
-        f"terminal {item.terminal_id!r} is a client-owned v1 terminal with no v2 equivalent (D38)",
+        f"terminal {item.terminal_id!r} is a client-owned v1 terminal with no v2 equivalent",
     )
     return None
 

@@ -233,7 +233,7 @@ def diff_item_to_v1(item: v2.Diff, path: str, losses: Losses) -> list[Any]:
         return []
     losses.instead(
         path,
-        "there is no mechanical mapping from a v2 diff back to v1 `oldText`/`newText` (D27)",
+        "there is no mechanical mapping from a v2 diff back to v1 `oldText`/`newText`",
         "sent as a text item: a line per change and the patch",
     )
     return [v1.Content(content=v1.TextContent(text=text), meta=copy_meta(item.meta))]

@@ -30,13 +30,13 @@ __all__ = ["LOSS_CODES", "ConversionError", "Converted", "Loss", "LossReport"]
 LOSS_CODES: dict[str, str] = {
     "lossy-mapping": "the mapping drops or changes it in every mode, strict too (the default)",
     "unrepresentable": "the target version cannot represent it: strict mode raises instead",
-    "unknown-key": "a key the source version does not define, not carried across (D19)",
+    "unknown-key": "a key the source version does not define, not carried across",
     "input-salvaged": "the lenient reader repaired raw input before it was converted",
     "invalid-message": "a batch element that is no JSON-RPC message, dropped",
 }
 """Every ``Loss.code``, and what it means (docs/conversion.md, "Loss codes", lists them)."""
 
-UNKNOWN_KEY = "unknown field, not carried across versions (D19)"
+UNKNOWN_KEY = "unknown field, not carried across versions"
 """Why an unknown key of a converted object is reported: it has no meaning in the other
 version, so it is dropped, never silently."""
 

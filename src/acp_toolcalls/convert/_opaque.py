@@ -216,7 +216,7 @@ def if_advertised(capability: str, convert: OpaqueConvert) -> OpaqueConvert:
             losses.instead(
                 "$",
                 f"v1 agents send `{data['sessionUpdate']}` only to clients that advertised "
-                f"`session.{capability}` (D30)",
+                f"`session.{capability}`",
                 "dropped",
             )
             return None

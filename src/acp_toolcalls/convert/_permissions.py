@@ -85,7 +85,7 @@ def permission_request_to_v2(
         title = stored_title or DEFAULT_PERMISSION_TITLE
         losses.instead(
             "$.toolCall.title",
-            "a v2 permission request needs a title and the v1 tool call has none (D37)",
+            "a v2 permission request needs a title and the v1 tool call has none",
             f"the prompt title is {title!r}",
         )
     options = []
@@ -102,7 +102,7 @@ def permission_request_to_v2(
     if not options:
         losses.instead(
             "$.options",
-            "a v2 permission request needs at least one option (D5)",
+            "a v2 permission request needs at least one option",
             "not sent: answer the v1 agent `cancelled`",
         )
         return None, losses.report()
@@ -213,7 +213,7 @@ def _command_subject(subject: Any, prompt: _Prompt, losses: Losses) -> v1.ToolCa
             tool_call_id=known, title=req.title, content=[*items, *prompt.shown]
         )
     losses.instead(
-        "$.subject", "v1 has no command permission subject", "sent as a synthetic tool call (D28)"
+        "$.subject", "v1 has no command permission subject", "sent as a synthetic tool call"
     )
     return v1.ToolCallUpdate(
         tool_call_id=known or synthetic_tool_call_id(req, prompt.request_id),
@@ -231,7 +231,7 @@ def _no_subject(subject: Any, prompt: _Prompt, losses: Losses) -> v1.ToolCallUpd
         reason = f"v1 has no permission subject of type {subject.tag!r}"
     else:
         reason = "a v1 request needs a tool call and this one has no subject"
-    losses.instead("$.subject", reason, "a synthetic tool call carries the prompt (D28)")
+    losses.instead("$.subject", reason, "a synthetic tool call carries the prompt")
     items = prompt_items(req)  # the bridge owns a synthetic card: the prompt may go into it
     return v1.ToolCallUpdate(
         tool_call_id=synthetic_tool_call_id(req, prompt.request_id),
@@ -318,7 +318,7 @@ def permission_request_to_v1(
     if not options:
         losses.instead(
             "$.options",
-            "no option a v1 client can show is left (D29)",
+            "no option a v1 client can show is left",
             "request not sent: answer the v2 agent `cancelled`",
         )
         return None, losses.report()

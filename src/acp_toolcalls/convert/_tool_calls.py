@@ -181,7 +181,7 @@ def _keep_previous(path: str, losses: Losses) -> Any:
 
 
 def _capabilities(value: Any, path: str, losses: Losses) -> Any:
-    losses.lost(path, "v1 has no per-tool-call controls (`tool_call/cancel`); dropped (D36)")
+    losses.lost(path, "v1 has no per-tool-call controls (`tool_call/cancel`); dropped")
     return UNSET
 
 
@@ -192,7 +192,7 @@ def _meta_patch(meta: dict[str, Any], path: str, losses: Losses) -> Any:
             losses.instead(
                 key_path(path, key),
                 "v1 cannot remove a `_meta` key",
-                "left out: a merging v1 client keeps the old value (D39)",
+                "left out: a merging v1 client keeps the old value",
             )
         else:
             out[key] = value

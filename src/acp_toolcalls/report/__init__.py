@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._wording import overlong, plain, printable, unreadable
+from ._wording import overlong, printable, unreadable
 
 if TYPE_CHECKING:
     from ._replayer import Replayer
 
-__all__ = ["Replayer", "overlong", "plain", "printable", "unreadable"]
+__all__ = ["Replayer", "overlong", "printable", "unreadable"]
 
 
 def __getattr__(name: str) -> Any:

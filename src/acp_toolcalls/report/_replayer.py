@@ -9,7 +9,7 @@ Rules this module owns (issue 3, item 4):
   line is decoded with the protocol the store reads raw input with now (``raw_protocol``: the
   ``initialize`` exchange decides under ``auto``) and applied to ``store``.
 - Diagnostics go to ``report``, one line each, ``line N: PATH: reason`` (log values through
-  ``printable``, library messages through ``plain``): unreadable lines (not JSON, invalid
+  ``printable``): unreadable lines (not JSON, invalid
   UTF-8, not a message, over ``max_line_bytes``) are skipped; everything the store salvaged,
   ignored or dropped by a cap is reported too; what the v2 view cannot hold of valid v1 input
   as "not shown, valid v1"; a finished call made open again ("reopened"); a key repeated in
@@ -41,7 +41,7 @@ from ..codec import (
 from ..events import ContentAppended, DiagnosticReported, ToolCallReopened
 from ..models import Batch, InvalidMessage
 from ..store import ToolCallStore
-from ._wording import overlong, plain, printable, unreadable
+from ._wording import overlong, printable, unreadable
 
 __all__ = ["Replayer"]
 
@@ -66,7 +66,7 @@ class Replayer:
         """Whether any line changed the store since the caller last cleared this."""
 
     def _say(self, line: int, path: str, reason: str) -> None:
-        self._report(f"line {line}: {printable(path)}: {printable(plain(reason))}")
+        self._report(f"line {line}: {printable(path)}: {printable(reason)}")
 
     def feed(self, line: int, data: bytes | int) -> bool:
         """Apply one line (``read_lines`` output); returns False when the line was invalid."""

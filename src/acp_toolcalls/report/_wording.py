@@ -2,9 +2,8 @@
 and ``validate`` share.
 
 Rules this module owns: a value from a log never moves the reader's cursor (control characters
-escaped); a library message shown to a user drops the ``(D19)``-style references to the
-specification's design decisions, which users do not have; a line that is not UTF-8 is said to
-be so, at its byte.
+escaped); a line that is not UTF-8 is said to be so, at its byte. (Library messages cite no
+design decision of the specification, which users do not have: tests/test_decisions.py.)
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import re
 
 from ..codec import DecodeError
 
-__all__ = ["overlong", "plain", "printable", "unreadable"]
+__all__ = ["overlong", "printable", "unreadable"]
 
 
 def overlong(max_bytes: int) -> str:
@@ -39,12 +38,3 @@ _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def printable(text: str) -> str:
     """``text`` with control characters escaped: log values never move the cursor."""
     return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-_DECISION_IDS = re.compile(r" \(D\d+(?:, D\d+)*\)")
-
-
-def plain(reason: str) -> str:
-    """A library message for a user: without the ``(D19)``-style references to the design
-    decisions of the specification, which users do not have (docs/conversion.md says why)."""
-    return _DECISION_IDS.sub("", reason)

@@ -34,7 +34,6 @@ from ..codec import DEFAULT_MAX_BYTES, DecodeError
 from ..proxy import SIDES, LogSide, is_record, one_side, read_record
 from ..store import StoreProtocol
 from ..v2 import FINAL_STATUSES
-from ._wording import plain
 from .asks import Asks
 from .history import SideHistory
 
@@ -99,8 +98,7 @@ class _Losses:
             self.findings.append((line, "$", "conversion-error", "decode", reason))
             return
         for loss in converted.losses:
-            reason = plain(loss.reason)  # as `convert` words it: no decision-log references
-            self.findings.append((line, loss.path, "conversion-loss", "loss", reason))
+            self.findings.append((line, loss.path, "conversion-loss", "loss", loss.reason))
 
 
 class ReportBuilder:
