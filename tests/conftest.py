@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -12,6 +13,7 @@ import pytest
 import acp_toolcalls
 from acp_toolcalls import codec, v1, v2
 from acp_toolcalls.check import validate_message, validate_payload
+from acp_toolcalls.codec import _encode as _encode_module
 from acp_toolcalls.models import VersionName as Protocol
 
 # --- schema_valid ---------------------------------------------------------------------------
@@ -76,17 +78,21 @@ _check_fast_path()
 
 
 # --- every encode is schema-checked ---------------------------------------------------------
-# `encode` is wrapped before any test module imports it: each model or message a test encodes
-# is validated against the schema of the protocol its type belongs to (`acp_toolcalls.v1` ->
-# v1, `acp_toolcalls.v2` -> v2) when the test ends. A JSON-RPC message is checked whole; a
-# model whose class name is a schema `$defs` entry is checked against it. A test that encodes
-# something invalid on purpose says so with `@pytest.mark.encodes_invalid`.
+# The codec's one writer (`codec._encode.written`, behind `encode`, `encode_decoded` and every
+# encode the library does itself: the bridges, the proxy's core, the emitter, `replay`) is
+# wrapped before any test module imports the package's modules: each model or message written
+# during a test is validated against the schema of the protocol its type belongs to
+# (`acp_toolcalls.v1` -> v1, `acp_toolcalls.v2` -> v2) when the test ends. A JSON-RPC message
+# is checked whole; a model whose class name is a schema `$defs` entry is checked against it.
+# A test that makes the library write something invalid on purpose says so with
+# `@pytest.mark.encodes_invalid`. The checks' time is said in the terminal summary.
 
 _encoded: list[tuple[Protocol, str | None, object]] = []
 # Schema validation costs about 0.3 ms per message: a test that encodes thousands (a stream
 # through a bridge, say) has its first few hundred distinct ones checked.
 _MAX_CHECKED_PER_TEST = 300
-_real_encode = codec.encode
+_real_written = _encode_module.written
+_guard = {"checked": 0, "seconds": 0.0}
 _MESSAGE_TYPES = (
     v1.SessionUpdateMessage,
     v1.PermissionRequestMessage,
@@ -115,16 +121,15 @@ def _target(obj: object) -> tuple[Protocol, str | None] | None:
     return protocol, cls.__name__
 
 
-def _recording_encode(obj: Any) -> bytes:
-    out = _real_encode(obj)
+def _recording_written(obj: Any) -> bytes:
+    out = _real_written(obj)
     target = _target(obj)
     if target is not None:
-        _encoded.append((target[0], target[1], json.loads(out)))
+        _encoded.append((target[0], target[1], out))
     return out
 
 
-codec.encode = _recording_encode
-acp_toolcalls.encode = _recording_encode  # type: ignore[attr-defined]
+_encode_module.written = _recording_written
 
 
 @pytest.fixture(autouse=True)
@@ -133,14 +138,24 @@ def _encodes_are_schema_valid(request: pytest.FixtureRequest) -> Any:
     yield
     if request.node.get_closest_marker("encodes_invalid"):
         return
-    seen: set[str] = set()
-    for protocol, def_name, value in _encoded:
-        key = f"{protocol}{def_name}{json.dumps(value, sort_keys=True)}"
-        if key in seen:
+    started = time.perf_counter()
+    try:
+        _check_encoded()
+    finally:
+        _guard["seconds"] += time.perf_counter() - started
+    _encoded.clear()
+
+
+def _check_encoded() -> None:
+    seen: set[tuple[str, str | None, bytes]] = set()
+    for protocol, def_name, raw in _encoded:
+        if (protocol, def_name, raw) in seen:
             continue
-        seen.add(key)
+        seen.add((protocol, def_name, raw))
         if len(seen) > _MAX_CHECKED_PER_TEST:
             break
+        _guard["checked"] += 1
+        value = json.loads(raw)
         if def_name is None:
             violations = validate_message(value, protocol)
         else:
@@ -155,7 +170,13 @@ def _encodes_are_schema_valid(request: pytest.FixtureRequest) -> Any:
                 f"\n{listed}\nvalue: {json.dumps(value)[:2000]}",
                 pytrace=False,
             )
-    _encoded.clear()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    terminalreporter.write_line(
+        f"encode guard: {_guard['checked']} written messages and models schema-checked in "
+        f"{_guard['seconds']:.1f} s (in the tests' teardown)"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

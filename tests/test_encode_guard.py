@@ -26,6 +26,14 @@ def test_marked():
 
 def test_valid():
     encode(v2.ToolCallUpdate(tool_call_id="a", title="Read"))
+
+def test_unmarked_through_the_library():
+    # Not through `encode`: the codec's writer itself is hooked, so what the library writes
+    # (here `encode_decoded`, as `replay` uses it) is checked too.
+    from acp_toolcalls.codec import encode_decoded
+
+    params = v2.RequestPermissionRequest(session_id="s", title="Allow?", options=[])
+    encode_decoded(v2.PermissionRequestMessage(id=2, params=params))
 """
 
 
@@ -34,5 +42,12 @@ def test_guard_fails_unmarked_invalid_encodes(pytester: pytest.Pytester) -> None
     pytester.makeconftest(conftest)
     pytester.makepyfile(test_guarded=_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, errors=1)
-    result.stdout.fnmatch_lines(["*ERROR*test_unmarked*", "*options*non-empty*"])
+    result.assert_outcomes(passed=4, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*encode guard: * written messages and models schema-checked in *",
+            "*ERROR*test_unmarked*",
+            "*ERROR*test_unmarked_through_the_library*",
+        ]
+    )
+    assert "options" in result.stdout.str() and "non-empty" in result.stdout.str()
