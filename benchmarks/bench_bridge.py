@@ -19,6 +19,7 @@ import gc
 import random
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import orjson
 
@@ -126,7 +127,7 @@ def through_bridge(lines: Sequence[bytes], coalesce: bool) -> tuple[int, int, To
     return size, count, replay
 
 
-def _timed(fn: Callable[[], None], reps: int) -> float:
+def _timed(fn: Callable[[], object], reps: int) -> float:
     best = float("inf")
     for _ in range(reps):
         gc.collect()
@@ -177,8 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     plain_s = time.perf_counter() - start
     coalesced_bytes, coalesced_count, coalesced_state = through_bridge(lines, coalesce=True)
     same = coalesced_state.document() == plain_state.document()
-    v2_texts = [c.content.text for c in v2_state.view("sess_bench", "call_stream").content]  # type: ignore[union-attr]
-    v1_texts = [c.content.text for c in coalesced_state.view("sess_bench", "call_stream").content]  # type: ignore[union-attr]
+    v2_texts = _texts(v2_state)
+    v1_texts = _texts(coalesced_state)
     print(
         f"uncoalesced  {plain_count:,} v1 messages, {plain_bytes:,} bytes "
         f"({plain_s:.1f} s to produce and replay)"
@@ -191,6 +192,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     return _cost(lines, args.reps)
+
+
+def _texts(state: ToolCallStore) -> list[str]:
+    """The texts of the streamed call's content items (all of them text ``content`` items)."""
+    items: Sequence[Any] = state.view("sess_bench", "call_stream").content
+    return [c.content.text for c in items]
 
 
 def _cost(lines: Sequence[bytes], reps: int) -> int:
@@ -221,9 +228,16 @@ def _cost(lines: Sequence[bytes], reps: int) -> int:
 # --------------------------------------------------------------------------------------------
 # Sequential calls, uncoalesced, against a minimal dict bridge (issue 19)
 
-_V1_UPDATE_ORDER = ("toolCallId", "kind", "status", "title", "content", "locations")
+_V1_UPDATE_ORDER: tuple[str, ...] = (
+    "toolCallId",
+    "kind",
+    "status",
+    "title",
+    "content",
+    "locations",
+)
 _V1_UPDATE_ORDER += ("rawInput", "rawOutput")
-_V1_CALL_ORDER = ("toolCallId", "title", "kind", "status", "content", "locations")
+_V1_CALL_ORDER: tuple[str, ...] = ("toolCallId", "title", "kind", "status", "content", "locations")
 _V1_CALL_ORDER += ("rawInput", "rawOutput")
 
 
@@ -233,6 +247,7 @@ def sequential(calls: int) -> list[bytes]:
     out = []
     for i in range(calls):
         call = f"call_{i}"
+        first: dict[str, object]
         first = {"sessionUpdate": "tool_call_update", "toolCallId": call, "title": f"Read {i}.py"}
         first |= {"kind": "read", "status": "in_progress", "rawInput": {"path": f"/src/{i}.py"}}
         out.append(_update_line({**first, "locations": [{"path": f"/src/{i}.py"}]}))
@@ -347,7 +362,7 @@ def _breakdown(calls: int, reps: int) -> None:
 
     def floor() -> Callable[[bytes], object]:
         store = ToolCallStore()
-        shown: dict[str, list[object]] = {}
+        shown: dict[str, list[v1.ToolCallContent]] = {}
 
         def step(line: bytes) -> object:
             params = decode(line).params
@@ -357,7 +372,8 @@ def _breakdown(calls: int, reps: int) -> None:
             out: object
             if type(update) is v2.ToolCallContentChunk:
                 flat = shown[tool_call_id]
-                flat.append(v1.Content(content=v1.TextContent(text=update.content.content.text)))
+                item: Any = update.content  # a text `content` item: the stream has no other
+                flat.append(v1.Content(content=v1.TextContent(text=item.content.text)))
                 out = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, content=list(flat))
             elif tool_call_id not in shown:
                 shown[tool_call_id] = []

@@ -24,6 +24,7 @@ import argparse
 import gc
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import orjson
 
@@ -44,6 +45,7 @@ def sequential(calls: int) -> list[bytes]:
     out = []
     for i in range(calls):
         call = f"call_{i}"
+        first: dict[str, object]
         first = {"sessionUpdate": "tool_call", "toolCallId": call, "title": f"Read {i}.py"}
         first |= {"kind": "read", "status": "pending", "rawInput": {"path": f"/src/{i}.py"}}
         out.append(_line({**first, "locations": [{"path": f"/src/{i}.py"}]}))
@@ -80,10 +82,10 @@ def minimal_bridge(lines: Sequence[bytes]) -> list[bytes]:
     return out
 
 
-def dict_fold(lines: Sequence[bytes]) -> dict[tuple[str, str], dict[str, object]]:
+def dict_fold(lines: Sequence[bytes]) -> dict[tuple[str, str], dict[str, Any]]:
     """The calls' state as dicts: each call's dict updated with the fields a line sets."""
     loads = orjson.loads
-    calls: dict[tuple[str, str], dict[str, object]] = {}
+    calls: dict[tuple[str, str], dict[str, Any]] = {}
     for line in lines:
         params = loads(line)["params"]
         update = params["update"]

@@ -413,7 +413,7 @@ def _verify_store(lines: Sequence[bytes], calls: int) -> tuple[str, dict[str, An
 
 def _part_mixed(
     lines: Sequence[bytes], labels: Sequence[str], calls: int, reps: int, t_start: float
-) -> tuple[float, float, dict[str, Any]]:
+) -> tuple[float, float, float, dict[str, Any]]:
     n = len(lines)
     sizes = sorted(len(line) for line in lines)
     print()
@@ -637,7 +637,7 @@ def _part_v1(lines: Sequence[bytes], reps: int, t_start: float) -> float:
     for label, count in kinds.most_common():
         print(f"  {count / n:6.2%} {count:8,}  {label}")
     store = ToolCallStore(version="v1")
-    diagnostics = Counter()
+    diagnostics: Counter[str] = Counter()
     for line in v1_lines:
         for event in store.apply(line):
             if isinstance(event, DiagnosticReported):
@@ -917,6 +917,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{time.perf_counter() - t_start:.1f}s"
     )
 
+    replay: float | None  # None: part 3 skipped
     if args.only == "replay":
         document = _pass_store(lines).document()
         replay = _part_replay(lines, document, args.proc_reps, t_start)

@@ -873,7 +873,8 @@ class _LiveGenerator(_Generator):
         rng = self.rng
         # The first report (title, kind, status, rawInput, locations) comes from the short
         # generator; the rest of that short call is discarded.
-        self.out = head = []
+        head: list[tuple[str, bytes]] = []
+        self.out = head
         self.tool_call()
         del head[1:]
         first = orjson.loads(head[0][1])["params"]["update"]

@@ -45,7 +45,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import atheris
 
@@ -66,7 +66,11 @@ with atheris.instrument_imports(include=["acp_toolcalls"]):
         importlib.import_module(f"acp_toolcalls.{module}")
 
 from acp_toolcalls.state import Limits  # noqa: E402
-from fuzz import corpus, targets  # noqa: E402
+
+if TYPE_CHECKING:  # mypy, run from the repository, knows tests/fuzz as `tests.fuzz`
+    from tests.fuzz import corpus, targets
+else:
+    from fuzz import corpus, targets
 
 TINY = Limits(max_content_items=3, max_terminal_bytes=32, max_tool_calls=2)
 MAX_LINES = 40
@@ -97,7 +101,8 @@ def codec(data: bytes) -> None:
 
 def store(data: bytes) -> None:
     config, lines = _split(data)
-    protocol = ("v1", "v2", "auto")[config % 3]
+    protocols: tuple[Literal["v1", "v2", "auto"], ...] = ("v1", "v2", "auto")
+    protocol = protocols[config % 3]
     targets.run_store(lines[:MAX_LINES], protocol, TINY if config & 4 else None)
 
 

@@ -414,7 +414,8 @@ def test_store_keeps_head_and_tail_of_a_call_with_a_flood_of_chunks() -> None:
     assert stored_ids(store) == ["before", "stream", "after"]
     view = store.view(SID, "stream")
     assert view.status == "completed"  # the update after the chunks applied
-    texts = [item.content.text for item in view.content]  # type: ignore[union-attr]
+    items: list[Any] = view.content  # text `content` items
+    texts = [item.content.text for item in items]
     assert len(texts) <= cap
     assert texts[: cap // 4] == [str(i) for i in range(cap // 4)]  # the head is kept
     assert texts[-1] == str(CHUNKS - 1)  # and the tail is the newest
@@ -647,7 +648,7 @@ def test_a_call_over_its_cap_keeps_its_last_item() -> None:
     store = ToolCallStore(limits=Limits(max_call_bytes=1_500_000))
     apply_all(store, [update("c", title="c")])
     apply_all(store, [chunk_of("c", letter * 1_000_000) for letter in "ab"])
-    content = store.view(SID, "c").content
+    content: Any = store.view(SID, "c").content  # text `content` items
     assert isinstance(content, list) and [item.content.text[0] for item in content] == ["b"]
 
 

@@ -317,7 +317,9 @@ def test_permission_for_an_unseen_call_sends_the_tool_call_first() -> None:
         "kind": "edit",
         "content": [text("This edits a.py")],
     }
-    assert bridge.store.tool_call(SID, "p").content == []  # nor the store
+    call = bridge.store.tool_call(SID, "p")
+    assert call is not None
+    assert call.content == []  # nor the store
 
 
 @pytest.mark.parametrize(

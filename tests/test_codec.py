@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -35,6 +35,7 @@ from acp_toolcalls import (
 )
 from acp_toolcalls.check import validate_message, validate_payload
 from acp_toolcalls.codec import _decode as codec_decode
+from acp_toolcalls.models import VersionName
 
 SchemaCheck = Callable[..., None]  # the `schema_valid` fixture of conftest.py
 
@@ -67,8 +68,8 @@ OPTIONS = [
 ]
 
 
-def assert_payload_valid(value: Any, def_name: str, protocol: str = "v2") -> None:
-    violations = validate_payload(value, def_name, protocol)  # type: ignore[arg-type]
+def assert_payload_valid(value: Any, def_name: str, protocol: VersionName = "v2") -> None:
+    violations = validate_payload(value, def_name, protocol)
     assert violations == [], [str(v) for v in violations]
 
 
@@ -100,7 +101,7 @@ SECTION_4 = env(
 )
 SECTION_4["params"]["sessionId"] = "sess_abc123def456"
 
-SECTION_6_2 = [
+SECTION_6_2: list[dict[str, Any]] = [
     {
         "sessionUpdate": "tool_call_update",
         "toolCallId": "call_001",
@@ -203,7 +204,7 @@ SECTION_6_9_UPDATE = env(
     }
 )
 
-SECTION_6_10 = [
+SECTION_6_10: list[dict[str, Any]] = [
     {
         "sessionUpdate": "terminal_update",
         "terminalId": "term_001",
@@ -361,14 +362,15 @@ def test_section_8_5_typed_values() -> None:
 
 @pytest.mark.parametrize("item", [*SECTION_6_4_KNOWN, *SECTION_6_5], ids=lambda item: item["type"])
 def test_content_item_examples_as_payloads(item: dict[str, Any], fast_path_only: None) -> None:
-    decoded = decode(dumps(item), v2.ToolCallContent)
+    # `decode` is annotated `tp: type[T]`, which a union alias is not: it reads one all the same.
+    decoded = decode(dumps(item), cast(Any, v2.ToolCallContent))
     assert decoded.diagnostics == ()
     assert reencoded(decoded.value) == item
     assert_payload_valid(reencoded(decoded.value), "ToolCallContent")
 
 
 def test_unknown_content_item_example_is_kept_verbatim() -> None:
-    decoded = decode(dumps(SECTION_6_4_UNKNOWN), v2.ToolCallContent)
+    decoded = decode(dumps(SECTION_6_4_UNKNOWN), cast(Any, v2.ToolCallContent))
     assert decoded.diagnostics == ()
     assert isinstance(decoded.value, v2.UnknownToolCallContent)
     assert decoded.value.tag == "_chart"
@@ -542,6 +544,7 @@ def test_p5_bad_lines_keep_the_location() -> None:
     }
     decoded = decode(dumps(data), v2.ToolCallUpdate)
     locations = decoded.value.locations
+    assert isinstance(locations, list)
     assert [loc.path for loc in locations] == ["/x", "/y", "/z"]
     # "None" in the vector means "no line"; the codec reads an invalid line as omitted (D11).
     assert [loc.line for loc in locations] == [UNSET, UNSET, 5]
@@ -595,7 +598,7 @@ def test_p8_known_content_type_with_bad_payload_is_skipped(bad: dict[str, Any]) 
     assert not any(isinstance(item, v2.UnknownToolCallContent) for item in content)
     assert [d.path for d in decoded.diagnostics] == ["$.params.update.content[0]"]
     with pytest.raises(DecodeError) as raised:
-        decode(dumps(bad), v2.ToolCallContent)
+        decode(dumps(bad), cast(Any, v2.ToolCallContent))
     assert raised.value.path == "$"
 
 
@@ -1033,7 +1036,7 @@ def _unknown_cases() -> list[Any]:
 def test_unknown_variants_are_kept_verbatim(
     message: dict[str, Any],
     get: Callable[[Any], Any],
-    cls: type,
+    cls: Any,  # an Unknown* class: it has `tag_field`
     raw: dict[str, Any],
     schema_valid: SchemaCheck,
 ) -> None:
@@ -1043,7 +1046,7 @@ def test_unknown_variants_are_kept_verbatim(
         unknown = get(decoded.value)
         assert type(unknown) is cls
         assert unknown.data == raw
-        assert unknown.tag == raw[cls.tag_field]  # type: ignore[attr-defined]
+        assert unknown.tag == raw[cls.tag_field]
         out = encode(decoded.value)
         assert json.loads(out) == message
         schema_valid(out, "v2")
@@ -1442,7 +1445,7 @@ def test_other_messages_are_opaque_and_verbatim(
 ) -> None:
     for protocol in ("v1", "v2"):
         for data in (dumps(message), copy.deepcopy(message)):
-            decoded = decode_message(data, protocol=protocol)  # type: ignore[arg-type]
+            decoded = decode_message(data, protocol=protocol)
             assert decoded.value == JsonRpcMessage(message)
             assert decoded.diagnostics == ()
             out = json.loads(encode(decoded.value))
@@ -1473,7 +1476,7 @@ def test_v2_only_methods_on_v1_and_v1_only_methods_on_v2_are_opaque() -> None:
 
 def test_unknown_protocol_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="protocol"):
-        decode_message(dumps(SECTION_4), protocol="v3")  # type: ignore[arg-type]
+        decode_message(dumps(SECTION_4), protocol="v3")  # type: ignore[arg-type]  # deliberately wrong
 
 
 # ============================================================================================
@@ -1598,6 +1601,7 @@ def test_q8_missing_or_bad_title_fails_the_request(params: dict[str, Any], path:
 
 
 def test_permission_request_id_forms(schema_valid: SchemaCheck) -> None:
+    request_id: object  # valid ids, then invalid ones of any JSON type
     for request_id in (0, -1, 2**63 - 1, -(2**63), "req-1", ""):
         message = _request()
         message["id"] = request_id

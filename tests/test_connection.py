@@ -7,11 +7,12 @@ notifications by method, responses by the method of the request they answer).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.models import VersionName
 from acp_toolcalls.proxy import ConnectionBridge, Outbox
 from acp_toolcalls.store import Limits
 
@@ -86,7 +87,8 @@ class Wire:
         if version not in (1, 2):
             return
         method = answered.get(_key(message.get("id"))) if "method" not in message else None
-        violations = validate_message(message, f"v{version}", response_method=method)  # type: ignore[arg-type]
+        protocol = cast(VersionName, f"v{version}")
+        violations = validate_message(message, protocol, response_method=method)
         assert violations == [], (violations, message)
 
     # -- what was sent

@@ -7,7 +7,7 @@ import json
 import logging
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -27,6 +27,7 @@ from acp_toolcalls.agent import (
     text_content,
 )
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.models import VersionName
 
 SID = "sess_1"
 
@@ -41,8 +42,8 @@ def updates(messages: list[Any]) -> list[dict[str, Any]]:
     return [m["params"]["update"] for m in wire(messages)]
 
 
-def store_of(*batches: list[Any], protocol: str = "v2") -> ToolCallStore:
-    store = ToolCallStore(protocol=protocol)  # type: ignore[arg-type]
+def store_of(*batches: list[Any], protocol: VersionName = "v2") -> ToolCallStore:
+    store = ToolCallStore(protocol=protocol)
     for batch in batches:
         for message in batch:
             store.apply(encode(message), now=0.0)
@@ -466,8 +467,8 @@ def test_throttled_text_costs_linear_bytes_not_quadratic() -> None:
     assert len(messages) < 70
     assert naive > 500 * sent
     store = store_of(messages)
-    [item] = store.snapshot(SID, "c1").content  # type: ignore[misc]
-    assert item.content.text == text  # type: ignore[union-attr]
+    [item] = cast(list[Any], store.snapshot(SID, "c1").content)  # a text `content` item
+    assert item.content.text == text
 
 
 # --------------------------------------------------------------------------------------------
@@ -705,7 +706,7 @@ def _scenario(emitter: ToolCallEmitter) -> list[Any]:
 def test_the_same_calls_make_schema_valid_messages_for_either_version(version: int) -> None:
     messages = _scenario(ToolCallEmitter(SID, protocol_version=version))
     for message in wire(messages):
-        assert validate_message(message, f"v{version}") == []  # type: ignore[arg-type]
+        assert validate_message(message, cast(VersionName, f"v{version}")) == []
     methods = {
         m["params"]["update"]["sessionUpdate"]
         for m in wire(messages)
@@ -841,7 +842,7 @@ def test_the_agent_guide_example_runs_and_is_valid(
     exec(block.replace("version=2)", f"version={version})"), scope)
     lines = scope["wire"].splitlines()
     for line in lines:
-        assert validate_message(json.loads(line), f"v{version}") == []  # type: ignore[arg-type]
+        assert validate_message(json.loads(line), cast(VersionName, f"v{version}")) == []
     assert scope["answer"].approved
     assert "still open" not in caplog.text  # the example finishes what it starts
 
@@ -980,9 +981,10 @@ def test_permission_requests_json_cannot_carry_are_refused_before_anything_moves
     emitter.start("c1", title="t")
     emitter.grow_text("c1", "a", now=0.0)
     emitter.grow_text("c1", "b", now=0.1)
+    kwargs: dict[str, Any]
     for kwargs in ({"title": LONE}, {"subject_meta": {"n": float("nan")}}):
         with pytest.raises(SenderError):
-            emitter.request_permission("c1", request_id=1, **{"title": "Go on?", **kwargs})
+            emitter.request_permission("c1", request_id=1, **{"title": "Go on?"} | kwargs)
     ask = emitter.request_permission("c1", request_id=1, title="Go on?")  # id 1 is still free
     first, request = wire(list(ask.messages))
     assert first["params"]["update"]["content"][0]["content"]["text"] == "ab"
@@ -992,7 +994,7 @@ def test_permission_requests_json_cannot_carry_are_refused_before_anything_moves
 def test_version_by_number_or_name_and_the_deprecated_keyword() -> None:
     # Issue 18: one word for versions; `protocol_version=` stays as an alias for one release.
     made = [
-        wire(ToolCallEmitter(SID, **kwargs).start("c", title="Read"))  # type: ignore[arg-type]
+        wire(ToolCallEmitter(SID, **kwargs).start("c", title="Read"))
         for kwargs in ({"version": 1}, {"version": "v1"}, {"protocol_version": 1})
     ]
     assert made[0] == made[1] == made[2]
@@ -1000,6 +1002,6 @@ def test_version_by_number_or_name_and_the_deprecated_keyword() -> None:
     assert ToolCallEmitter(SID, version="v2").protocol_version == 2
     assert ToolCallEmitter(SID).version == ToolCallEmitter(SID, protocol_version=2).version == 2
     with pytest.raises(ValueError):
-        ToolCallEmitter(SID, version="v3")  # type: ignore[arg-type]
+        ToolCallEmitter(SID, version="v3")  # type: ignore[arg-type]  # deliberately wrong
     with pytest.raises(TypeError):
         ToolCallEmitter(SID, version=1, protocol_version=1)

@@ -159,7 +159,9 @@ def test_plain_stored_fields_are_the_mapped_snapshot(updates: list[Any]) -> None
 
 def test_held_fields_are_the_patch_attributes() -> None:
     update = v2.ToolCallUpdate(
-        tool_call_id="c1", **{attr: f"<{attr}>" for attr, _wire in _to_v1_calls._PATCH_ATTRS}
+        tool_call_id="c1",
+        # A placeholder string in every field, whatever its type: deliberately wrong types.
+        **{attr: f"<{attr}>" for attr, _wire in _to_v1_calls._PATCH_ATTRS},  # type: ignore[arg-type]
     )
     held: dict[str, Any] = {}
     _to_v1_calls._hold_fields(update, held)
@@ -198,7 +200,8 @@ def _v1_location(draw: st.DrawFn) -> Any:
 def v1_tool_calls(draw: st.DrawFn) -> Any:
     """A v1 ``tool_call`` or ``tool_call_update``, any field omitted, ``null`` or set (defaults
     and unknown strings included), with and without unknown keys."""
-    cls = draw(st.sampled_from([v1.ToolCall, v1.SessionToolCallUpdate, v1.ToolCallUpdate]))
+    classes: list[type[Any]] = [v1.ToolCall, v1.SessionToolCallUpdate, v1.ToolCallUpdate]
+    cls = draw(st.sampled_from(classes))
     fields: dict[str, Any] = {"tool_call_id": "c1"}
     if cls is v1.ToolCall:
         fields["title"] = draw(_TEXT)
@@ -297,6 +300,7 @@ def test_v2_to_v1_bridge_fast_paths_on_sequential_calls() -> None:
     item: dict[str, Any] = {}
     for i in range(3):
         call = f"call_{i}"
+        first: dict[str, object]
         first = {"title": f"Read {i}.py", "kind": "read", "status": "in_progress"}
         first |= {"rawInput": {"path": f"/{i}.py"}, "locations": [{"path": f"/{i}.py"}]}
         lines.append(("convert", _update("tool_call_update", call, **first)))

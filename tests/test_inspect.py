@@ -55,12 +55,14 @@ def replayed(lines: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def shown(call: dict[str, Any]) -> tuple[str, str, str]:
     """Title, kind and status of a ``replay --json`` call, as a client displays them."""
-    kind = call.get("kind") if isinstance(call.get("kind"), str) else "other"
+    kind = call.get("kind")
+    kind = kind if isinstance(kind, str) else "other"
     title = next(
         (t for t in (call.get("title"), call.get("name")) if isinstance(t, str) and t),
         KIND_LABELS.get(kind, "Tool call"),
     )
-    status = call.get("status") if isinstance(call.get("status"), str) else "pending"
+    status = call.get("status")
+    status = status if isinstance(status, str) else "pending"
     return title, kind, status
 
 

@@ -278,7 +278,7 @@ def test_the_root_finder_names_the_compiled_modules() -> None:
     import acp_toolcalls
     from acp_toolcalls import _compiled
 
-    finder = acp_toolcalls._FreshBuilds  # type: ignore[attr-defined]
+    finder = acp_toolcalls._FreshBuilds
     assert {f"acp_toolcalls.{name}" for name in _compiled.COMPILED} == finder.NAMES
     # Before the path finder, which would take an extension beside its source, stale or not.
     from importlib.machinery import PathFinder

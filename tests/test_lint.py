@@ -16,6 +16,7 @@ from acp_toolcalls.check import (
     Finding,
     ToolCallLinter,
 )
+from acp_toolcalls.models import VersionName
 
 SESSION = "sess_1"
 
@@ -83,14 +84,14 @@ def state(value: str, background: Any = None, session: str = SESSION) -> dict[st
     return update(body, session)
 
 
-def lint(messages: list[Any], protocol: str = "v2", finish: bool = True) -> list[Finding]:
+def lint(messages: list[Any], protocol: VersionName = "v2", finish: bool = True) -> list[Finding]:
     """Feed each message as one line (line numbers from 1) and return every finding."""
     linter = ToolCallLinter()
     out: list[Finding] = []
     for line, message in enumerate(messages, start=1):
         if isinstance(message, dict):
             raw = message
-            message = decode_message(json.dumps(raw).encode(), protocol=protocol).value  # type: ignore[arg-type]
+            message = decode_message(json.dumps(raw).encode(), protocol=protocol).value
         else:
             raw = None  # an already typed message
         out += linter.feed(message, line, raw=raw)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.models import VersionName
 from acp_toolcalls.proxy import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
 
 CWD = "/home/user/project"
@@ -109,14 +110,14 @@ V2_TO_V1: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 ]
 
 
-def _valid(method: str, params: Any, protocol: str) -> None:
+def _valid(method: str, params: Any, protocol: VersionName) -> None:
     message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    assert validate_message(message, protocol) == [], (method, params)  # type: ignore[arg-type]
+    assert validate_message(message, protocol) == [], (method, params)
 
 
-def _valid_result(method: str, result: Any, protocol: str) -> None:
+def _valid_result(method: str, result: Any, protocol: VersionName) -> None:
     message = {"jsonrpc": "2.0", "id": 1, "result": result}
-    violations = validate_message(message, protocol, response_method=method)  # type: ignore[arg-type]
+    violations = validate_message(message, protocol, response_method=method)
     assert violations == [], (method, result, violations)
 
 

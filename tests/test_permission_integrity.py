@@ -115,7 +115,7 @@ class Session:
     def __init__(self, tmp: Path, editor: int, agent: int, steps: list[dict[str, Any]]) -> None:
         self.editor, self.agent = editor, agent
         self.script, self.record = tmp / "script.json", tmp / "record.jsonl"
-        prelude = [
+        prelude: list[dict[str, Any]] = [
             {"await": {"method": "initialize"}, "as": "init"},
             {"send": {"jsonrpc": "2.0", "id": {"$id": "init"}, "result": agent_init(agent)}},
             {"await": {"method": "session/new"}, "as": "new"},
@@ -190,7 +190,7 @@ def run(
 
 def _is_tag(tag: str) -> Callable[[dict[str, Any]], bool]:
     def found(message: dict[str, Any]) -> bool:
-        params = message.get("params")
+        params: Any = message.get("params")
         body = params.get("update") if message.get("method") == "session/update" else None
         return isinstance(body, dict) and body.get("sessionUpdate") == tag
 
@@ -210,7 +210,7 @@ def test_an_approval_reaches_the_request_the_user_saw_even_for_a_request_before_
     tmp_path: Path, pairing: tuple[int, int]
 ) -> None:
     editor_version, agent_version = pairing
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"await": {"method": "initialize"}, "as": "init"},
         # A harmless request before the agent has answered initialize, under its id 1...
         {"send": ask(agent_version, 1, "read", "Read README.md?")},
@@ -514,7 +514,7 @@ def test_half_an_emoji_from_a_javascript_agent_does_not_end_the_session(
     tmp_path: Path, pairing: tuple[int, int]
 ) -> None:
     _editor_version, agent_version = pairing
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"raw": _chunk(agent_version, "smile \\ud83d")},
         {"raw": _chunk(agent_version, "\\ude00 after")},
         {"send": ask(agent_version, 9, "edit", "Edit a.py?")},

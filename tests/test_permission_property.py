@@ -16,7 +16,7 @@ is shown is traced back to the one the agent sent.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, cast
 
 import pytest
 from hypothesis import given, settings
@@ -100,7 +100,7 @@ class World:
 
     def __init__(self, editor: int, agent: int) -> None:
         self.editor, self.agent = editor, agent
-        self.core = ConnectionBridge(agent_version=agent)
+        self.core = ConnectionBridge(agent_version=cast(Literal[1, 2], agent))
         self.now = 0.0
         self.sent: dict[str, Any] = {}  # call id -> the agent id it asked under
         self.outstanding: dict[str, str] = {}  # agent id key -> call id of the open request

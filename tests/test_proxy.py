@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.cli import main as cli_main
+from acp_toolcalls.models import VersionName
 from interop.raw import RawClient, bridged
 from interop.sessions import (
     CALLS,
@@ -69,7 +70,8 @@ def check_side(records: list[dict[str, Any]], side: str, version: int) -> int:
         answered = None
         if "method" not in message:
             answered = asked.get(json.dumps((not key[0], key[1])))
-        assert validate_message(message, f"v{version}", response_method=answered) == [], message  # type: ignore[arg-type]
+        protocol = cast(VersionName, f"v{version}")
+        assert validate_message(message, protocol, response_method=answered) == [], message
         checked += 1
     return checked
 

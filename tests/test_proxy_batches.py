@@ -19,7 +19,8 @@ import asyncio
 import io
 import itertools
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal, cast
 
 import pytest
 from hypothesis import given, settings
@@ -121,7 +122,11 @@ def _answer(out: Outbox, value: Any) -> bytes:
 def _ready(client: int, agent: int, coalesce: float) -> ConnectionBridge:
     """A core past initialize with the fuzz pools' sessions set up, a prompt running in the
     first."""
-    core = ConnectionBridge(client_version=client, agent_version=agent, coalesce_interval=coalesce)
+    core = ConnectionBridge(
+        client_version=cast(Literal[1, 2], client),
+        agent_version=cast(Literal[1, 2], agent),
+        coalesce_interval=coalesce,
+    )
     if client == 1:
         init: dict[str, Any] = {"protocolVersion": 1, "clientCapabilities": {}}
         new: dict[str, Any] = {"cwd": "/p", "mcpServers": []}
@@ -387,12 +392,12 @@ def test_what_a_read_makes_goes_out_in_bursts_as_the_side_reads() -> None:
         handled: list[bytes] = []
         waiting: list[int] = []
 
-        def expand(lines: list[bytes], now: float) -> Outbox:
+        def expand(lines: Sequence[bytes], now: float) -> Outbox:
             handled.extend(lines)
             waiting.append(bridge.to_client._waiting_bytes)
             return Outbox(to_client=[b"x" * 100_000 for _ in lines])
 
-        bridge.core.from_agent_lines = expand  # type: ignore[method-assign]
+        bridge.core.from_agent_lines = expand  # type: ignore[method-assign]  # a spy
         task = asyncio.ensure_future(bridge._handle("agent", [b"{}"] * 200))
         await asyncio.sleep(0.05)
         assert not task.done()  # the client reads nothing: one step's lines, then a wait

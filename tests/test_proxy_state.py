@@ -7,8 +7,8 @@ import json
 from acp_toolcalls.proxy import ConnectionBridge, _state
 from acp_toolcalls.proxy._policy import PassThrough, ToV1Client, ToV2Client
 
-STATES = ("negotiating", "passthrough", "converting", "closed")
-EVENTS = (
+STATES: tuple[_state.State, ...] = ("negotiating", "passthrough", "converting", "closed")
+EVENTS: tuple[_state.Event, ...] = (
     "client_initialize",
     "agent_refused",
     "agent_asked_again",

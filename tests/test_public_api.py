@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
+from typing import cast
 
 import pytest
 
@@ -103,12 +104,12 @@ def test_the_lazy_root_and_its_type_checking_imports_agree() -> None:
             imported.setdefault(str(node.module), set()).update(a.name for a in node.names)
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__":
             static_all = [
-                elt.value
-                for elt in node.value.elts  # type: ignore[attr-defined]
+                cast(str, elt.value)
+                for elt in cast(ast.List, node.value).elts  # a list (or tuple) display
                 if isinstance(elt, ast.Constant)
             ]
     exports: dict[str, set[str]] = {}
-    for table in (acp_toolcalls._EXPORTS, acp_toolcalls._MOVED):  # type: ignore[attr-defined]
+    for table in (acp_toolcalls._EXPORTS, acp_toolcalls._MOVED):
         for module, names in table.items():
             exports.setdefault(module, set()).update(names)
     assert imported == exports

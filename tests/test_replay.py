@@ -23,6 +23,7 @@ from acp_toolcalls.cli import main
 from acp_toolcalls.cli import replay as replay_module
 from acp_toolcalls.cli._follow import FollowReader
 from acp_toolcalls.cli.render import last_output_lines, patch_counts, render_store, sanitize
+from acp_toolcalls.models import VersionName
 from acp_toolcalls.store import Limits, TerminalState, ToolCallStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -696,8 +697,8 @@ def test_demo_session_shows_every_feature() -> None:
     )
     contents = [item for tc in session.tool_calls.values() for item in tc.content]
     assert {type(item).__name__ for item in contents} == {"Content", "Diff", "Terminal"}
-    diff = next(item for item in contents if type(item).__name__ == "Diff")
-    assert diff.changes and diff.patch.format == "git_patch"  # type: ignore[union-attr]
+    diff: Any = next(item for item in contents if type(item).__name__ == "Diff")
+    assert diff.changes and diff.patch.format == "git_patch"
 
 
 def test_demo_is_a_package_resource() -> None:
@@ -730,8 +731,8 @@ def rendered(store: ToolCallStore, width: int = 200) -> str:
     return console.export_text()
 
 
-def store_of(*lines: Any, protocol: str = "v2") -> ToolCallStore:
-    store = ToolCallStore(protocol=protocol)  # type: ignore[arg-type]
+def store_of(*lines: Any, protocol: VersionName = "v2") -> ToolCallStore:
+    store = ToolCallStore(protocol=protocol)
     for line in lines:
         store.apply(json.dumps(line))
     return store

@@ -15,8 +15,8 @@ import base64
 import copy
 import json
 import math
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -34,6 +34,7 @@ from acp_toolcalls import (
 )
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.codec import duplicate_keys
+from acp_toolcalls.models import VersionName
 
 Json = Any
 S = st.SearchStrategy
@@ -41,8 +42,8 @@ S = st.SearchStrategy
 # --------------------------------------------------------------------------------------------
 # Plain JSON
 
-TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=10)
-SHORT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=6)
+TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=10)
+SHORT = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=6)
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 SCALARS: S[Json] = (
     st.none()
@@ -396,11 +397,13 @@ def dumps(value: Json) -> bytes:
 
 def examples(fraction: float) -> int:
     """A share of the loaded profile's example count (the slow properties run fewer)."""
-    return max(10, math.ceil(settings.default.max_examples * fraction))
+    profile = settings.default
+    assert profile is not None  # hypothesis always has a profile loaded
+    return max(10, math.ceil(profile.max_examples * fraction))
 
 
-def assert_schema_valid(message: Json, protocol: str) -> None:
-    violations = validate_message(message, protocol)  # type: ignore[arg-type]
+def assert_schema_valid(message: Json, protocol: VersionName) -> None:
+    violations = validate_message(message, protocol)
     assert violations == [], [str(v) for v in violations]
 
 
@@ -408,21 +411,21 @@ def assert_schema_valid(message: Json, protocol: str) -> None:
 # Valid messages: exact round trip, no diagnostics, schema-valid output
 
 
-def _check_round_trip(message: Json, protocol: str, typed: tuple[type, ...]) -> None:
+def _check_round_trip(message: Json, protocol: VersionName, typed: tuple[type, ...]) -> None:
     assert_schema_valid(message, protocol)  # the generators produce valid messages
     data = dumps(message)
-    decoded = decode_message(data, protocol=protocol)  # type: ignore[arg-type]
+    decoded = decode_message(data, protocol=protocol)
     assert decoded.diagnostics == ()
     assert isinstance(decoded.value, typed)
     out = encode(decoded.value)
     assert json.loads(out) == message
     assert_schema_valid(json.loads(out), protocol)
     # The dict route gives the same value.
-    from_dict = decode_message(json.loads(data), protocol=protocol)  # type: ignore[arg-type]
+    from_dict = decode_message(json.loads(data), protocol=protocol)
     assert from_dict.value == decoded.value or encode(from_dict.value) == out
     assert from_dict.diagnostics == ()
     # The lenient reader (forced by an unknown top-level key) agrees with the fast path.
-    forced = decode_message(dumps({**message, "zzForce": 1}), protocol=protocol)  # type: ignore[arg-type]
+    forced = decode_message(dumps({**message, "zzForce": 1}), protocol=protocol)
     assert forced.diagnostics == ()
     assert json.loads(encode(forced.value)) == {**message, "zzForce": 1}
 
@@ -518,7 +521,8 @@ def mutated(draw: st.DrawFn, messages: S[Json]) -> Json:
                 del target[key]  # drop a (maybe required) key
             else:
                 original = _type_name(target[key])
-                target[key] = draw(JSON.filter(lambda v, t=original: _type_name(v) != t))
+                differs = cast(Callable[[Json], bool], lambda v, t=original: _type_name(v) != t)
+                target[key] = draw(JSON.filter(differs))
         elif isinstance(target, list):
             index = draw(st.integers(min_value=0, max_value=len(target)))
             if target and index < len(target) and draw(st.booleans()):
@@ -533,22 +537,22 @@ def _reported_but_kept(reason: str) -> bool:
     return reason.endswith("; kept") or reason.endswith("; accepted")
 
 
-def _check_salvage(message: Json, protocol: str) -> None:
+def _check_salvage(message: Json, protocol: VersionName) -> None:
     try:
-        decoded = decode_message(dumps(message), protocol=protocol)  # type: ignore[arg-type]
+        decoded = decode_message(dumps(message), protocol=protocol)
     except DecodeError:
         return
     out = encode(decoded.value)
-    again = decode_message(out, protocol=protocol)  # type: ignore[arg-type]
+    again = decode_message(out, protocol=protocol)
     assert all(_reported_but_kept(d.reason) for d in again.diagnostics), again.diagnostics
     assert encode(again.value) == out  # a fixpoint: salvaging twice changes nothing
     # The dict route salvages the same way.
-    from_dict = decode_message(json.loads(dumps(message)), protocol=protocol)  # type: ignore[arg-type]
+    from_dict = decode_message(json.loads(dumps(message)), protocol=protocol)
     assert encode(from_dict.value) == out
     assert from_dict.diagnostics == decoded.diagnostics
     # Strict mode: raises exactly when something was salvaged, else the same value.
     try:
-        strict = decode_message(dumps(message), protocol=protocol, strict=True)  # type: ignore[arg-type]
+        strict = decode_message(dumps(message), protocol=protocol, strict=True)
     except DecodeError as exc:
         assert decoded.diagnostics, "strict raised although nothing was salvaged"
         assert exc.path == decoded.diagnostics[0].path or isinstance(decoded.value, Batch)
@@ -592,9 +596,11 @@ def test_mutated_tool_call_update_payloads(payload: Json) -> None:
 @pytest.mark.parametrize("protocol", ["v1", "v2"])
 @settings(max_examples=examples(0.3))
 @given(data=st.binary(max_size=60) | TEXT.map(str.encode))
-def test_arbitrary_bytes_never_raise_anything_but_decode_error(protocol: str, data: bytes) -> None:
+def test_arbitrary_bytes_never_raise_anything_but_decode_error(
+    protocol: VersionName, data: bytes
+) -> None:
     try:
-        decoded = decode_message(data, protocol=protocol)  # type: ignore[arg-type]
+        decoded = decode_message(data, protocol=protocol)
     except DecodeError:
         return
     encode(decoded.value)

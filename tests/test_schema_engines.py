@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.models import VersionName
 from acp_toolcalls.schema import _schemas as schema
 from test_schema import V2_TERMINAL_UPDATES, V2_TOOL_CALL_UPDATE, V2_UPDATES_6_2
 
@@ -35,7 +36,7 @@ _JSON = st.recursive(
     ),
     max_leaves=6,
 )
-_SEEDS: list[tuple[str, dict[str, Any]]] = [
+_SEEDS: list[tuple[VersionName, dict[str, Any]]] = [
     ("v2", json.loads(V2_TOOL_CALL_UPDATE)),
     *[
         (
@@ -79,7 +80,7 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 @st.composite
-def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
+def _mutated(draw: st.DrawFn) -> tuple[VersionName, Any]:
     protocol, seed = draw(st.sampled_from(_SEEDS))
     message = copy.deepcopy(seed)
     for _ in range(draw(st.integers(1, 3))):
@@ -100,15 +101,15 @@ def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
 
 
 @pytest.mark.skipif(schema._compiled_engine() is None, reason="jsonschema-rs is not installed")
-@settings(max_examples=max(300, settings.default.max_examples))
+@settings(max_examples=max(300, cast(settings, settings.default).max_examples))
 @given(_mutated())
-def test_both_engines_find_the_same_violations(case: tuple[str, Any]) -> None:
+def test_both_engines_find_the_same_violations(case: tuple[VersionName, Any]) -> None:
     protocol, message = case
     try:
         schema.ENGINE = "jsonschema-rs"
-        with_compiled = validate_message(message, protocol)  # type: ignore[arg-type]
+        with_compiled = validate_message(message, protocol)
         schema.ENGINE = "jsonschema"
-        assert validate_message(message, protocol) == with_compiled  # type: ignore[arg-type]
+        assert validate_message(message, protocol) == with_compiled
     finally:
         schema.ENGINE = ENGINE
 
@@ -116,9 +117,9 @@ def test_both_engines_find_the_same_violations(case: tuple[str, Any]) -> None:
 def test_the_corpus_is_valid_for_both_engines() -> None:
     # The mutations start from valid messages: both engines must say so of every one.
     for engine in ("jsonschema-rs", "jsonschema"):
-        schema.ENGINE = engine  # type: ignore[assignment]
+        schema.ENGINE = engine
         try:
             for protocol, message in _SEEDS:
-                assert validate_message(message, protocol) == [], (engine, message)  # type: ignore[arg-type]
+                assert validate_message(message, protocol) == [], (engine, message)
         finally:
             schema.ENGINE = ENGINE

@@ -16,7 +16,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -140,9 +140,10 @@ async def wired(version: int, *observers: Any, initialize: bool = True) -> Async
     agent: Any
     client: Any
     if version == 1:
-        agent = V1AgentSide(lambda _conn: V1Agent(), agent_writer, agent_reader)
+        # The doubles implement only what these tests call, not the SDK's whole protocols.
+        agent = V1AgentSide(lambda _conn: cast(Any, V1Agent()), agent_writer, agent_reader)
         client = V1ClientSide(
-            lambda _agent: handler,
+            lambda _agent: cast(Any, handler),
             client_writer,
             client_reader,
             observers=[recorder, *observers],
@@ -277,6 +278,7 @@ def test_send_honours_the_v2_initialization_gate() -> None:
         async with wired(2, initialize=False) as w:
             with pytest.raises(RequestError) as raised:
                 await send(w.agent, update_message(CLEARING))
+            assert raised.value.data is not None
             assert "must be initialized" in raised.value.data["details"]
             # The bare Connection has no gate: this one goes out before `initialize`.
             await send(raw_connection(w.agent), update_message(CLEARING))
@@ -526,6 +528,7 @@ def test_from_sdk_omitted_null_and_salvaged() -> None:
         locations=[v2.ToolCallLocation(path="/a.py", line=3)],
     )
     # The whole message (or its params) works as `raw` too.
+    message: dict[str, Any]
     message = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SESSION}}
     message["params"]["update"] = RAW
     assert tool_call_update_from_sdk(model, message) == from_raw
@@ -551,12 +554,13 @@ def test_from_sdk_raw_must_match_and_model_type_is_checked() -> None:
     with pytest.raises(ValueError, match="tool_call_content_chunk"):
         tool_call_update_from_sdk(model, {"sessionId": SESSION, "update": chunk})
     with pytest.raises(TypeError):
+        # A v1 SDK model, deliberately: only v2 ones are accepted.
         tool_call_update_from_sdk(sdk_v1.ToolCallUpdate(tool_call_id="call_1"))  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        tool_call_update_from_sdk(model, ambiguous_none="maybe")  # type: ignore[arg-type]
+        tool_call_update_from_sdk(model, ambiguous_none="maybe")  # type: ignore[arg-type]  # on purpose
 
 
-RICH = {
+RICH: dict[str, Any] = {
     "toolCallId": "call_1",
     "status": "paused",  # an unknown-to-the-SDK status: kept as a string
     "content": [
@@ -630,7 +634,7 @@ def test_to_sdk_carries_omitted_and_null_exactly() -> None:
         "status": None,
     }
     with pytest.raises(TypeError):
-        tool_call_update_to_sdk(plain)  # type: ignore[arg-type]
+        tool_call_update_to_sdk(plain)  # type: ignore[arg-type]  # an SDK model, on purpose
 
 
 # --------------------------------------------------------------------------------------------
@@ -649,9 +653,11 @@ def test_store_observer_applies_null_clears() -> None:
 
             async def session_update(session_id: str, update: Any, **_: Any) -> None:
                 # The observer ran first: the store already holds this update.
-                states.append(dict(store.tool_call(SESSION, "call_1").fields))  # type: ignore[union-attr]
+                call = store.tool_call(SESSION, "call_1")
+                assert call is not None
+                states.append(dict(call.fields))
 
-            w.handler.session_update = session_update  # type: ignore[method-assign]
+            w.handler.session_update = session_update  # type: ignore[method-assign]  # a spy
             first = v2.SessionToolCallUpdate(
                 tool_call_id="call_1",
                 title="Reading config",

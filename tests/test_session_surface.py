@@ -26,11 +26,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.models import VersionName
 from interop.raw import RawClient
 from interop.sessions import bounded
 
@@ -112,7 +113,8 @@ class Editor:
         received = self.client.received + [json.loads(x) for x in rest.splitlines() if x.strip()]
         for message in received:
             method = None if "method" in message else self.asked.get(json.dumps(message["id"]))
-            violations = validate_message(message, f"v{self.version}", response_method=method)  # type: ignore[arg-type]
+            protocol = cast(VersionName, f"v{self.version}")
+            violations = validate_message(message, protocol, response_method=method)
             assert violations == [], (violations, message)
         assert "Traceback" not in err and "a bug" not in err, err
         return code, err, received
@@ -300,7 +302,7 @@ def test_codex_env_var_auth_methods_reach_a_v2_editor(tmp_path: Path) -> None:
     ]
 
 
-MODES = {
+MODES: dict[str, Any] = {
     "currentModeId": "default",
     "availableModes": [
         {"id": "default", "name": "Default", "description": "Ask before edits"},

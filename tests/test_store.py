@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from base64 import b64encode
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -84,7 +84,7 @@ def permission(subject: dict[str, Any] | None, *, protocol: str = "v2", **params
 
 def doc(store: ToolCallStore, session_id: str = SID) -> dict[str, Any]:
     document = json.loads(encode(store.document()))
-    return document["sessions"][session_id]  # type: ignore[no-any-return]
+    return document["sessions"][session_id]
 
 
 def call(store: ToolCallStore, tool_call_id: str = "a") -> dict[str, Any]:
@@ -244,7 +244,7 @@ def test_chunk_with_an_invalid_item_is_dropped_whole_and_nothing_changes() -> No
 def test_chunk_keeps_the_caller_update_unaliased() -> None:
     # Appending must not mutate the list of the update object the caller passed in.
     store = ToolCallStore()
-    items = [v2.Content(content=v2.TextContent(text="mine"))]
+    items: list[v2.ToolCallContent] = [v2.Content(content=v2.TextContent(text="mine"))]
     message = v2.SessionUpdateMessage(
         params=v2.UpdateSessionNotification(
             session_id=SID, update=v2.SessionToolCallUpdate(tool_call_id="a", content=items)
@@ -338,7 +338,10 @@ def test_a_subjects_sessionupdate_key_is_ignored_so_the_snapshot_still_replays()
     subject = {"toolCallId": "p", "title": "T", "sessionUpdate": "_x", "zz": 1}
     events = store.apply(permission({"type": "tool_call", "toolCall": subject}))
     assert events[0] == DiagnosticReported(
-        SID, "$.params.subject.toolCall.sessionUpdate", events[0].reason, "ignored"
+        SID,
+        "$.params.subject.toolCall.sessionUpdate",
+        cast(DiagnosticReported, events[0]).reason,
+        "ignored",
     )
     assert call(store, "p") == {"toolCallId": "p", "title": "T", "zz": 1}
     replayed = ToolCallStore()
@@ -469,7 +472,7 @@ def test_v1_tool_call_on_a_v2_stream_is_ignored_and_reported() -> None:
         notification({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "T"})
     )
     assert [type(e) for e in events] == [DiagnosticReported]
-    assert events[0].kind == "ignored"  # type: ignore[union-attr]
+    assert cast(DiagnosticReported, events[0]).kind == "ignored"
     assert store.sessions == {}
 
 
@@ -571,7 +574,7 @@ def output_chunk(data: str, terminal_id: str = "t") -> bytes:
 
 def terminal_doc(store: ToolCallStore) -> dict[str, Any]:
     (terminal,) = doc(store)["terminals"]
-    return terminal  # type: ignore[no-any-return]
+    return terminal
 
 
 def test_output_chunk_for_unseen_terminal_creates_it() -> None:
@@ -1003,7 +1006,11 @@ def _mixed_store() -> ToolCallStore:
         update(title="Run", kind="execute", status="in_progress", rawInput={"cmd": "ls", "n": 1.5}),
         chunk({"type": "content", "content": {"type": "text", "text": "é ok"}}),
         chunk({"type": "content", "content": {"type": "text", "text": "x", "x-vendor": [1]}}),
-        update("b", _meta={"k": None, "j": {"a": [True, None]}}, **{"x-extra": {"deep": 1}}),
+        update(
+            "b",
+            _meta={"k": None, "j": {"a": [True, None]}},
+            **cast(dict[str, Any], {"x-extra": {"deep": 1}}),
+        ),
         update("c", status=None, content=None, locations=[]),
         terminal_update(command="ls", output={"data": b64(b"hi\n")}),
         output_chunk(b64(b"more")),

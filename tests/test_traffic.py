@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any, cast
 
 from acp_toolcalls.proxy import (
     REDACTED,
@@ -40,7 +41,7 @@ def test_a_line_that_is_not_json_is_kept_as_text() -> None:
 
 
 def test_one_side_is_a_log_like_any_other() -> None:
-    lines = [
+    lines: list[tuple[int, bytes | int]] = [
         (1, log_line("client->proxy", 1, MESSAGE, 0.0)),
         (2, log_line("proxy->agent", 2, MESSAGE, 0.0)),
         (3, skipped_line("agent->proxy", 2, 123456, 0.0)),
@@ -49,7 +50,7 @@ def test_one_side_is_a_log_like_any_other() -> None:
     ]
     client = list(one_side(lines, "client"))
     assert [number for number, _ in client] == [1, 4, 5]
-    assert json.loads(client[0][1]) == json.loads(MESSAGE)  # type: ignore[arg-type]
+    assert json.loads(cast(bytes, client[0][1])) == json.loads(MESSAGE)
     assert client[1][1] == b"oops" and client[2][1] == 99
     agent = list(one_side(lines, "agent"))
     # (line 5 is not a record: every side reads it, as a plain log would)
@@ -64,7 +65,7 @@ def test_a_log_that_is_not_the_proxys_passes_unchanged() -> None:
     assert list(one_side(lines, "agent")) == lines
 
 
-def _redacted(redactor: Redactor, direction: Direction, message: object) -> dict[str, object]:
+def _redacted(redactor: Redactor, direction: Direction, message: object) -> dict[str, Any]:
     record = json.loads(redactor.record(direction, 1, json.dumps(message).encode(), 0.0))
     assert is_record(record)
     return record
@@ -91,7 +92,7 @@ def test_credentials_are_redacted_and_the_shape_is_kept() -> None:
     }
     record = _redacted(redactor, "client->proxy", new)
     assert record["redacted"] is True and "s1" not in json.dumps(record)
-    servers = record["message"]["params"]["mcpServers"]  # type: ignore[index]
+    servers = record["message"]["params"]["mcpServers"]
     assert servers[0]["env"] == [{"name": "K", "value": REDACTED}]
     assert servers[1]["headers"] == [{"name": "H", "value": REDACTED}]
     init = {
@@ -102,7 +103,7 @@ def test_credentials_are_redacted_and_the_shape_is_kept() -> None:
             "authMethods": [{"id": "k", "name": "Key", "_meta": {"apiKey": "s3", "n": 1}}],
         },
     }
-    method = _redacted(redactor, "agent->proxy", init)["message"]["result"]["authMethods"][0]  # type: ignore[index]
+    method = _redacted(redactor, "agent->proxy", init)["message"]["result"]["authMethods"][0]
     assert method == {"id": "k", "name": "Key", "_meta": {"apiKey": REDACTED, "n": REDACTED}}
 
 
@@ -110,7 +111,7 @@ def test_authenticate_params_and_their_answer_are_redacted_in_that_direction_onl
     redactor = Redactor()
     login = {"jsonrpc": "2.0", "id": 7, "method": "authenticate",
              "params": {"methodId": "k", "_meta": {"token": "s4"}}}  # fmt: skip
-    params = _redacted(redactor, "proxy->agent", login)["message"]["params"]  # type: ignore[index]
+    params = _redacted(redactor, "proxy->agent", login)["message"]["params"]
     assert params == {"methodId": "k", "_meta": {"token": REDACTED}}
     answer = {"jsonrpc": "2.0", "id": 7, "result": {"_meta": {"session": "s5"}}}
     other = {"jsonrpc": "2.0", "id": 7, "result": {"stopReason": "end_turn"}}

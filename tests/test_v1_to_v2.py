@@ -36,7 +36,9 @@ SchemaCheck = Callable[..., None]  # the `schema_valid` fixture of conftest.py
 
 def examples(fraction: float) -> int:
     """A share of the loaded hypothesis profile's example count."""
-    return max(10, math.ceil(settings.default.max_examples * fraction))
+    profile = settings.default
+    assert profile is not None  # hypothesis always has a profile loaded
+    return max(10, math.ceil(profile.max_examples * fraction))
 
 
 def v1_call(**fields: Json) -> v1.ToolCall:
@@ -89,9 +91,9 @@ def test_loss_report_is_an_immutable_sequence_of_losses() -> None:
     assert hash(report) == hash(LossReport((a, b)))
     assert report + LossReport([a]) == LossReport([a, b, a])
     with pytest.raises(AttributeError):
-        report._losses = ()  # type: ignore[misc]
+        report._losses = ()
     with pytest.raises(AttributeError):
-        a.path = "$"  # type: ignore[misc]
+        a.path = "$"  # type: ignore[misc]  # a frozen attribute, deliberately
 
 
 def test_empty_loss_report_is_false() -> None:
@@ -284,7 +286,7 @@ TEXTS = st.one_of(
     st.tuples(st.lists(LINE, max_size=25), st.booleans()).map(
         lambda pair: "\n".join(pair[0]) + ("\n" if pair[1] and pair[0] else "")
     ),
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
+    st.text(st.characters(blacklist_categories=["Cs"]), max_size=40),
 )
 
 
@@ -781,7 +783,7 @@ def test_converters_never_share_lists_with_the_input() -> None:
 # ============================================================================================
 # Property: every conversion of valid v1 input is schema-valid v2, and never clears
 
-TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=8)
 EXTRAS = st.dictionaries(TEXT.map(lambda s: "zz" + s), st.integers() | TEXT, max_size=1)
 META = st.none() | st.dictionaries(TEXT, st.none() | st.integers() | TEXT, max_size=2)
 RAW = st.none() | st.integers() | TEXT | st.lists(st.integers(), max_size=2)

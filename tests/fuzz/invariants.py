@@ -28,12 +28,12 @@ import json
 import re
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 from acp_toolcalls import ToolCallStore, v1, v2
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.codec import canonical_json
-from acp_toolcalls.models import Batch, JsonRpcMessage
+from acp_toolcalls.models import Batch, JsonRpcMessage, VersionName
 from acp_toolcalls.store import Limits
 
 __all__ = [
@@ -78,13 +78,13 @@ def flatten(messages: Any) -> list[Any]:
     return out
 
 
-def check_outgoing(message: Any, protocol: str) -> Any:
+def check_outgoing(message: Any, protocol: VersionName) -> Any:
     """Assert a typed outgoing message is valid ``protocol``; return it as JSON values."""
     assert isinstance(message, TYPED[protocol]), (
         f"expected a typed {protocol} message, got {type(message).__name__}"
     )
     value = json.loads(canonical_json(message))
-    violations = validate_message(value, protocol)  # type: ignore[arg-type]
+    violations = validate_message(value, protocol)
     assert not violations, (
         f"sent a {protocol} message that does not validate: "
         f"{[str(v) for v in violations]}\n{json.dumps(value)[:1500]}"
@@ -95,16 +95,12 @@ def check_outgoing(message: Any, protocol: str) -> Any:
     return value
 
 
-def check_reply(reply: Any, protocol: str) -> Any:
+def check_reply(reply: Any, protocol: VersionName) -> Any:
     """Assert an answer a bridge gives on the peer's behalf is a valid ``protocol`` response
     to ``session/request_permission`` that approves nothing (``cancelled``, or the refusal of a
     request reusing a pending id); return it as JSON values."""
     value = json.loads(canonical_json(reply))
-    violations = validate_message(
-        value,
-        protocol,  # type: ignore[arg-type]
-        response_method="session/request_permission",
-    )
+    violations = validate_message(value, protocol, response_method="session/request_permission")
     assert not violations, f"invalid reply {value}: {[str(v) for v in violations]}"
     if "error" in value:
         assert value["error"]["code"] == -32600, f"unexpected error reply: {value}"
@@ -205,7 +201,7 @@ def path_resolves(path: str, value: Any) -> bool:
         if (isinstance(part, int) and isinstance(value, list) and part < len(value)) or (
             isinstance(part, str) and isinstance(value, dict) and part in value
         ):
-            value = value[part]
+            value = cast(Any, value)[part]  # an int into a list or a str into a dict, as tested
         else:
             return False
     return True
@@ -220,11 +216,13 @@ class Receiver:
     invents a ``null`` (9.10).
     """
 
-    def __init__(self, protocol: str, *, first_sight: bool = False, from_v1: bool = False) -> None:
+    def __init__(
+        self, protocol: VersionName, *, first_sight: bool = False, from_v1: bool = False
+    ) -> None:
         self.protocol = protocol
         self.first_sight = first_sight
         self.from_v1 = from_v1
-        self.view = ToolCallStore(protocol=protocol, limits=UNCAPPED)  # type: ignore[arg-type]
+        self.view = ToolCallStore(protocol=protocol, limits=UNCAPPED)
         self.known: dict[str, set[str]] = {}  # per session: calls sent a v1 `tool_call`
         self.received: list[Any] = []  # every typed message, as JSON values
         self.asked: set[Any] = set()  # ids of the permission requests it was sent
@@ -246,7 +244,7 @@ class Receiver:
         """Check one step's output. ``sessions``: those it may speak about (``None``: any);
         ``raw``: the input line (what may pass through unchanged, what replies answer)."""
         inputs = _messages(raw) if raw is not None else []
-        sender = "v1" if self.protocol == "v2" else "v2"
+        sender: VersionName = "v1" if self.protocol == "v2" else "v2"
         for loss in losses:
             assert loss.path.startswith("$"), loss
         for reply in replies:
@@ -283,7 +281,7 @@ class Receiver:
                 if tag == "tool_call_update":
                     _no_null(update)
 
-    def _passed(self, message: JsonRpcMessage, inputs: list[Any], sender: str) -> None:
+    def _passed(self, message: JsonRpcMessage, inputs: list[Any], sender: VersionName) -> None:
         data = message.data
         if data in inputs:
             return  # passed through unchanged
@@ -292,11 +290,7 @@ class Receiver:
             return
         # Otherwise: the answer to a forwarded permission request, mapped to the sender's side.
         assert "method" not in data and "result" in data, f"sent a message not in the input: {data}"
-        violations = validate_message(
-            data,
-            sender,  # type: ignore[arg-type]
-            response_method="session/request_permission",
-        )
+        violations = validate_message(data, sender, response_method="session/request_permission")
         assert not violations, [str(v) for v in violations]
         outcome = data["result"]["outcome"]
         if outcome["outcome"] == "selected":

@@ -50,7 +50,9 @@ S = st.SearchStrategy
 
 def examples(fraction: float) -> int:
     """A share of the loaded hypothesis profile's example count (at least 10)."""
-    return max(10, round(settings.default.max_examples * fraction))
+    profile = settings.default
+    assert profile is not None  # hypothesis always has a profile loaded
+    return max(10, round(profile.max_examples * fraction))
 
 
 SESSION_IDS = ("s1", "s2", "sess_abc123def456")

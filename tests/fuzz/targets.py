@@ -18,7 +18,7 @@ import base64
 import copy
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from acp_toolcalls import (
     Batch,
@@ -53,6 +53,7 @@ from acp_toolcalls.events import (
     ToolCallEvicted,
     ToolCallPatched,
 )
+from acp_toolcalls.models import VersionName
 from acp_toolcalls.store import Limits, size_of
 
 from .invariants import (
@@ -102,7 +103,7 @@ def _kept(reason: str) -> bool:
     return reason.endswith("; kept") or reason.endswith("; accepted")
 
 
-def _check_fixpoint(value: Any, protocol: str) -> bytes:
+def _check_fixpoint(value: Any, protocol: VersionName) -> bytes:
     out = canonical_json(value)
     again = decode_message(out, protocol=protocol)
     assert all(_kept(d.reason) for d in again.diagnostics), again.diagnostics
@@ -110,7 +111,7 @@ def _check_fixpoint(value: Any, protocol: str) -> bytes:
     return out
 
 
-def check_decode(data: bytes, protocol: str, note: Note = _quiet) -> None:
+def check_decode(data: bytes, protocol: VersionName, note: Note = _quiet) -> None:
     """``decode_message`` of one line as ``protocol``: only ``DecodeError``, whose path names a
     place in the input; bytes, text and the parsed value read alike; ``encode`` then decode
     is a fixpoint; the message keeps what it is about; diagnostics name places in the input;
@@ -164,7 +165,7 @@ def check_decode(data: bytes, protocol: str, note: Note = _quiet) -> None:
         assert canonical_json(strict.value) == out or isinstance(value, Batch)
 
 
-def check_payload(data: bytes, model: type, note: Note = _quiet) -> None:
+def check_payload(data: bytes, model: type[Any], note: Note = _quiet) -> None:
     """``decode(data, model)`` of a bare payload: only ``DecodeError`` (path in the input); the
     parsed value reads alike; ``encode`` then decode is a fixpoint."""
     readable, parsed = _parsed(data)
@@ -330,7 +331,10 @@ def _check_replay(store: ToolCallStore) -> None:
 
 
 def run_store(
-    stream: list[bytes], protocol: str, limits: Limits | None, note: Note = _quiet
+    stream: list[bytes],
+    protocol: Literal["v1", "v2", "auto"],
+    limits: Limits | None,
+    note: Note = _quiet,
 ) -> None:
     """Apply each line to a ``ToolCallStore`` (and its parsed value to a second one) and check
     every step (``_check_step``), then the replay of the final document (``_check_replay``)."""
@@ -388,7 +392,7 @@ def _unknown(value: Any) -> set[str]:
     return {loss.path for loss in unknown_keys(value, "$", nested=True)}
 
 
-def _owe_unknown_keys(raw: Any, protocol: str, owed: set[str]) -> None:
+def _owe_unknown_keys(raw: Any, protocol: VersionName, owed: set[str]) -> None:
     """Add the unknown keys of an input line to what the bridge owes a carry or a report."""
     decoded = decode_message(raw, protocol=protocol).value
     items = decoded.items if isinstance(decoded, Batch) else (decoded,)
@@ -431,14 +435,6 @@ def _withdraw_all(bridge: V2ToV1Bridge, peer: Receiver) -> None:
     for request_id in sorted(peer.asked, key=repr):
         out = bridge.withdraw(request_id)
         peer.receive(out.messages, sessions=None)
-
-
-def _message(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": session_id, "update": update},
-    }
 
 
 def _shown(view: ToolCallStore, sid: str, tool_call_id: str) -> Any:
@@ -620,7 +616,7 @@ def _run(make: Callable[[bool], Any], peer: Receiver, script: Script, note: Note
         assert _plain(converter.flush()) == _plain(Converted())
 
 
-def run_stateless(script: Script, protocol: str, note: Note = _quiet) -> None:
+def run_stateless(script: Script, protocol: VersionName, note: Note = _quiet) -> None:
     """``StatelessV2ToV1`` over v2 input (``protocol="v2"``) or ``StatelessV1ToV2`` over v1,
     each line also converted in strict mode from the same state."""
     if protocol == "v2":

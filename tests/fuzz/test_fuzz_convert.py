@@ -43,6 +43,7 @@ from acp_toolcalls.convert import (
     tool_call_update_to_v1,
     tool_call_update_to_v2,
 )
+from acp_toolcalls.models import VersionName
 
 from . import corpus
 from .strategies import GARBAGE, SESSION_IDS, dump, examples, line, mutated, traffic, weighted
@@ -105,9 +106,9 @@ ITEMS = {
 }
 
 
-def _valid(value: Any, def_name: str, protocol: str) -> Any:
+def _valid(value: Any, def_name: str, protocol: VersionName) -> Any:
     plain = to_builtins(value)
-    violations = validate_payload(plain, def_name, protocol)  # type: ignore[arg-type]
+    violations = validate_payload(plain, def_name, protocol)
     assert not violations, (
         f"{def_name} ({protocol}) invalid: {[str(v) for v in violations]}\n"
         f"{json.dumps(plain)[:1500]}"

@@ -27,7 +27,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -47,6 +47,7 @@ from acp_toolcalls.agent import (
     text_content,
 )
 from acp_toolcalls.codec import canonical_json
+from acp_toolcalls.models import VersionName
 
 from .invariants import Receiver
 from .strategies import examples, weighted
@@ -479,7 +480,7 @@ def _check_client_state(model: _Model, client: Receiver) -> None:
 
 def _track(model: _Model, emitter: ToolCallEmitter, name: str, kwargs: dict[str, Any]) -> None:
     """Update the model after a call that succeeded."""
-    call_id = kwargs.get("call_id")
+    call_id = cast(str, kwargs.get("call_id"))  # None only for the calls that do not use it
     fields = {k: v for k, v in kwargs.items() if k in FIELDS}
     if name == "request_permission":
         fields.pop("title", None)  # the prompt's title, not the call's
@@ -527,10 +528,10 @@ def _finished_by(model: _Model, before: set[str], emitter: ToolCallEmitter, stat
 # --------------------------------------------------------------------------------------------
 
 
-def _check_sent(messages: list[Any], client: Receiver, protocol: str) -> None:
+def _check_sent(messages: list[Any], client: Receiver, protocol: VersionName) -> None:
     client.receive(messages, sessions={SID})
     for message in messages:
-        decoded = decode_message(canonical_json(message), protocol=protocol)  # type: ignore[arg-type]
+        decoded = decode_message(canonical_json(message), protocol=protocol)
         assert decoded.diagnostics == (), (
             f"a reader must salvage what was sent: {decoded.diagnostics}"
         )
@@ -555,7 +556,7 @@ def _check_answer(answer: PermissionAnswer, response: Any, offered: tuple[Any, .
 def test_emitter_programs(
     version: int, reuse: Any, program: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    protocol = f"v{version}"
+    protocol: VersionName = "v2" if version == 2 else "v1"
     throttle = TextThrottle(min_interval=0.5, min_growth=4, max_delay=1.0)
     emitter = ToolCallEmitter(SID, protocol_version=version, throttle=throttle, reuse=reuse)
     shadow = ToolCallEmitter(SID, protocol_version=version, throttle=throttle, reuse=reuse)
