@@ -76,7 +76,7 @@ class Session(Generic[C]):
         self.conn: C = conn
         self.session_id = session_id
         self.cwd = Path(cwd)
-        self.emitter = ToolCallEmitter(session_id, protocol_version=self.PROTOCOL_VERSION)
+        self.emitter = ToolCallEmitter(session_id, version=self.PROTOCOL_VERSION)
         self.cancelled = asyncio.Event()
         self.lock = asyncio.Lock()  # one turn at a time
         self.turns = 0

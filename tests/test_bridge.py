@@ -216,7 +216,7 @@ def test_coalesced_chunks_are_a_tiny_fraction_and_replay_the_same() -> None:
 
     def run(coalesce: bool) -> tuple[int, ToolCallStore]:
         bridge = V2ToV1Bridge(coalesce=coalesce)
-        replay = ToolCallStore(protocol="v1")
+        replay = ToolCallStore(version="v1")
         size = 0
         for line in lines:
             for message in bridge.convert(line).messages:
@@ -641,7 +641,7 @@ def _effective(call: dict[str, Any]) -> dict[str, Any]:
 @given(stream=STREAM, coalesce=st.booleans())
 def test_v1_replay_of_the_bridge_output_equals_v2_replay(stream: Any, coalesce: bool) -> None:
     v2_store = ToolCallStore()
-    v1_store = ToolCallStore(protocol="v1")
+    v1_store = ToolCallStore(version="v1")
     bridge = V2ToV1Bridge(coalesce=coalesce)
     for tool_call_id, (kind, payload) in stream:
         line = tcu(tool_call_id, **payload) if kind == "update" else chunk(payload, tool_call_id)

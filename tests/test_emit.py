@@ -43,7 +43,7 @@ def updates(messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def store_of(*batches: list[Any], protocol: VersionName = "v2") -> ToolCallStore:
-    store = ToolCallStore(protocol=protocol)
+    store = ToolCallStore(version=protocol)
     for batch in batches:
         for message in batch:
             store.apply(encode(message), now=0.0)
@@ -252,7 +252,7 @@ def test_minimal_patches_fold_to_the_same_state_as_full_ones(steps: list[tuple[s
     update sent in full; and an update that changes nothing sends nothing."""
     emitter = ToolCallEmitter(SID)
     minimal = store_of(emitter.start("c1", title="start"))
-    full = ToolCallStore(protocol="v2")
+    full = ToolCallStore(version="v2")
     full.apply_update(SID, v2.SessionToolCallUpdate(tool_call_id="c1", title="start"), now=0.0)
     full.apply_update(SID, v2.SessionToolCallUpdate(tool_call_id="c1", status="pending"), now=0.0)
     for field, index in steps:
@@ -622,7 +622,7 @@ def test_an_answer_naming_an_option_id_offered_twice_is_never_approval() -> None
 
 def test_a_v1_clients_card_is_restored_after_the_answer_and_after_abandon() -> None:
     for close in ("answer", "abandon"):
-        emitter = ToolCallEmitter(SID, protocol_version=1)
+        emitter = ToolCallEmitter(SID, version=1)
         emitter.start("c", title="Read README.md", kind="read")
         ask = emitter.request_permission(
             "c", request_id=1, title="Run `rm -rf ~`?", description="It deletes your home"
@@ -704,7 +704,7 @@ def _scenario(emitter: ToolCallEmitter) -> list[Any]:
 
 @pytest.mark.parametrize("version", [1, 2])
 def test_the_same_calls_make_schema_valid_messages_for_either_version(version: int) -> None:
-    messages = _scenario(ToolCallEmitter(SID, protocol_version=version))
+    messages = _scenario(ToolCallEmitter(SID, version=version))
     for message in wire(messages):
         assert validate_message(message, cast(VersionName, f"v{version}")) == []
     methods = {
@@ -756,7 +756,7 @@ def _every_feature(emitter: ToolCallEmitter) -> list[Any]:
 def test_the_typescript_sdk_accepts_every_message_the_emitter_sends(version: int) -> None:
     from interop.ts_sdk import TsMessage, ts_validate
 
-    messages = wire(_every_feature(ToolCallEmitter(SID, protocol_version=version)))
+    messages = wire(_every_feature(ToolCallEmitter(SID, version=version)))
     assert len(messages) > 20
     verdicts = ts_validate([TsMessage(version, message) for message in messages])
     rejected = [(m, v) for m, v in zip(messages, verdicts, strict=True) if v is not None]
@@ -764,8 +764,8 @@ def test_the_typescript_sdk_accepts_every_message_the_emitter_sends(version: int
 
 
 def test_v1_and_v2_clients_end_with_the_same_calls() -> None:
-    v2_store = store_of(_scenario(ToolCallEmitter(SID, protocol_version=2)))
-    v1_store = store_of(_scenario(ToolCallEmitter(SID, protocol_version=1)), protocol="v1")
+    v2_store = store_of(_scenario(ToolCallEmitter(SID, version=2)))
+    v1_store = store_of(_scenario(ToolCallEmitter(SID, version=1)), protocol="v1")
     for call in ("edit", "run", "read"):
         a, b = v2_store.view(SID, call), v1_store.view(SID, call)
         assert (a.title, a.kind, a.status) == (b.title, b.kind, b.status)
@@ -774,7 +774,7 @@ def test_v1_and_v2_clients_end_with_the_same_calls() -> None:
 
 
 def test_a_v1_clients_answer_is_read_back_as_v2() -> None:
-    emitter = ToolCallEmitter(SID, protocol_version=1)
+    emitter = ToolCallEmitter(SID, version=1)
     emitter.start("c1", title="t")
     ask = emitter.request_permission("c1", request_id=5, title="ok?")
     [request] = wire(list(ask.messages))

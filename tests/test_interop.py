@@ -6,7 +6,7 @@ with whatever client starts it:
 - v1: the official SDK's v1 ``ClientSideConnection`` in this process. Every message it
   receives must parse with the SDK's own v1 models and validate against our bundled v1
   schema, and the client's view of the tool calls (the SDK's models folded the v1 way, spec
-  8.7) must equal our ``ToolCallStore(protocol="v1")`` fed the same raw messages.
+  8.7) must equal our ``ToolCallStore(version="v1")`` fed the same raw messages.
 - v2: ``examples/client.py --json`` (the SDK's experimental v2 client + our store) as a
   subprocess: the final store document and every message against our v2 schema.
 - Both against the official TypeScript SDK's validators (``interop/ts_sdk.py``).
@@ -155,7 +155,7 @@ def test_the_v2_wire_carries_chunks_clears_and_terminal_updates(v2_run: Run) -> 
 def test_replaying_the_v2_log_gives_the_live_store(v2_run: Run) -> None:
     # What `acp-toolcalls replay` does with the client's `--log`: the same document as the
     # store the client kept live from the SDK's raw stream.
-    replayed = ToolCallStore(protocol="auto")
+    replayed = ToolCallStore(version="auto")
     for _, message in v2_run.wire:
         replayed.apply(message)
     assert session_document(replayed, v2_run.session_id) == v2_run.document

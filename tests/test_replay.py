@@ -678,7 +678,7 @@ def test_demo_session_lines_are_schema_valid() -> None:
 
 
 def test_demo_session_shows_every_feature() -> None:
-    store = ToolCallStore(protocol="auto")
+    store = ToolCallStore(version="auto")
     for line in DEMO.read_bytes().splitlines():
         assert not [e for e in store.apply(line) if type(e).__name__ == "DiagnosticReported"]
     assert store.raw_protocol == "v2"
@@ -732,7 +732,7 @@ def rendered(store: ToolCallStore, width: int = 200) -> str:
 
 
 def store_of(*lines: Any, protocol: VersionName = "v2") -> ToolCallStore:
-    store = ToolCallStore(protocol=protocol)
+    store = ToolCallStore(version=protocol)
     for line in lines:
         store.apply(json.dumps(line))
     return store

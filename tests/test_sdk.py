@@ -699,7 +699,7 @@ def test_store_observer_on_an_existing_client_connection() -> None:
 
 
 def test_store_observer_negotiates_from_initialize() -> None:
-    store = ToolCallStore(protocol="auto")
+    store = ToolCallStore(version="auto")
 
     async def test() -> None:
         async with wired(1, store_observer(store)) as w:

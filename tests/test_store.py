@@ -373,7 +373,7 @@ def v1_notification(body: dict[str, Any]) -> bytes:
 
 
 def test_v1_tool_call_then_update_with_nulls_changes_nothing_null() -> None:
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     store.apply(
         v1_notification(
             {
@@ -408,7 +408,7 @@ def test_v1_tool_call_then_update_with_nulls_changes_nothing_null() -> None:
 
 def test_repeated_v1_tool_call_merges_instead_of_wiping() -> None:
     # A client that replaced lost the diff attached by an intermediate update (D9).
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     store.apply(v1_notification({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "T"}))
     store.apply(
         v1_notification(
@@ -443,7 +443,7 @@ def test_repeated_v1_tool_call_merges_instead_of_wiping() -> None:
 
 
 def test_v1_re_create_of_a_finished_call_is_merged_and_warned() -> None:
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     create = {"sessionUpdate": "tool_call", "toolCallId": "bash:0", "title": "ls"}
     store.apply(v1_notification(create))
     store.apply(
@@ -458,7 +458,7 @@ def test_v1_re_create_of_a_finished_call_is_merged_and_warned() -> None:
 
 
 def test_v1_permission_tool_call_is_applied_as_an_update() -> None:
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     store.apply(
         permission({"toolCallId": "a", "title": "Run ls", "kind": "execute"}, protocol="v1")
     )
@@ -477,7 +477,7 @@ def test_v1_tool_call_on_a_v2_stream_is_ignored_and_reported() -> None:
 
 
 def test_v1_mapping_losses_are_reported_at_their_message_path() -> None:
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     events = store.apply(
         v1_notification(
             {
@@ -522,7 +522,7 @@ V1_TOOL_CALL = notification({"sessionUpdate": "tool_call", "toolCallId": "a", "t
 def test_auto_protocol_follows_the_initialize_exchange(
     preamble: list[bytes], applied: bool
 ) -> None:
-    store = ToolCallStore(protocol="auto")
+    store = ToolCallStore(version="auto")
     for line in preamble:
         assert store.apply(line) == []
     store.apply(V1_TOOL_CALL)
@@ -914,7 +914,7 @@ def test_snapshot_recreates_the_state_on_an_empty_store(ops: Any) -> None:
 
 
 def test_v1_strings_v1_does_not_define_are_not_applied_but_sent_on() -> None:
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     created = {"sessionUpdate": "tool_call", "toolCallId": "a", "title": "T"}
     store.apply(v1_notification({**created, "kind": "_custom", "status": "cancelled"}))
     view = store.view(SID, "a")

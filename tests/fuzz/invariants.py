@@ -222,7 +222,7 @@ class Receiver:
         self.protocol = protocol
         self.first_sight = first_sight
         self.from_v1 = from_v1
-        self.view = ToolCallStore(protocol=protocol, limits=UNCAPPED)
+        self.view = ToolCallStore(version=protocol, limits=UNCAPPED)
         self.known: dict[str, set[str]] = {}  # per session: calls sent a v1 `tool_call`
         self.received: list[Any] = []  # every typed message, as JSON values
         self.asked: set[Any] = set()  # ids of the permission requests it was sent

@@ -318,7 +318,7 @@ def _message(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
 
 def _check_replay(store: ToolCallStore) -> None:
     document = store.document()
-    fresh = ToolCallStore(protocol="v2", limits=UNCAPPED)
+    fresh = ToolCallStore(version="v2", limits=UNCAPPED)
     for sid, session in document["sessions"].items():
         for terminal in session["terminals"]:
             fresh.apply(_message(sid, {"sessionUpdate": "terminal_update", **terminal}))
@@ -338,8 +338,8 @@ def run_store(
 ) -> None:
     """Apply each line to a ``ToolCallStore`` (and its parsed value to a second one) and check
     every step (``_check_step``), then the replay of the final document (``_check_replay``)."""
-    store = ToolCallStore(protocol=protocol, limits=limits)
-    slow = ToolCallStore(protocol=protocol, limits=limits)  # fed parsed values
+    store = ToolCallStore(version=protocol, limits=limits)
+    slow = ToolCallStore(version=protocol, limits=limits)  # fed parsed values
     caps = limits or Limits()
     for index, raw in enumerate(stream):
         before = store.document()
@@ -530,7 +530,7 @@ def run_v1_to_v2(script: Script, note: Note = _quiet) -> None:
     bridge, shadow = V1ToV2Bridge(), V1ToV2Bridge()
     peer = Receiver("v2", from_v1=True)
     owed: set[str] = set()
-    direct = ToolCallStore(protocol="v1", limits=UNCAPPED)  # a v1 client reading the input
+    direct = ToolCallStore(version="v1", limits=UNCAPPED)  # a v1 client reading the input
     comparable = True
     for action, argument in script:
         if action == "convert":

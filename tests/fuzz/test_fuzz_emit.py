@@ -558,8 +558,8 @@ def test_emitter_programs(
 ) -> None:
     protocol: VersionName = "v2" if version == 2 else "v1"
     throttle = TextThrottle(min_interval=0.5, min_growth=4, max_delay=1.0)
-    emitter = ToolCallEmitter(SID, protocol_version=version, throttle=throttle, reuse=reuse)
-    shadow = ToolCallEmitter(SID, protocol_version=version, throttle=throttle, reuse=reuse)
+    emitter = ToolCallEmitter(SID, version=version, throttle=throttle, reuse=reuse)
+    shadow = ToolCallEmitter(SID, version=version, throttle=throttle, reuse=reuse)
     client = Receiver(protocol, first_sight=version == 1)
     model = _Model()
     offered: dict[Any, tuple[Any, ...]] = {}

@@ -160,7 +160,7 @@ async def sdk_v1_session(
     cwd: Path, mode: str = "approve", agent: Sequence[str] = AGENT_COMMAND
 ) -> Run:
     """One prompt from the official SDK's v1 client to ``agent`` (a command line)."""
-    store = ToolCallStore(protocol="v1")
+    store = ToolCallStore(version="v1")
     wire: list[tuple[str, dict[str, Any]]] = []
     client = SdkV1Client(mode)
 
@@ -184,7 +184,7 @@ async def sdk_v1_session(
 
 async def sdk_v2_session(cwd: Path, mode: str, agent: Sequence[str] = AGENT_COMMAND) -> Run:
     """One prompt from the official SDK's experimental v2 client to ``agent``."""
-    store = ToolCallStore(protocol="v2")
+    store = ToolCallStore(version="v2")
     wire: list[tuple[str, dict[str, Any]]] = []
     idle: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     client = SdkV2Client(mode)
