@@ -72,7 +72,7 @@ from acp.experimental.v2 import schema as sdk_v2
 from . import v2
 from .codec import DecodeError, decode, to_builtins
 from .events import Event
-from .models import JsonRpcMessage
+from .models import INTERNAL_ERROR, JsonRpcMessage
 from .store import ToolCallStore
 
 __all__ = [
@@ -87,7 +87,7 @@ __all__ = [
 
 logger = logging.getLogger("acp_toolcalls.sdk")
 
-CONNECTION_LOST = -32603
+CONNECTION_LOST = INTERNAL_ERROR
 """JSON-RPC error code ``request`` answers with when the connection closed before the answer
 (JSON-RPC "Internal error", the code the SDK itself uses for transport failures)."""
 

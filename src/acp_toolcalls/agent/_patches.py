@@ -80,7 +80,8 @@ def patch(call: CallRecord, fields: Fields) -> Fields:
             if call.fields.get(attr) != key:
                 if attr == "name" and "name" in call.fields:
                     logger.warning(
-                        "tool call %r changed its name to %r (names should be stable: a client may key its display on them)",
+                        "tool call %r changed its name to %r (names should be stable: a "
+                        "client may key its display on them)",
                         call.tool_call_id,
                         value,
                     )

@@ -30,7 +30,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from .. import v2
-from ..models import KIND_LABELS, with_extra_fields
+from ..convert import display_title
+from ..models import with_extra_fields
 from ..v2 import FINAL_STATUSES
 from ._sizes import str_size
 
@@ -113,11 +114,9 @@ class ToolCallState:
 
     @property
     def display_title(self) -> str:
-        """A non-empty title: ``title``, else ``name``, else a kind label, else "Tool call"."""
-        for candidate in (self.fields.get("title"), self.fields.get("name")):
-            if isinstance(candidate, str) and candidate:
-                return candidate
-        return KIND_LABELS.get(self.kind, "Tool call")
+        """A non-empty title: ``title``, else ``name``, else a kind label, else "Tool call"
+        (the D10 chain, ``convert.display_title``)."""
+        return display_title(self.fields.get("title"), self.fields.get("name"), self.kind)
 
     def snapshot(self) -> v2.ToolCallUpdate:
         """The state as one ``ToolCallUpdate`` that recreates it on an empty store (D35)."""
