@@ -49,6 +49,7 @@ from ._methods import (
     TO_V2,
     MethodMap,
     Modes,
+    prompt_accepted,
     prompt_end_to_v1,
     prompt_result_to_v2,
     upsert_as_chunks,
@@ -356,12 +357,10 @@ class ToV2Client(Converting):
     def _acknowledge(self, core: _Bridged, session_id: Any, prompt: _Prompt) -> None:
         """A v2 client's prompt to a v1 agent is accepted: ``messageId``, the echo, running."""
         self.bridge.end_message(session_id)
-        message_id = f"acp-toolcalls-user-{next(self._messages)}"
         prompt.acknowledged = True
-        core._client(rpc.result(prompt.client_id, {"messageId": message_id}))
-        echo = {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt.content}
-        core._client(rpc.update(session_id, echo))
-        core._client(rpc.update(session_id, {"sessionUpdate": "state_update", "state": "running"}))
+        number = next(self._messages)
+        for message in prompt_accepted(prompt.client_id, session_id, number, prompt.content):
+            core._client(message)
 
     def _agent_works_on(self, core: _Bridged, session_id: Any) -> None:
         """The v1 agent said something about a session: its prompts not acknowledged yet are."""

@@ -34,6 +34,7 @@ from ..proxy import MESSAGE_CHUNKS as _CHUNKS
 from ..proxy import MODE_UPDATES as _MODE_UPDATES
 from ..proxy import USER_ECHOES as _USER_ECHOES
 from ..proxy import (
+    prompt_accepted,
     prompt_end_to_v1,
     prompt_error_to_v2,
     prompt_result_to_v2,
@@ -177,12 +178,9 @@ class _AgentSide(_SessionBase):
         if end_message is not None:
             end_message(session_id)
         self._acks += 1
-        message_id = f"acp-toolcalls-user-{self._acks}"
         prompt.acknowledged = True
-        self._emit(rpc.result(prompt.request_id, {"messageId": message_id}))
-        echo = {"sessionUpdate": "user_message", "messageId": message_id, "content": prompt.content}
-        self._emit(rpc.update(session_id, echo))
-        self._emit(rpc.update(session_id, {"sessionUpdate": "state_update", "state": "running"}))
+        for message in prompt_accepted(prompt.request_id, session_id, self._acks, prompt.content):
+            self._emit(message)
 
     def _works_on(self, session_id: Any) -> None:
         """Toward v2: the agent said something about the session, so its prompts are in."""

@@ -21,6 +21,8 @@ from ...convert import UNKNOWN_KEY
 from ...convert import Json as _Json
 from ...convert import Losses as _Losses
 from ...models import INTERNAL_ERROR as _PROMPT_ERROR  # an error without a usable code
+from .._routing import result as _result
+from .._routing import update as _update
 from ._common import Mapped, _Mapper, _meta, _obj, _pick
 
 
@@ -111,6 +113,19 @@ def prompt_end_to_v1(state: Any) -> Mapped:
         losses.lost("$.stopReason", f"stop reason {stop!r} has no v1 form: sent `end_turn`")
         stop = "end_turn"
     return Mapped({"result": {"stopReason": stop}}, losses.report())
+
+
+def prompt_accepted(request_id: Any, session_id: Any, number: int, content: Any) -> list[_Json]:
+    """A v2 client's prompt, accepted for a v1 agent (which answers only at the turn's end):
+    the answer with the user message's id (the ``number``-th the proxy made), the echo of the
+    prompt as that message, and the session running."""
+    message_id = f"acp-toolcalls-user-{number}"
+    echo = {"sessionUpdate": "user_message", "messageId": message_id, "content": content}
+    return [
+        _result(request_id, {"messageId": message_id}),
+        _update(session_id, echo),
+        _update(session_id, {"sessionUpdate": "state_update", "state": "running"}),
+    ]
 
 
 def upsert_as_chunks(update: Any, sent: Container[str]) -> tuple[str | None, list[_Json]]:
