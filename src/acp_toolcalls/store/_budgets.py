@@ -54,13 +54,8 @@ class _Budgets(_Sessions):
             if value is not _ABSENT and name != "content":  # a field: the common case
                 size = size_of(value)
                 if size > cap:
-                    fields[name], size = cut_value(value, size, cap)
-                    limit_reached(
-                        events,
-                        session.session_id,
-                        "max_value_bytes",
-                        tc.tool_call_id,
-                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    fields[name], size = _cut(
+                        events, session, tc.tool_call_id, name, value, size, cap
                     )
             elif name == "content":
                 size = 0
@@ -82,13 +77,8 @@ class _Budgets(_Sessions):
                 value = held.get(name) if held is not None else None
                 size = size_of(value)
                 if size > cap and held is not None:
-                    held[name], size = cut_value(value, size, cap)
-                    limit_reached(
-                        events,
-                        session.session_id,
-                        "max_value_bytes",
-                        tc.tool_call_id,
-                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    held[name], size = _cut(
+                        events, session, tc.tool_call_id, name, value, size, cap
                     )
             delta += size - sizes.get(name, 0)
             sizes[name] = size
@@ -114,13 +104,8 @@ class _Budgets(_Sessions):
                 value = fields.get(name)
                 size = size_of(value)
                 if cap is not None and size > cap:
-                    fields[name], size = cut_value(value, size, cap)
-                    limit_reached(
-                        events,
-                        session.session_id,
-                        "max_value_bytes",
-                        terminal.terminal_id,
-                        f"`{name}`: {size_of(value):,} bytes, over the cap of {cap:,}: cut",
+                    fields[name], size = _cut(
+                        events, session, terminal.terminal_id, name, value, size, cap
                     )
             delta += size - sizes.get(name, 0)
             sizes[name] = size
@@ -412,3 +397,25 @@ class _Budgets(_Sessions):
             current.session_id,
             f"cut the store from {before:,} to {self.size:,} bytes",
         )
+
+
+def _cut(
+    events: list[Event],
+    session: SessionState,
+    owner: str,
+    name: str,
+    value: Any,
+    size: int,
+    cap: int,
+) -> tuple[Any, int]:
+    """``value`` (of ``size`` bytes) cut to ``cap`` (``cut_value``) and the cap reported on its
+    owner, a call or a terminal: the value kept and its size."""
+    kept, kept_size = cut_value(value, size, cap)
+    limit_reached(
+        events,
+        session.session_id,
+        "max_value_bytes",
+        owner,
+        f"`{name}`: {size:,} bytes, over the cap of {cap:,}: cut",
+    )
+    return kept, kept_size

@@ -67,11 +67,7 @@ class _Views:
         """
         sessions: dict[str, Any] = {}
         for session in self.sessions.values():
-            terminals = []
-            for terminal in session.terminals.values():
-                plain = to_builtins(terminal.snapshot())
-                del plain["sessionUpdate"]
-                terminals.append(plain)
+            terminals = _terminal_documents(session)
             sessions[session.session_id] = {
                 "toolCalls": [to_builtins(tc.snapshot()) for tc in session.tool_calls.values()],
                 "terminals": terminals,
@@ -88,11 +84,7 @@ class _Views:
         """
         sessions: dict[str, Any] = {}
         for session in self.sessions.values():
-            terminals = []
-            for terminal in session.terminals.values():
-                plain = to_builtins(terminal.snapshot())
-                del plain["sessionUpdate"]
-                terminals.append(plain)
+            terminals = _terminal_documents(session)
             sessions[session.session_id] = {
                 "toolCalls": [tc.snapshot() for tc in session.tool_calls.values()],
                 "terminals": terminals,
@@ -105,3 +97,14 @@ class _Views:
             yield from self.sessions.values()
         elif session_id in self.sessions:
             yield self.sessions[session_id]
+
+
+def _terminal_documents(session: SessionState) -> list[Any]:
+    """A session's terminals as ``document`` holds them: each ``snapshot`` as plain values,
+    without its ``sessionUpdate`` tag."""
+    terminals = []
+    for terminal in session.terminals.values():
+        plain = to_builtins(terminal.snapshot())
+        del plain["sessionUpdate"]
+        terminals.append(plain)
+    return terminals
