@@ -290,6 +290,7 @@ class V1Agent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> v1s.PromptResponse:
         stop = await _session(self.sessions, session_id).turn(_text(prompt))
+        # `stop` is one of the SDK's stop-reason literals (the mapping above), typed as str.
         return v1s.PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **_: Any) -> None:
@@ -383,6 +384,7 @@ def _text(prompt: list[Any]) -> str:
 
 async def main() -> None:
     # V1Agent implements the part of the SDK's `Agent` protocol it supports.
+    # The router takes agent factories; the SDK annotates them with its own Agent protocol.
     await AgentProtocolRouter(v1=V1Agent, v2=V2Agent).run()  # type: ignore[arg-type]
 
 

@@ -128,6 +128,7 @@ async def run(
     ):
         if protocol == 1:
             client = V1Client(approve)  # the part of the SDK's `Client` protocol it needs
+            # The SDK annotates its own Client protocol; ours satisfies it at run time.
             v1 = V1ClientConnection(client, writer, reader, observers=observers)  # type: ignore[arg-type]
             await v1.initialize(
                 protocol_version=1, client_info=v1s.Implementation(name=NAME, version=VERSION)

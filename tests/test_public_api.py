@@ -80,7 +80,7 @@ def test_a_name_the_root_never_had_is_an_attribute_error() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(AttributeError):
-            acp_toolcalls.NoSuchName  # type: ignore[attr-defined]  # noqa: B018
+            acp_toolcalls.NoSuchName  # type: ignore[attr-defined]  # noqa: B018 - on purpose
 
 
 def test_the_lazy_root_and_its_type_checking_imports_agree() -> None:

@@ -495,7 +495,7 @@ def test_missing_method_and_result() -> None:
 
 def test_unknown_protocol_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown protocol"):
-        validate_message({}, "v3")  # type: ignore[arg-type]
+        validate_message({}, "v3")  # type: ignore[arg-type]  # deliberately no such version
 
 
 def test_input_is_not_modified() -> None:

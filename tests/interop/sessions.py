@@ -169,6 +169,7 @@ async def sdk_v1_session(
 
     async with spawn_stdio_transport(*agent, stderr=None) as (r, w, _):
         observers = [store_observer(store), record]
+        # The SDK annotates its own Client protocol; this client satisfies it at run time.
         conn = V1ClientConnection(client, w, r, observers=observers)  # type: ignore[arg-type]
         client.conn = conn
         info = v1s.Implementation(name="interop-test", version="0")
