@@ -31,6 +31,7 @@ from ..convert import (
     create_defaults,
     create_values,
     plain_stored_fields,
+    plain_text_to_v1,
     update_values,
 )
 from ..models import replace
@@ -190,15 +191,10 @@ class _Projection(_TerminalRendering):
             if index == tc.dropped_at:
                 call.cut_at = len(call.flat)
             item = items[index]
-            if fast and type(item) is v2.Content:  # a plain text item, the bulk of streamed output
-                block = item.content
-                if (
-                    type(block) is v2.TextContent
-                    and block.annotations is UNSET
-                    and block.meta is UNSET
-                    and item.meta is UNSET
-                ):
-                    call.flat.append(v1.Content(content=v1.TextContent(text=block.text)))
+            if fast:  # a plain text item, the bulk of streamed output, without the losses
+                plain = plain_text_to_v1(item)
+                if plain is not None:
+                    call.flat.append(plain)
                     continue
             if isinstance(item, v2.Terminal):
                 call.slots.append((len(call.flat), item.terminal_id))

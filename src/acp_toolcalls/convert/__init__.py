@@ -29,6 +29,7 @@ TYPE_CHECKING = False  # not `from typing import ...`: importing this package st
 
 if TYPE_CHECKING:
     from ._content import content_to_v1, content_to_v2
+    from ._content import plain_text_to_v1 as plain_text_to_v1
     from ._diffs import diff_summary, diff_to_v2, git_patch
     from ._fence import fenced
     from ._kernel import RAW_INPUT as RAW_INPUT
@@ -116,7 +117,7 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "_content": ("content_to_v1", "content_to_v2"),
+    "_content": ("content_to_v1", "content_to_v2", "plain_text_to_v1"),
     "_diffs": ("diff_summary", "diff_to_v2", "git_patch"),
     "_fence": ("fenced",),
     "_kernel": (

@@ -251,15 +251,9 @@ def content_to_v1(
     item (9.5); a terminal is a text item naming it; unknown blocks and items are dropped.
     Strict mode raises ``ConversionError`` for anything but an exact mapping.
     """
-    if type(item) is v2.Content:  # fast path: a plain text item, the bulk of streamed output
-        block = item.content
-        if (
-            type(block) is v2.TextContent
-            and block.annotations is UNSET
-            and block.meta is UNSET
-            and item.meta is UNSET
-        ):
-            return [v1.Content(content=v1.TextContent(text=block.text))], NO_LOSSES
+    plain = plain_text_to_v1(item)
+    if plain is not None:  # the fast path
+        return [plain], NO_LOSSES
     losses = Losses(strict)
     converted = lookup(_ITEMS_TO_V1, item, TO_V1_MISSING)(item, path, losses)
     return converted, losses.report()
@@ -267,6 +261,21 @@ def content_to_v1(
 
 # --------------------------------------------------------------------------------------------
 # Tool calls (9.3)
+
+
+def plain_text_to_v1(item: Any) -> v1.Content | None:
+    """The v1 item of a plain text item (no annotations, no ``_meta``: the bulk of streamed
+    output), which converts with no loss; ``None`` for any other item."""
+    if type(item) is v2.Content:
+        block = item.content
+        if (
+            type(block) is v2.TextContent
+            and block.annotations is UNSET
+            and block.meta is UNSET
+            and item.meta is UNSET
+        ):
+            return v1.Content(content=v1.TextContent(text=block.text))
+    return None
 
 
 def contents_to_v1(items: list[Any], path: str, losses: Losses) -> Any:
