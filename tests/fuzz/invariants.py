@@ -249,8 +249,8 @@ class Receiver:
             assert loss.path.startswith("$"), loss
         for reply in replies:
             value = check_reply(reply, sender)
-            known = {*request_ids(raw), *self.asked}
-            assert value["id"] in known, f"a reply to no request of the input: {value}"
+            answerable = [*request_ids(raw), *self.asked]  # (an id may be any JSON value)
+            assert value["id"] in answerable, f"a reply to no request of the input: {value}"
         for message in flatten(messages):
             if isinstance(message, JsonRpcMessage):
                 self._passed(message, inputs, sender)

@@ -57,14 +57,16 @@ def _priority(value: float, path: str, losses: Losses) -> Any:
     return UNSET
 
 
-def _size_to_v2(value: int, path: str, losses: Losses) -> Any:
+def _size_to_v2(value: Any, path: str, losses: Losses) -> Any:  # Any: compiled, see _line
     if value >= 0:
         return value
     losses.lost(path, f"negative size {value} is invalid in v2; dropped")
     return UNSET
 
 
-def _line(value: int, path: str, losses: Losses) -> Any:
+def _line(value: Any, path: str, losses: Losses) -> Any:
+    # `Any`, not `int`: a model built in code may hold a float here, which the compiled build
+    # (mypyc checks annotated argument types) must read as the interpreted one does.
     if value >= 1:
         return value
     losses.lost(path, f"line {value} is not a 1-based line number, read as no line; dropped")

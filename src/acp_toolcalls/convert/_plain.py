@@ -71,7 +71,7 @@ def plain_tool_call_fields(
         for item in value:
             if type(item) is not v1.ToolCallLocation:
                 return None
-            line = item.line
+            line: Any = item.line  # (any value a model built in code holds: compiled, typed)
             if not (line is UNSET or line is None or (type(line) is int and line >= 1)):
                 return None  # 0 (no line) is dropped and reported (D7)
             meta = item.meta
