@@ -820,3 +820,17 @@ def test_unknown_tool_call_keys_are_reported_never_lost() -> None:
     assert [loss.path for loss in first.losses] == ["$.params.update.zzVendor"]
     later = bridge.convert(tcu("a", status="in_progress", zzOther=2))
     assert [loss.path for loss in later.losses] == ["$.params.update.zzOther"]
+
+
+def test_unknown_keys_of_a_terminal_item_are_reported() -> None:
+    # Found by tests/fuzz/test_fuzz_bridges.py: a terminal content item is shown to a v1 client
+    # as its rendering, and the unknown keys it carried went without a report.
+    line = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":'
+        b'{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Run","kind":"execute",'
+        b'"content":[{"type":"terminal","terminalId":"t1","zzUnknown":null}]}}}'
+    )
+    bridge = V2ToV1Bridge()
+    losses = [*bridge.convert(line).losses, *bridge.flush().losses]
+    found = [loss for loss in losses if loss.path == "$.params.update.content[0].zzUnknown"]
+    assert [loss.code for loss in found] == ["unknown-key"], losses

@@ -32,6 +32,7 @@ from ..convert import (
     create_values,
     plain_stored_fields,
     plain_text_to_v1,
+    unknown_keys,
     update_values,
 )
 from ..models import replace
@@ -196,7 +197,8 @@ class _Projection(_TerminalRendering):
                 if plain is not None:
                     call.flat.append(plain)
                     continue
-            if isinstance(item, v2.Terminal):
+            if isinstance(item, v2.Terminal):  # shown as its rendering: its own keys go
+                self._losses.extend(unknown_keys(item, f"$.params.update.content[{index}]"))
                 call.slots.append((len(call.flat), item.terminal_id))
                 call.flat.append(None)
                 call.terminals.add(item.terminal_id)
