@@ -149,3 +149,17 @@ def test_one_exception_base_catches_every_error_the_library_raises() -> None:
         assert isinstance(exc, acp_toolcalls.DecodeError)
     else:
         raise AssertionError("a line that is not JSON decoded")
+
+
+def test_every_error_says_what_and_where_in_one_format() -> None:
+    from acp_toolcalls.agent import SenderError as Sender
+
+    for error in (
+        acp_toolcalls.DecodeError("$.params", "not an object"),
+        acp_toolcalls.ConversionError("$.status", "no v1 status"),
+        Sender("title", "a title is required"),
+        acp_toolcalls.EncodeError("a lone surrogate"),
+    ):
+        assert isinstance(error, acp_toolcalls.AcpToolcallsError)
+        assert str(error) == f"{error.reason} at {error.path}", str(error)
+    assert acp_toolcalls.EncodeError("x").path == "$"

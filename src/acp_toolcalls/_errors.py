@@ -7,8 +7,10 @@ Rules this module owns (issue 18):
   ``SenderError`` (an agent's own message). ``except AcpToolcallsError`` catches them all.
 - It is a ``ValueError``, as each of them was before, so existing ``except ValueError`` code
   keeps working.
-- ``DecodeError`` says where (a JSON path) and what: ``"<reason> at <path>"``. It lives here,
-  below both, because the models (``InvalidMessage``) hold one and the codec raises it.
+- One message format: each carries ``path`` (a JSON path, or an argument's name for a
+  ``SenderError``) and ``reason``, and reads ``"<reason> at <path>"``.
+- ``DecodeError`` lives here, below both, because the models (``InvalidMessage``) hold one and
+  the codec raises it.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ __all__ = ["AcpToolcallsError", "DecodeError"]
 
 
 class AcpToolcallsError(ValueError):
-    """Base of the errors acp-toolcalls raises; most carry ``path`` and ``reason``."""
-
-
-class DecodeError(AcpToolcallsError):
-    """The input cannot be read as the requested message; ``path`` says where."""
+    """Base of the errors acp-toolcalls raises: ``reason`` at ``path``."""
 
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"{reason} at {path}")
         self.path = path
         self.reason = reason
+
+
+class DecodeError(AcpToolcallsError):
+    """The input cannot be read as the requested message; ``path`` says where."""

@@ -40,11 +40,6 @@ class SenderError(AcpToolcallsError):
     ``path`` names the offending argument, e.g. ``options[1].optionId``.
     """
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
 
 _WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:\\|^\\\\")
 

@@ -51,6 +51,9 @@ __all__ = [
 class EncodeError(AcpToolcallsError):
     """The object cannot be written as JSON (for example a string with a lone surrogate)."""
 
+    def __init__(self, reason: str, path: str = "$") -> None:
+        super().__init__(path, reason)
+
 
 def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, (UnknownVariant, JsonRpcMessage, InvalidMessage)):

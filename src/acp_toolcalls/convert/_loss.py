@@ -114,11 +114,6 @@ NO_LOSSES = LossReport()
 class ConversionError(AcpToolcallsError):
     """Strict conversion met something the target version cannot represent."""
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{reason} at {path}")
-        self.path = path
-        self.reason = reason
-
 
 class Converted(msgspec.Struct, frozen=True):
     """What a bridge produced for one input message (or a flush).
