@@ -226,7 +226,7 @@ def assert_first_sight_is_a_tool_call(messages: list[dict[str, Any]]) -> set[str
 
 def replay(messages: list[Any], protocol: Literal["v1", "v2"]) -> dict[str, Any]:
     store = ToolCallStore(
-        protocol=protocol,
+        version=protocol,
         limits=Limits(max_content_items=None, max_terminal_bytes=None, max_tool_calls=None),
     )
     for message in messages:
