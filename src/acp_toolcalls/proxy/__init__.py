@@ -19,7 +19,7 @@ One concept per module (all private; the public names are this package's):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import _routing as rpc
 from ._core import ConnectionBridge, ConnectionNote, Outbox, Version, VersionOption
@@ -119,16 +119,10 @@ __all__ = [
     "upsert_as_chunks",
 ]
 
-_EDGE = frozenset({"ProxyConfig", "QUEUE_BYTES", "run_proxy"})
+if not TYPE_CHECKING:  # type checkers read the import above
+    from .._lazy import exports
 
-
-def __getattr__(name: str) -> Any:
-    """``ProxyConfig``, ``run_proxy`` and ``QUEUE_BYTES``: the asyncio edge, loaded on first use
-    (PEP 562)."""
-    if name in _EDGE:
-        from . import _stdio
-
-        value = getattr(_stdio, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # The asyncio edge, loaded on first use: importing the package loads no asyncio.
+    __getattr__, __dir__ = exports(
+        __name__, {"_stdio": ("ProxyConfig", "QUEUE_BYTES", "run_proxy")}
+    )

@@ -22,7 +22,7 @@ losses, summary), ``page`` (the HTML, with ``assets/``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._wording import overlong, printable, unreadable
 
@@ -32,11 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["Replayer", "overlong", "printable", "unreadable"]
 
 
-def __getattr__(name: str) -> Any:
-    # `Replayer` on first use: the commands that only word lines do not load the store.
-    if name != "Replayer":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ._replayer import Replayer
+if not TYPE_CHECKING:  # type checkers read the import above
+    from .._lazy import exports
 
-    globals()[name] = Replayer
-    return Replayer
+    # `Replayer` on first use: the commands that only word lines do not load the store.
+    __getattr__, __dir__ = exports(__name__, {"_replayer": ("Replayer",)})

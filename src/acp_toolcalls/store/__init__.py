@@ -25,7 +25,7 @@ bridges, the proxy and the report.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..models import KIND_LABELS
 from ._limits import Limits, omitted, trim_block
@@ -63,11 +63,6 @@ __all__ = [
 
 
 if not TYPE_CHECKING:  # type checkers read the import above
+    from .._lazy import exports
 
-    def __getattr__(name: str) -> Any:
-        if name != "ToolCallStore":
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        from ._reducer import ToolCallStore
-
-        globals()[name] = ToolCallStore
-        return ToolCallStore
+    __getattr__, __dir__ = exports(__name__, {"_reducer": ("ToolCallStore",)})
