@@ -124,7 +124,12 @@ class _ToolCalls(_Terminals):
             self._measure_call(session, tc, cleared, events)
         if update.content and len(fields["content"]) > self._item_cap:
             self._cap_content(session, tc, events)
-        self._budgets(session, tc, events)
+        if (
+            tc.size > self._call_cap
+            or session.size > self._session_cap
+            or self.size > self._store_cap
+        ):
+            self._budgets(session, tc, events)
 
     def _agent_spoke(
         self, session: SessionState, tc: ToolCallState, patched: list[str], cleared: list[str]
@@ -166,7 +171,12 @@ class _ToolCalls(_Terminals):
         events.append(ContentAppended(session.session_id, tc.tool_call_id, len(content) - 1))
         if len(content) > self._item_cap:
             self._cap_content(session, tc, events)
-        self._budgets(session, tc, events)
+        if (
+            tc.size > self._call_cap
+            or session.size > self._session_cap
+            or self.size > self._store_cap
+        ):
+            self._budgets(session, tc, events)
 
     def _state_update(self, session_id: str, update: v2.OpaqueSessionUpdate, _events: Any) -> None:
         # Only its background list is read: which open calls a cancel does not cover (D15).
