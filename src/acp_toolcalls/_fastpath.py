@@ -1,9 +1,8 @@
 """The hot entry points of the codec, compiled with mypyc when the package is built so (optional).
 
-Rules this module owns: the raw-bytes fast decode, and nothing else. ``typed_message`` is the
-one strict decode of a raw line into its typed message (``None`` for anything else), for the
-hot loops that have their own general path; ``decode_message`` does the same, wrapped in a
-``Decoded``, and sends everything else (text, JSON values, batches, other methods, salvage,
+Rules this module owns: the raw-bytes fast decode, and nothing else. ``decode_message`` decodes
+a raw line into its typed message by the strict decoder alone, wrapped in a ``Decoded``, and
+sends everything else (text, JSON values, batches, other methods, salvage,
 errors, oversized input) to ``codec._decode.decode_message_slow``, so the result never depends
 on whether this module is compiled.
 
@@ -30,7 +29,7 @@ from .codec._decode import (
 )
 from .models import VersionName
 
-__all__ = ["decode_message", "typed_message"]
+__all__ = ["decode_message"]
 
 _V2 = fast_message_decoder("v2")
 _V1 = fast_message_decoder("v1")
@@ -59,22 +58,3 @@ def decode_message(
             except FAST_PATH_MISSES:
                 pass
     return decode_message_slow(data, protocol, strict, max_bytes)
-
-
-def typed_message(
-    data: object, protocol: VersionName = "v2", max_bytes: int = DEFAULT_MAX_BYTES
-) -> Any:
-    """The typed ``session/update`` or ``session/request_permission`` message of ``protocol``
-    that the raw line ``data`` holds, by the strict decoder alone (no ``Decoded`` around it),
-    or ``None``: for anything but ``bytes`` of at most ``max_bytes`` holding a valid such
-    message (another method, a salvage, bad JSON), which the caller reads its general way
-    (``decode_message``). An unknown ``protocol`` raises ``ValueError``."""
-    fast = _V2 if protocol == "v2" else _V1 if protocol == "v1" else None
-    if fast is None:
-        raise ValueError(f"unknown protocol {protocol!r}: expected 'v1' or 'v2'")
-    if type(data) is bytes and len(data) <= max_bytes:
-        try:
-            return fast(data)
-        except FAST_PATH_MISSES:
-            pass
-    return None

@@ -10,7 +10,7 @@ Layout (implementation modules are private; their public names are exported here
 - ``_encode``: ``encode``, ``to_builtins``, ``canonical_json``; unknown keys written back.
 - ``_duplicates``: ``duplicate_keys``, the separate check for repeated keys.
 - ``_loader``: which ``acp_toolcalls._fastpath`` runs (compiled or source, ``FAST_PATH``);
-  ``decode_message`` and ``typed_message`` are that module's.
+  ``decode_message`` is that module's.
 
 Every error of bad input is a ``DecodeError``, of unwritable output an ``EncodeError``.
 """
@@ -57,7 +57,6 @@ __all__ = [
     "explain_json_error",
     "fast_message_decoder",
     "to_builtins",
-    "typed_message",
 ]
 
 Protocol = VersionName
@@ -68,7 +67,6 @@ FAST_PATH: Literal["compiled", "interpreted"] = _loader.FAST_PATH
 Both behave the same; the compiled one saves a few hundred nanoseconds a message."""
 
 if TYPE_CHECKING:
-    from .._fastpath import decode_message, typed_message
+    from .._fastpath import decode_message
 else:
     decode_message = _loader.fast_path_module.decode_message
-    typed_message = _loader.fast_path_module.typed_message

@@ -2,7 +2,7 @@
 
 Rules this module owns:
 
-- ``decode_message`` and ``typed_message`` are ``_fastpath``'s, compiled by mypyc when the
+- ``decode_message`` is ``_fastpath``'s, compiled by mypyc when the
   package was built so and the build's stamp (the SHA-256 of its source, compiled into
   ``_fastpath_digest`` by hatch_build.py) matches the ``_fastpath.py`` beside it; otherwise
   that source, interpreted, after one ``StaleBuildWarning``. ``FAST_PATH`` says which.
