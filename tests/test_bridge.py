@@ -102,6 +102,20 @@ def test_first_sight_is_a_v1_tool_call_with_a_title_then_updates() -> None:
     }
 
 
+class _CountingBridge(V2ToV1Bridge):
+    """A bridge of one's own: compiled and interpreted builds both allow it (issue 19)."""
+
+    def convert(self, message: Any) -> Converted:
+        self.converted = getattr(self, "converted", 0) + 1
+        return super().convert(message)
+
+
+def test_the_bridge_may_be_subclassed() -> None:
+    bridge = _CountingBridge()
+    (first,) = updates(bridge.convert(tcu(title="Read a.py", kind="read")))
+    assert first["sessionUpdate"] == "tool_call" and bridge.converted == 1
+
+
 @pytest.mark.parametrize(
     ("fields", "title"),
     [({"name": "read_file"}, "read_file"), ({"kind": "execute"}, "Execute"), ({}, "Tool call")],

@@ -31,11 +31,12 @@ from typing import Any
 
 import pytest
 
-import acp_toolcalls.store._sessions as store_module
 from acp_toolcalls import Limits
+from acp_toolcalls.bridge import V2ToV1Bridge
 from acp_toolcalls.check import ToolCallLinter, validate_message
 from acp_toolcalls.check import _validator as validator_module
 from acp_toolcalls.cli import INTERNAL_ERROR, build_parser, main
+from acp_toolcalls.cli import convert as convert_module
 from acp_toolcalls.cli import replay as replay_module
 from acp_toolcalls.cli.validate import read_lines
 from acp_toolcalls.codec import DEFAULT_MAX_BYTES
@@ -304,9 +305,12 @@ CHUNKS = 50_000  # with a cap of 500: the ratio of a million chunks to the defau
 
 
 def scaled_store_limits(monkeypatch: pytest.MonkeyPatch, limits: Limits) -> None:
-    """Default limits a fifth of the real ones, for replay --bounded and convert's bridge."""
+    """Default limits a fifth of the real ones, for replay --bounded and convert's bridge (its
+    store's, given to the bridge: the compiled store does not read a patched module global)."""
     monkeypatch.setattr(replay_module, "Limits", lambda: limits)
-    monkeypatch.setattr(store_module, "Limits", lambda: limits)
+    monkeypatch.setattr(
+        convert_module, "V2ToV1Bridge", functools.partial(V2ToV1Bridge, limits=limits)
+    )
 
 
 def test_a_flood_of_ids_hits_the_tool_call_cap(

@@ -1043,3 +1043,29 @@ def test_document_json_refuses_what_encode_refuses() -> None:
         encode(store.document())
     with pytest.raises(EncodeError):
         store.document_json()
+
+
+class _RecordingStore(ToolCallStore):
+    """A client's own store: what compiled and interpreted builds both allow."""
+
+    def __init__(self) -> None:
+        super().__init__(version="v2")
+        self.seen: list[Any] = []
+
+    def apply(self, message: Any, *, now: float | None = None) -> list[Any]:
+        events = super().apply(message, now=now)
+        self.seen.extend(events)
+        return events
+
+
+def test_a_client_may_subclass_the_store() -> None:
+    # The compiled store allows interpreted subclasses (issue 19): without it, the class
+    # statement above raised TypeError in the compiled build.
+    store = _RecordingStore()
+    line = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        b'{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"t"}}}'
+    )
+    events = store.apply(line)
+    assert events and store.seen == events
+    assert store.view("s", "c").title == "t"

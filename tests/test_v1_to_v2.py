@@ -219,6 +219,31 @@ def test_git_patch_splits_lines_at_newline_only() -> None:
     )
 
 
+_LINE_TEXTS = st.lists(st.sampled_from(["a", "b", "c\n", "", "d\n", "\n", "e\r"]), max_size=8)
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@given(_LINE_TEXTS.map("".join), _LINE_TEXTS.map("".join), st.booleans())
+def test_git_patch_hunks_are_difflibs(old: str, new: str, added: bool) -> None:
+    # When the sides share no line git_patch writes the one hunk itself (issue 19): the same
+    # text difflib makes, which it asks for otherwise.
+    import difflib
+
+    from acp_toolcalls.convert._diffs import _lines
+
+    before, after = _lines("" if added else old), _lines(new)
+    hunks = difflib.unified_diff(before, after, n=3, lineterm="\n")
+    body = "".join(
+        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+        for line in list(hunks)[2:]
+    )
+    patch = git_patch("/f", None if added else old, new)
+    if patch == "":
+        assert not added and old == new
+    else:
+        assert patch[patch.index("+++ /f\n") + 7 :] == body
+
+
 # --- applying the produced patch ------------------------------------------------------------
 
 _HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

@@ -24,7 +24,7 @@ __version__ = "0.1.0.dev0"
 
 class _FreshBuilds:
     """First on ``sys.meta_path``: the modules of ``acp_toolcalls._compiled.COMPILED`` (the
-    bridges' hot modules) come from their mypyc build only when it was built from the sources
+    bridges', mappings' and store's hot modules) come from their mypyc build only when it was built from the sources
     beside them; that module decides, and is imported only then (issue 19)."""
 
     NAMES = frozenset(
@@ -39,6 +39,17 @@ class _FreshBuilds:
             "acp_toolcalls.convert._content",
             "acp_toolcalls.convert._plain",
             "acp_toolcalls.convert._tool_calls",
+            "acp_toolcalls.store._sizes",
+            "acp_toolcalls.store._limits",
+            "acp_toolcalls.store._state",
+            "acp_toolcalls.store._patch",
+            "acp_toolcalls.store._sessions",
+            "acp_toolcalls.store._budgets",
+            "acp_toolcalls.store._terminals",
+            "acp_toolcalls.store._tool_calls",
+            "acp_toolcalls.store._v1",
+            "acp_toolcalls.store._view",
+            "acp_toolcalls.store._reducer",
         }
     )
     """``acp_toolcalls.`` and each dotted name of ``_compiled.COMPILED`` (a test keeps the two

@@ -1,17 +1,19 @@
-"""The bridges' compiled build (optional): their hot modules from mypyc extensions, when fresh.
+"""The compiled build (optional): the hot modules from mypyc extensions, when fresh.
 
 Rules this module owns: ``COMPILED`` names the modules a compiled build also compiles beside
-the codec's ``_fastpath`` (``V2ToV1Bridge`` and the v2 -> v1 mapping; issue 19), by their
-dotted name under the package (``"convert._tool_calls"``: ``acp_toolcalls/convert/_tool_calls.py``).
-They are one group: all of them come from their extensions, or all from their sources. The
+the codec's ``_fastpath`` (``V2ToV1Bridge``, the v1/v2 mappings and ``ToolCallStore``; issue
+19), by their dotted name under the package (``"convert._tool_calls"``:
+``acp_toolcalls/convert/_tool_calls.py``). They are one group: all of them come from their extensions, or all from their sources. The
 extensions are taken only when the build's stamp (``_compiled_digest.DIGESTS``: the SHA-256 of
 each source it compiled, by name, written by hatch_build.py) matches every ``.py`` beside them;
 otherwise every module of the group runs from its source, after one ``StaleBuildWarning``
 naming the stale ones: an edit takes effect at once, a build without a stamp is stale, and an
 installation without sources runs its extensions. The group is all or nothing because a
-compiled class cannot sit on a base class that runs from source (``V2ToV1Bridge``'s layers
-are classes in six modules: mixed, the interpreter crashes). ``BUILDS`` says which each
-module that was imported runs. Both behave the same.
+compiled class cannot sit on a base class that runs from source (``V2ToV1Bridge``'s and
+``ToolCallStore``'s layers are classes in six modules each: mixed, the interpreter crashes).
+The public classes and their layers allow interpreted subclasses (``_mypyc.mypyc_attr``), so
+a subclass of one works in both builds. ``BUILDS`` says which each module that was imported
+runs. Both behave the same.
 
 Theory of operation: an extension module sits next to its source and Python's path finder
 prefers it, so the choice is made before that finder runs: the package root puts a finder
@@ -43,6 +45,17 @@ COMPILED = (
     "convert._content",
     "convert._plain",
     "convert._tool_calls",
+    "store._sizes",
+    "store._limits",
+    "store._state",
+    "store._patch",
+    "store._sessions",
+    "store._budgets",
+    "store._terminals",
+    "store._tool_calls",
+    "store._v1",
+    "store._view",
+    "store._reducer",
 )
 """The modules (dotted names under this package) a compiled build compiles besides
 ``_fastpath``; the package root's finder (``acp_toolcalls._FreshBuilds``) asks ``find_spec``
@@ -107,7 +120,7 @@ def _group_fresh() -> bool:
 
         names = ", ".join(f"{n.replace('.', '/')}.py" for n in stale)
         warnings.warn(
-            f"acp_toolcalls: the compiled bridge modules were not built from the sources "
+            f"acp_toolcalls: the compiled modules were not built from the sources "
             f"beside them ({names}); using the sources instead (same results, slower). "
             "Rebuild with `HATCH_BUILD_HOOKS_ENABLE=1 pip install .` (add -e for a "
             "checkout), or delete the stale *.so files beside them.",

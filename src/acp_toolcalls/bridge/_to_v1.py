@@ -29,6 +29,7 @@ import msgspec
 from msgspec import UNSET
 
 from .. import v2
+from .._mypyc import mypyc_attr
 from ..codec import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
@@ -55,6 +56,7 @@ __all__ = ["TerminalProfile", "V2ToV1Bridge"]
 _FAST_DECODE = fast_message_decoder("v2")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassable, compiled or not
 class V2ToV1Bridge(_Permissions):
     """Converts a v2 agent's messages for a v1 client, one message at a time (sans-I/O).
 

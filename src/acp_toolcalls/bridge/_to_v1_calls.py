@@ -28,6 +28,7 @@ import msgspec
 from msgspec import UNSET
 
 from .. import v1, v2
+from .._mypyc import mypyc_attr
 from ..convert import plain_fields, session_update_to_v1, unknown_keys
 from ..events import ContentAppended
 from ..models import extras_seen
@@ -84,6 +85,7 @@ def _hold_fields(update: v2.ToolCallUpdate, pending: dict[str, Any]) -> None:
         pending["capabilities"] = value
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _Calls(_Projection):
     """The agent's session updates and the store's evictions (a layer of ``V2ToV1Bridge``)."""
 

@@ -30,6 +30,7 @@ import msgspec
 from msgspec import UNSET
 
 from .. import v1, v2
+from .._mypyc import mypyc_attr
 from ..codec import DecodeError, decode, to_builtins
 from ..convert import (
     permission_request_to_v1,
@@ -58,6 +59,7 @@ class _Asked:
         self.synthetic = synthetic  # the bridge made the call up: it ends with the outcome
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _Permissions(_Calls):
     """Permission requests, their answers and other messages (a layer of ``V2ToV1Bridge``)."""
 

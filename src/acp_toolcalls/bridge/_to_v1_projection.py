@@ -25,6 +25,7 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v1, v2
+from .._mypyc import mypyc_attr
 from ..codec import encode
 from ..convert import (
     content_to_v1,
@@ -42,6 +43,7 @@ from ._to_v1_state import _Call, _notification, _Session, _text_item
 from ._to_v1_terminals import _TerminalRendering
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _Projection(_TerminalRendering):
     """Flushing held-back changes and projecting content (a layer of ``V2ToV1Bridge``)."""
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from .. import v1
+from .._mypyc import mypyc_attr
 from ..convert import Loss, LossReport, rooted
 from ..events import (
     ContentAppended,
@@ -113,6 +114,7 @@ class _Session:
         self.readers: dict[str, set[str]] = {}  # terminal id -> calls whose content shows it
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _BridgeState:
     """The state every layer of ``V2ToV1Bridge`` shares, and the helpers that only touch it."""
 

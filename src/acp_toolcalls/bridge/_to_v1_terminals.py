@@ -19,6 +19,7 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v1, v2
+from .._mypyc import mypyc_attr
 from ..store import TerminalState
 from ._terminal_text import TailRenderer, fenced
 from ._to_v1_state import _BridgeState
@@ -29,6 +30,7 @@ _RENDERERS = 64
 """Terminals whose output's tail is rendered incrementally (the most recently rendered)."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _TerminalRendering(_BridgeState):
     """The bridge's terminal renderings (a layer of ``V2ToV1Bridge``)."""
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import islice
 from typing import Any
 
@@ -96,11 +96,34 @@ def git_patch(path: str, old: str | None, new: str) -> str:
     else:
         head = f"diff --git {name} {name}\n--- {name}\n+++ {name}\n"
     out = [head]
-    hunks = difflib.unified_diff(_lines(old or ""), _lines(new), n=3, lineterm="\n")
-    for line in islice(hunks, 2, None):  # difflib's own ---/+++ lines are replaced by `head`
+    before = _lines(old or "")
+    after = _lines(new)
+    hunks: Iterable[str]
+    if before and after and not set(before).isdisjoint(after):
+        hunks = islice(difflib.unified_diff(before, after, n=3, lineterm="\n"), 2, None)
+    else:  # no line in common: difflib's one hunk, written here (it costs ~5 µs to find)
+        hunks = _one_hunk(before, after)
+    for line in hunks:  # difflib's own ---/+++ lines are replaced by `head`
         # Only a side's last line can lack its newline; difflib leaves it bare.
         out.append(line if line.endswith("\n") else f"{line}\n{_NO_NEWLINE}")
     return "".join(out)
+
+
+def _one_hunk(before: list[str], after: list[str]) -> list[str]:
+    """What ``difflib.unified_diff`` writes after its ---/+++ lines for two sides without a
+    line in common (no match, so one replace, delete or insert): one hunk of every line."""
+    if not before and not after:
+        return []
+    return [
+        f"@@ -{_hunk_range(len(before))} +{_hunk_range(len(after))} @@\n",
+        *["-" + line for line in before],
+        *["+" + line for line in after],
+    ]
+
+
+def _hunk_range(length: int) -> str:
+    # difflib's _format_range_unified for a range starting at the first line.
+    return "1" if length == 1 else f"{1 if length else 0},{length}"
 
 
 def diff_to_v2(item: v1.Diff) -> v2.Diff:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import v2
+from .._mypyc import mypyc_attr
 from ..events import Event
 from ._limits import (
     cut_value,
@@ -39,6 +40,7 @@ from ._state import SessionState, TerminalState, ToolCallState
 _ABSENT: Any = object()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _Budgets(_Sessions):
     """The measuring of stored values and the cuts of every byte and count cap."""
 

@@ -26,7 +26,8 @@ The most common message, a content chunk for a call that has content already wit
 is applied inline. A message that cannot be read raises ``DecodeError`` before anything is
 touched. The store keeps no clock: the caller passes ``now`` and it is recorded as the call's
 last-update time. ``ToolCallStore`` is built in layers, each a class of its own module:
-sessions, byte budgets, terminals, tool calls, v1 input, then this dispatch (and the views).
+the views (reading), sessions, byte budgets, terminals, tool calls, v1 input, then this
+dispatch: one chain of single inheritance (what mypyc compiles).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import msgspec
 from msgspec import UNSET
 
 from .. import v1, v2
+from .._mypyc import mypyc_attr
 from ..codec import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
@@ -53,7 +55,6 @@ from ._sizes import size_of
 from ._state import SessionState
 from ._v1 import _V1Input
 from ._version import StoreProtocol, negotiated_version, store_version
-from ._view import _Views
 
 _V2_MESSAGE = v2.SessionUpdateMessage
 _V1_MESSAGE = v1.SessionUpdateMessage
@@ -62,7 +63,8 @@ _CONTENT = v2.Content
 _TEXT = v2.TextContent
 
 
-class ToolCallStore(_V1Input, _Views):
+@mypyc_attr(allow_interpreted_subclasses=True)  # a client may subclass it, compiled or not
+class ToolCallStore(_V1Input):
     """Applies tool-call traffic, in received order, and answers what a UI needs.
 
     ``version`` says how raw input (bytes, str, JSON values) is read: ``"v2"`` (the default),
@@ -75,11 +77,11 @@ class ToolCallStore(_V1Input, _Views):
     def __init__(
         self,
         *,
-        version: StoreProtocol | Literal[1, 2] | None = None,
+        version: object = None,  # StoreProtocol, 1 or 2; anything else: ValueError (compiled too)
         limits: Limits | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         on_evict: EvictionHook | None = None,
-        protocol: StoreProtocol | Literal[1, 2] | None = None,
+        protocol: object = None,
     ) -> None:
         self.version: StoreProtocol = store_version(version, protocol)
         super().__init__(limits, on_evict)

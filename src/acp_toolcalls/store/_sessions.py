@@ -20,15 +20,18 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
+from .._mypyc import mypyc_attr
 from ..events import Event, SessionEvicted, TerminalEvicted, ToolCallEvicted
 from ._limits import Limits, as_cap, limit_reached, trim_block
 from ._state import SessionState, TerminalState, ToolCallState
+from ._view import _Views
 
 EvictionHook = Callable[[str, SessionState | ToolCallState | TerminalState], None]
 
 
-class _Sessions:
-    """The sessions of a store, their byte counts and their eviction (the base of the store)."""
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
+class _Sessions(_Views):
+    """The sessions of a store, their byte counts and their eviction (on the reading side)."""
 
     def __init__(self, limits: Limits | None, on_evict: EvictionHook | None) -> None:
         self.limits = limits if limits is not None else Limits()  # (the caps below too)

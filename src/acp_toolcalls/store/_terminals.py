@@ -18,6 +18,7 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v2
+from .._mypyc import mypyc_attr
 from ..events import (
     DiagnosticReported,
     Event,
@@ -33,6 +34,7 @@ from ._patch import patch_meta, patch_terminal
 from ._state import SessionState, TerminalState
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _Terminals(_Budgets):
     """Terminal updates and output chunks."""
 

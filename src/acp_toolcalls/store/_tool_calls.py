@@ -28,6 +28,7 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v2
+from .._mypyc import mypyc_attr
 from ..events import (
     ContentAppended,
     Event,
@@ -46,6 +47,7 @@ from ._state import SessionState, ToolCallState
 from ._terminals import _Terminals
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _ToolCalls(_Terminals):
     """Tool-call updates and content chunks, and the local overlay of ``ended_locally``."""
 

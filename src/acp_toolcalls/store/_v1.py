@@ -21,6 +21,7 @@ from typing import Any, cast
 from msgspec import UNSET
 
 from .. import v1, v2
+from .._mypyc import mypyc_attr
 from ..convert import tool_call_to_v2, tool_call_update_to_v2
 from ..events import DiagnosticReported, Event, ToolCallPatched, ToolCallReopened
 from ..models import replace
@@ -36,6 +37,7 @@ _V1_KINDS = v1.TOOL_CALL_ENUMS["kind"]
 _V1_STATUSES = v1.TOOL_CALL_ENUMS["status"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _V1Input(_ToolCalls):
     """v1 ``session/update`` and ``session/request_permission`` messages."""
 

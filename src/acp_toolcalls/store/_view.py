@@ -14,12 +14,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import v2
+from .._mypyc import mypyc_attr
 from ..codec import encode, encode_decoded, to_builtins
 from ._state import SessionState, ToolCallState, ToolCallView, view_of
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _Views:
-    """The reading side of the store: nothing here changes state."""
+    """The reading side of the store, the base of its layers: nothing here changes state."""
 
     sessions: dict[str, SessionState]
 
