@@ -152,6 +152,16 @@ def test_git_patch_quotes_paths_as_git_does(path: str, written: str) -> None:
     ]
 
 
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from('"\\\x7f\t')))
+def test_a_path_is_written_as_gits_quoting_table_says(path: str) -> None:
+    # _git_path returns a path with no byte to escape as it is without its table (issue 19).
+    from acp_toolcalls.convert._diffs import _QUOTE, _git_path
+
+    raw = path.encode("utf-8", "surrogatepass")
+    quoted = "".join(_QUOTE[b] for b in raw)
+    assert _git_path(path) == (path if quoted == path else f'"{quoted}"')
+
+
 @pytest.mark.parametrize(
     ("old", "new", "hunks"),
     [

@@ -24,8 +24,9 @@ __version__ = "0.1.0.dev0"
 
 class _FreshBuilds:
     """First on ``sys.meta_path``: the modules of ``acp_toolcalls._compiled.COMPILED`` (the
-    bridges', mappings' and store's hot modules) come from their mypyc build only when it was built from the sources
-    beside them; that module decides, and is imported only then (issue 19)."""
+    bridges', mappings' and store's hot modules) come from their mypyc build only when it was
+    built from the sources beside them; that module decides, and is imported only then (issue
+    19)."""
 
     NAMES = frozenset(
         {

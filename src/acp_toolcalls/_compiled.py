@@ -3,17 +3,17 @@
 Rules this module owns: ``COMPILED`` names the modules a compiled build also compiles beside
 the codec's ``_fastpath`` (``V2ToV1Bridge``, the v1/v2 mappings and ``ToolCallStore``; issue
 19), by their dotted name under the package (``"convert._tool_calls"``:
-``acp_toolcalls/convert/_tool_calls.py``). They are one group: all of them come from their extensions, or all from their sources. The
-extensions are taken only when the build's stamp (``_compiled_digest.DIGESTS``: the SHA-256 of
-each source it compiled, by name, written by hatch_build.py) matches every ``.py`` beside them;
-otherwise every module of the group runs from its source, after one ``StaleBuildWarning``
-naming the stale ones: an edit takes effect at once, a build without a stamp is stale, and an
-installation without sources runs its extensions. The group is all or nothing because a
-compiled class cannot sit on a base class that runs from source (``V2ToV1Bridge``'s and
-``ToolCallStore``'s layers are classes in six modules each: mixed, the interpreter crashes).
-The public classes and their layers allow interpreted subclasses (``_mypyc.mypyc_attr``), so
-a subclass of one works in both builds. ``BUILDS`` says which each module that was imported
-runs. Both behave the same.
+``acp_toolcalls/convert/_tool_calls.py``). They are one group: all of them come from their
+extensions, or all from their sources. The extensions are taken only when the build's stamp
+(``_compiled_digest.DIGESTS``: the SHA-256 of each source it compiled, by name, written by
+hatch_build.py) matches every ``.py`` beside them; otherwise every module of the group runs
+from its source, after one ``StaleBuildWarning`` naming the stale ones: an edit takes effect at
+once, a build without a stamp is stale, and an installation without sources runs its
+extensions. The group is all or nothing because a compiled class cannot sit on a base class
+that runs from source (``V2ToV1Bridge``'s and ``ToolCallStore``'s layers are classes in six
+modules each: mixed, the interpreter crashes). The public classes and their layers allow
+interpreted subclasses (``_mypyc.mypyc_attr``), so a subclass of one works in both builds.
+``BUILDS`` says which each module that was imported runs. Both behave the same.
 
 Theory of operation: an extension module sits next to its source and Python's path finder
 prefers it, so the choice is made before that finder runs: the package root puts a finder

@@ -63,6 +63,8 @@ _QUOTE = _quote_table()
 
 def _git_path(path: str) -> str:
     """``path`` as Git writes it in patch headers: as is, or double-quoted and C-escaped."""
+    if path.isascii() and path.isprintable() and '"' not in path and "\\" not in path:
+        return path  # no byte Git escapes (0x20-0x7e but `"` and `\`): the common path
     raw = path.encode("utf-8", "surrogatepass")
     quoted = "".join(_QUOTE[b] for b in raw)
     if len(quoted) == len(raw):  # no byte needed escaping

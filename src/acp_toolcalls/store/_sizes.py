@@ -203,6 +203,9 @@ def _measurer(cls: type) -> _Measurer:
         values = _no_fields
     own = 48 + 8 * len(names)
     measurers = _MEASURERS
+    # Only a class whose instances may hold unknown keys (``models.with_extra_fields``) has a
+    # ``__dict__`` to look in: asking the others costs an AttributeError each (compiled).
+    holds_extra = getattr(cls, "__dictoffset__", 0) != 0
 
     def measure(item: Any, depth: int) -> int:
         if depth >= _MAX_DEPTH:
@@ -216,9 +219,10 @@ def _measurer(cls: type) -> _Measurer:
             elif value is not UNSET and value is not None:
                 found = measurers.get(kind)
                 total += _value_size(value, depth) if found is None else found(value, depth)
-        extra = getattr(item, "__dict__", None)  # unknown keys kept on the model
-        if extra:
-            total += _value_size(extra.get("_extra"), depth)
+        if holds_extra:
+            extra = getattr(item, "__dict__", None)  # unknown keys kept on the model
+            if extra:
+                total += _value_size(extra.get("_extra"), depth)
         return total
 
     if len(_MEASURERS) < _MAX_MEASURERS:
