@@ -24,6 +24,7 @@ from typing import Any
 
 import msgspec
 from msgspec import UNSET
+from msgspec.structs import astuple
 
 from .. import v2
 
@@ -50,40 +51,44 @@ def patch_call(
     update: v2.ToolCallUpdate, fields: dict[str, Any], patched: list[str], cleared: list[str]
 ) -> None:
     """Patch a tool call's ``fields`` with ``update`` (all but ``toolCallId`` and ``_meta``)."""
-    value: Any = update.name
-    if value is not UNSET:
+    # The values by position (``_check`` holds the positions to the model's fields): one read
+    # of the struct instead of ten attribute lookups, which compiled code makes generically.
+    values = astuple(update)
+    unset = UNSET  # a local: compiled, a module's global is a dict lookup at each use
+    value: Any = values[1]
+    if value is not unset:
         fields["name"] = value
         (cleared if value is None else patched).append("name")
-    value = update.title
-    if value is not UNSET:
+    value = values[2]
+    if value is not unset:
         fields["title"] = value
         (cleared if value is None else patched).append("title")
-    value = update.kind
-    if value is not UNSET:
+    value = values[3]
+    if value is not unset:
         fields["kind"] = value
         (cleared if value is None else patched).append("kind")
-    value = update.status
-    if value is not UNSET:
+    value = values[4]
+    if value is not unset:
         fields["status"] = value
         (cleared if value is None else patched).append("status")
-    value = update.content
-    if value is not UNSET:
+    value = values[5]
+    if value is not unset:
         fields["content"] = value if value is None else list(value)
         (patched if value else cleared).append("content")
-    value = update.locations
-    if value is not UNSET:
+    value = values[6]
+    if value is not unset:
         fields["locations"] = value if value is None else list(value)
         (patched if value else cleared).append("locations")
-    value = update.raw_input
-    if value is not UNSET:
+    value = values[7]
+    if value is not unset:
         fields["rawInput"] = value
         (cleared if value is None else patched).append("rawInput")
-    value = update.raw_output
-    if value is not UNSET:
+    value = values[8]
+    if value is not unset:
         fields["rawOutput"] = value
         (cleared if value is None else patched).append("rawOutput")
-    value = update.capabilities
-    if value is not UNSET:
+    value = values[9]
+    if value is not unset:
         fields["capabilities"] = value
         (cleared if value is None else patched).append("capabilities")
 
@@ -123,8 +128,9 @@ _PATCHERS: tuple[tuple[Callable[..., None], type[msgspec.Struct], frozenset[str]
 
 
 def _check() -> None:
-    """Every field of each patcher's model is patched (in the model's order) or applied by the
-    store itself: a field added to a model without a line above fails here, at import."""
+    """Every field of each patcher's model is patched (in the model's order, each from its own
+    value) or applied by the store itself: a field added to a model without a line above, or
+    moved, fails here, at import."""
     for patcher, model, own in _PATCHERS:
         wanted = [f.encode_name for f in msgspec.structs.fields(model) if f.encode_name not in own]
         probe = model(**{f.name: None for f in msgspec.structs.fields(model)})
@@ -134,6 +140,11 @@ def _check() -> None:
         patcher(probe, fields, patched, cleared)
         if cleared != wanted or list(fields) != wanted or patched:
             raise RuntimeError(f"{patcher.__name__} patches {cleared}, not {wanted}")
+        marked = model(**{f.name: [f.encode_name] for f in msgspec.structs.fields(model)})
+        fields = {}
+        patcher(marked, fields, [], [])
+        if any(value != [name] for name, value in fields.items()):
+            raise RuntimeError(f"{patcher.__name__} reads a field from another's place")
 
 
 _check()
