@@ -33,38 +33,40 @@ def plain_tool_call_fields(
     accepts): the values, copied as that path copies them, without its per-field calls and
     paths; ``None`` for any other call, which takes that path (a property test holds the two
     equal)."""
+    unset = UNSET  # a local: compiled, a module's global is a lookup at each use
     if type(tc) not in _PLAIN_CALLS:
         return None  # unknown keys are reported by the general path
     values: dict[str, Any] = {}
     value: Any = tc.title
-    if value is not UNSET and value is not None:
+    if value is not unset and value is not None:
         values["title"] = value
     value = tc.name
-    if value is not UNSET and value is not None:
+    if value is not unset and value is not None:
         values["name"] = value
     value = tc.kind
-    if value is not UNSET and value is not None and not (merge and value == "other"):
+    if value is not unset and value is not None and not (merge and value == "other"):
         values["kind"] = value
     value = tc.status
-    if value is not UNSET and value is not None and not (merge and value == "pending"):
+    if value is not unset and value is not None and not (merge and value == "pending"):
         values["status"] = value
     value = tc.content
-    if value is not UNSET and value is not None and not (merge and not value):
+    if value is not unset and value is not None and not (merge and not value):
         if type(value) is not list:
             return None
         content = []
+        v1_item, v1_text, v2_item, v2_text = v1.Content, v1.TextContent, v2.Content, v2.TextContent
         for item in value:
-            if type(item) is not v1.Content or item.meta is not UNSET:
+            if type(item) is not v1_item or item.meta is not unset:
                 return None
             block = item.content
-            if type(block) is not v1.TextContent or block.annotations is not UNSET:
+            if type(block) is not v1_text or block.annotations is not unset:
                 return None
-            if block.meta is not UNSET:
+            if block.meta is not unset:
                 return None
-            content.append(v2.Content(content=v2.TextContent(text=block.text)))
+            content.append(v2_item(content=v2_text(text=block.text)))
         values["content"] = content
     value = tc.locations
-    if value is not UNSET and value is not None and not (merge and not value):
+    if value is not unset and value is not None and not (merge and not value):
         if type(value) is not list:
             return None
         locations = []
@@ -72,21 +74,21 @@ def plain_tool_call_fields(
             if type(item) is not v1.ToolCallLocation:
                 return None
             line: Any = item.line  # (any value a model built in code holds: compiled, typed)
-            if not (line is UNSET or line is None or (type(line) is int and line >= 1)):
+            if not (line is unset or line is None or (type(line) is int and line >= 1)):
                 return None  # 0 (no line) is dropped and reported (D7)
             meta = item.meta
-            if meta is not UNSET and meta is not None:
+            if meta is not unset and meta is not None:
                 meta = copy_meta(meta)
             locations.append(v2.ToolCallLocation(path=item.path, line=line, meta=meta))
         values["locations"] = locations
     value = tc.raw_input
-    if value is not UNSET and value is not None:
+    if value is not unset and value is not None:
         values["raw_input"] = value
     value = tc.raw_output
-    if value is not UNSET and value is not None:
+    if value is not unset and value is not None:
         values["raw_output"] = value
     value = tc.meta
-    if value is not UNSET and value is not None:
+    if value is not unset and value is not None:
         values["meta"] = copy_meta(value)
     return values
 
@@ -106,23 +108,24 @@ def plain_fields(u: v2.ToolCallUpdate, create: bool = False) -> dict[str, Any] |
     values, copied as that path copies them; ``None`` for any other update, which takes that
     path. The common shapes skip the table's per-field calls and paths (a property test holds
     the two equal)."""
+    unset = UNSET  # a local: compiled, a module's global is a lookup at each use
     if type(u) is not v2.SessionToolCallUpdate and type(u) is not v2.ToolCallUpdate:
         return None  # unknown keys are reported by the general path
     values: dict[str, Any] = {}
     value: Any = u.title
-    if value is not UNSET:
+    if value is not unset:
         if value is not None:
             values["title"] = value
         elif not create:
             return None
     value = u.name
-    if value is not UNSET:
+    if value is not unset:
         if value is not None:
             values["name"] = value
         elif not create:
             return None
     value = u.kind
-    if value is not UNSET:
+    if value is not unset:
         if value is None:
             if not create:
                 values["kind"] = "other"
@@ -131,7 +134,7 @@ def plain_fields(u: v2.ToolCallUpdate, create: bool = False) -> dict[str, Any] |
         else:
             return None
     value = u.status
-    if value is not UNSET:
+    if value is not unset:
         if value is None:
             if not create:
                 values["status"] = "pending"
@@ -140,7 +143,7 @@ def plain_fields(u: v2.ToolCallUpdate, create: bool = False) -> dict[str, Any] |
         else:
             return None
     value = u.content
-    if value is not UNSET:
+    if value is not unset:
         if value:
             content = _plain_content(value)
             if content is None:
@@ -149,7 +152,7 @@ def plain_fields(u: v2.ToolCallUpdate, create: bool = False) -> dict[str, Any] |
         elif not create:
             values["content"] = []
     value = u.locations
-    if value is not UNSET:
+    if value is not unset:
         if value:
             locations = _plain_locations(value)
             if locations is None:
@@ -158,21 +161,21 @@ def plain_fields(u: v2.ToolCallUpdate, create: bool = False) -> dict[str, Any] |
         elif not create:
             values["locations"] = []
     value = u.raw_input
-    if value is not UNSET:
+    if value is not unset:
         if value is not None:
             values["raw_input"] = value
         elif not create:
             return None
     value = u.raw_output
-    if value is not UNSET:
+    if value is not unset:
         if value is not None:
             values["raw_output"] = value
         elif not create:
             return None
-    if u.capabilities is not UNSET and (u.capabilities is not None or not create):
+    if u.capabilities is not unset and (u.capabilities is not None or not create):
         return None  # dropped, reported (D36)
     value = u.meta
-    if value is not UNSET:
+    if value is not unset:
         if type(value) is not dict:
             if value is not None or not create:
                 return None
@@ -230,12 +233,13 @@ def plain_stored_fields(fields: Mapping[str, Any], meta: Any) -> dict[str, Any] 
 
 def _plain_locations(items: Any) -> list[Any] | None:
     """v1 copies of locations without unknown keys, else ``None``."""
+    unset = UNSET  # a local: compiled, a module's global is a lookup at each use
     out: list[Any] = []
     for item in items:
         if type(item) is not v2.ToolCallLocation:
             return None
         meta = item.meta
-        if meta is not UNSET:
+        if meta is not unset:
             meta = copy_meta(meta)
         out.append(v1.ToolCallLocation(path=item.path, line=item.line, meta=meta))
     return out
@@ -244,14 +248,16 @@ def _plain_locations(items: Any) -> list[Any] | None:
 def _plain_content(items: list[Any]) -> list[Any] | None:
     """v1 copies of content items that are all plain text (no annotations, ``_meta`` or
     unknown keys), else ``None``."""
+    unset = UNSET  # a local: compiled, a module's global is a lookup at each use
     out = []
+    v2_item, v2_text, v1_item, v1_text = v2.Content, v2.TextContent, v1.Content, v1.TextContent
     for item in items:
-        if type(item) is not v2.Content or item.meta is not UNSET:
+        if type(item) is not v2_item or item.meta is not unset:
             return None
         block = item.content
-        if type(block) is not v2.TextContent or block.annotations is not UNSET:
+        if type(block) is not v2_text or block.annotations is not unset:
             return None
-        if block.meta is not UNSET:
+        if block.meta is not unset:
             return None
-        out.append(v1.Content(content=v1.TextContent(text=block.text)))
+        out.append(v1_item(content=v1_text(text=block.text)))
     return out
