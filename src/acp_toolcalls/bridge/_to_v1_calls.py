@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 from msgspec import UNSET
+from msgspec.structs import astuple
 
 from .. import v1, v2
 from .._mypyc import mypyc_attr
@@ -58,30 +59,33 @@ _PATCH_ATTRS: tuple[tuple[str, str], ...] = tuple(
 
 def _hold_fields(update: v2.ToolCallUpdate, pending: dict[str, Any]) -> None:
     """Put the fields ``update`` sets (but ``content`` and ``_meta``, which the flush reads
-    from the store) into ``pending``, by attribute name: ``_PATCH_ATTRS``, written out."""
-    value: Any = update.name
-    if value is not UNSET:
+    from the store) into ``pending``, by attribute name: ``_PATCH_ATTRS``, written out, read by
+    position as ``store``'s patcher reads them (tests/test_fast_paths.py holds the positions)."""
+    values = astuple(update)
+    unset = UNSET  # a local: compiled, a module's global is a lookup at each use
+    value: Any = values[1]
+    if value is not unset:
         pending["name"] = value
-    value = update.title
-    if value is not UNSET:
+    value = values[2]
+    if value is not unset:
         pending["title"] = value
-    value = update.kind
-    if value is not UNSET:
+    value = values[3]
+    if value is not unset:
         pending["kind"] = value
-    value = update.status
-    if value is not UNSET:
+    value = values[4]
+    if value is not unset:
         pending["status"] = value
-    value = update.locations
-    if value is not UNSET:
+    value = values[6]
+    if value is not unset:
         pending["locations"] = value
-    value = update.raw_input
-    if value is not UNSET:
+    value = values[7]
+    if value is not unset:
         pending["raw_input"] = value
-    value = update.raw_output
-    if value is not UNSET:
+    value = values[8]
+    if value is not unset:
         pending["raw_output"] = value
-    value = update.capabilities
-    if value is not UNSET:
+    value = values[9]
+    if value is not unset:
         pending["capabilities"] = value
 
 
