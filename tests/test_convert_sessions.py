@@ -206,7 +206,10 @@ def _v1_view(calls: list[dict[str, Any]], terminals: dict[str, Any]) -> list[dic
 
 
 _DIFF_TEXT = re.compile(r"\A(?:[^\n]+\n)+\n(`{3,})diff\n(.*)\n\1\Z", re.DOTALL)
-_TRANSCRIPT = re.compile(r"\A(`{3,})\n\$ ([^\n]*)\n(.*?)\[exit code (-?\d+)\]\n\1\Z", re.DOTALL)
+_TRANSCRIPT = re.compile(
+    r"\A(`{3,})\n\$ ([^\n]*)\n(.*?)\[exit code (-?\d+)\]\n\1(?:\nWorking directory: ([^\n]*))?\Z",
+    re.DOTALL,
+)
 
 
 def _item(item: dict[str, Any], terminals: dict[str, Any]) -> Any:
@@ -216,13 +219,14 @@ def _item(item: dict[str, Any], terminals: dict[str, Any]) -> Any:
         terminal = terminals[item["terminalId"]]
         output = base64.b64decode(terminal["output"]["data"]).decode().replace("\r\n", "\n")
         code = terminal["exitStatus"]["exitCode"]
-        return ("terminal", terminal["command"], output.strip(), code)
+        return ("terminal", terminal["command"], output.strip(), code, terminal.get("cwd"))
     text = item.get("content", {}).get("text") if item.get("type") == "content" else None
     if isinstance(text, str):
         if match := _DIFF_TEXT.match(text):
             return ("diff", match.group(2).strip())
         if match := _TRANSCRIPT.match(text):
-            return ("terminal", match.group(2), match.group(3).strip(), int(match.group(4)))
+            command, output, code, cwd = match.group(2, 3, 4, 5)
+            return ("terminal", command, output.strip(), int(code), cwd)
     return item
 
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls import UNSET, decode, encode, v1, v2
+from acp_toolcalls import decode, encode, v1, v2
 from acp_toolcalls.codec import to_builtins
 from acp_toolcalls.convert import (
     ConversionError,
@@ -791,12 +791,21 @@ def test_a_known_calls_content_follows_the_prompt() -> None:
     assert "restores" in losses.losses[0].reason
 
 
-def test_without_a_description_the_known_calls_content_is_not_resent() -> None:
+def test_without_a_description_the_change_approved_is_still_in_the_request() -> None:
+    """Issue 26 item 2 (D28, amended 2026-12-06): codex's "Make edits?" has no description;
+    the v1 request still carries the call's content (the diff), as the client shows it."""
     subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "status": "pending"}}
     out, _ = permission_request_to_v1(
-        v2_request(title="Approve?", subject=subject), shown=[_text("x")]
+        v2_request(title="Approve?", subject=subject), shown=[_text("the diff")]
     )
-    assert out is not None and out.tool_call.content is UNSET
+    assert v1_request_json(out)["toolCall"]["content"] == [text_item("the diff")]
+
+
+def test_a_subjects_own_content_is_shown_without_a_tracking_caller() -> None:
+    item = {"type": "content", "content": {"type": "text", "text": "the change"}}
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "content": [item]}}
+    out, _ = permission_request_to_v1(v2_request(title="Make edits?", subject=subject))
+    assert v1_request_json(out)["toolCall"]["content"] == [text_item("the change")]
 
 
 def test_the_subject_is_mapped_like_an_update() -> None:

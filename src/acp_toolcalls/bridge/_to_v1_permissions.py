@@ -42,7 +42,7 @@ from ..models import CANCELLED_OUTCOME, REQUEST_CANCELLED, JsonRpcMessage, respo
 from ..v2 import ALLOW_OPTION_KINDS
 from ._forwarded import Forwarded
 from ._to_v1_calls import _Calls
-from ._to_v1_state import _notification, _Overlay, _Session
+from ._to_v1_state import _Call, _notification, _Overlay, _Session
 
 
 class _Asked:
@@ -119,13 +119,23 @@ class _Permissions(_Calls):
             self._emit_update(session_id, create)
             call.known, call.title = True, create.title
             self._ghost(session_id, session, tool_call_id, call)  # the store holds none of it
-        elif shown is not None and (request.tool_call.title != call.title or prompt_items(params)):
-            if call.prompt is None:
-                call.prompt = _Overlay(params.title, prompt_items(params))
-            else:  # another prompt on the same call: the newest is shown
-                call.prompt.title, call.prompt.items = params.title, prompt_items(params)
-                call.prompt.items_shown = call.prompt.items_shown or bool(call.prompt.items)
-                call.prompt.open += 1
+        elif shown is not None:
+            own = self._own_title(session_id, tool_call_id, call)
+            items = prompt_items(params)
+            # The subject is an update like any other: what it set is the call's own state,
+            # which the answer restores (D28, amended 2026-12-06).
+            content_set = (
+                isinstance(subject, v2.ToolCallPermissionSubject)
+                and subject.tool_call.content is not UNSET
+            )
+            if request.tool_call.title != own or items:
+                if call.prompt is None:
+                    call.prompt = _Overlay(params.title, items)
+                else:  # another prompt on the same call: the newest is shown
+                    call.prompt.title, call.prompt.items = params.title, items
+                    call.prompt.items_shown = call.prompt.items_shown or bool(items)
+                    call.prompt.open += 1
+                call.prompt.items_shown = call.prompt.items_shown or content_set
         allow = frozenset(
             option.option_id for option in request.options if option.kind in ALLOW_OPTION_KINDS
         )
@@ -152,6 +162,13 @@ class _Permissions(_Calls):
             return None
         tc = self.store.tool_call(session_id, tool_call_id) if tool_call_id is not None else None
         return self._project(session_id, call, tc)[0] if tc is not None else []
+
+    def _own_title(self, session_id: str, tool_call_id: str, call: _Call) -> str | None:
+        """The call's own title: the agent's newest (a subject's included), else the one the
+        client was shown."""
+        tc = self.store.tool_call(session_id, tool_call_id)
+        title = tc.fields.get("title") if tc is not None else None
+        return title if isinstance(title, str) and title else call.title
 
     def _give_up(self, request_id: Any) -> None:
         """Answer a forwarded request ``cancelled`` on the client's behalf: the agent gets the
@@ -184,8 +201,9 @@ class _Permissions(_Calls):
             return []
         call.prompt = None
         changes: dict[str, Any] = {}
-        if overlay.title != call.title and call.title is not None:
-            changes["title"] = call.title
+        own = self._own_title(session_id, tool_call_id, call)
+        if own is not None and overlay.title != own:
+            changes["title"] = call.title = own
         if overlay.items_shown:  # (an earlier prompt's items too: the client still shows them)
             changes["content"] = self._project(session_id, call, tc)[0] if tc is not None else []
             call.content_dirty = False

@@ -4,8 +4,10 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6; D22):
 
 - A terminal reference in a call's content is rendered at every flush from the terminal's
   state: the ``text`` profile as one fenced transcript item (``$ command``, the sanitized tail
-  of the output, an exit line), the ``meta`` profile as the ``_meta.terminal_info``,
-  ``terminal_output`` and ``terminal_exit`` keys some v1 clients read, with no item.
+  of the output, an exit line; then the working directory of a command), or no item while a
+  terminal has nothing to show (no command, output or exit yet); the ``meta`` profile as the
+  ``_meta.terminal_info``, ``terminal_output`` and ``terminal_exit`` keys some v1 clients
+  read, with no item.
 - Renderings are a cache (``_RENDERED``, the oldest go), dropped when the terminal changes
   (``_on_terminal``); the output's tail is rendered incrementally (``TailRenderer``) for the
   ``_RENDERERS`` terminals most recently rendered, so output that only grew costs what it
@@ -72,7 +74,11 @@ class _TerminalRendering(_BridgeState):
             lines.append(output.rstrip("\n"))
         if exit_status is not None:
             lines.append(_exit_line(exit_status))
+        if not lines:  # no command, output or exit yet: nothing to show (not an empty block)
+            return None, {}
         text = fenced("\n".join(lines))
+        if command is not None and cwd is not None:  # where it runs is part of what it does
+            text += f"\nWorking directory: {cwd}"
         return v1.Content(content=v1.TextContent(text=text)), {}
 
     def _terminal_text(self, session_id: str, terminal: TerminalState) -> str:

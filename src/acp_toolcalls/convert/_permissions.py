@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from .. import v1, v2
@@ -183,15 +184,21 @@ def _tool_call_subject(subject: Any, prompt: _Prompt, losses: Losses) -> v1.Tool
     req = prompt.req
     _drop_subject_meta(subject, losses)
     call: v2.ToolCallUpdate = subject.tool_call
-    values = fields_to_v1(call, False, "$.subject.toolCall", losses)
+    fields = call
+    if prompt.shown is not None and call.content is not UNSET:  # shown as the call shows it
+        fields = msgspec.structs.replace(call, content=UNSET)
+    values = fields_to_v1(fields, False, "$.subject.toolCall", losses)
     items = prompt_items(req)
     own_title = values.get("title")
     if items or not (isinstance(own_title, str) and own_title == req.title):
         # A v1 client renders the prompt from `toolCall`: the prompt goes there (D28, amended).
         _prompt_shown(prompt, losses, "the tool call's title and content")
     values["title"] = req.title
-    if items:
-        own = prompt.shown if prompt.shown is not None else values.get("content") or []
+    # What is approved is shown whether or not there is a description (D28, amended
+    # 2026-12-06): the call's content as the client shows it (a tracking caller's projection,
+    # terminals and diffs rendered), else the subject's own content.
+    own = prompt.shown if prompt.shown is not None else values.get("content") or []
+    if items or own:
         values["content"] = [*items, *own]
     return v1.ToolCallUpdate(tool_call_id=call.tool_call_id, **values)
 
