@@ -46,6 +46,7 @@ from ..convert import (
 )
 from ..models import Batch, InvalidMessage, JsonRpcMessage
 from ..store import Limits, ToolCallStore
+from ._disk_diffs import ReadFile
 from ._forwarded import Forwarded
 from ._terminal_text import DEFAULT_TAIL_CHARS
 from ._to_v1_permissions import _Permissions
@@ -64,6 +65,11 @@ class V2ToV1Bridge(_Permissions):
     to permission requests (matched by JSON-RPC id), as raw bytes, JSON values or typed
     models; it returns a ``Converted`` whose ``messages`` are typed v1 models or
     ``JsonRpcMessage`` values to ``encode`` and send on.
+
+    ``read_file(path, roots)`` (optional, supplied by the I/O edge: the bridge reads no file
+    itself) lets it show a v2 diff's files as v1 diffs, their texts rebuilt from the file and
+    the diff's Git patch, for files under the directories ``set_roots`` gave the session
+    (``_disk_diffs``, D27 as amended).
     """
 
     def __init__(
@@ -76,6 +82,7 @@ class V2ToV1Bridge(_Permissions):
         notices: bool = False,
         compaction: bool = False,
         max_message_bytes: int = DEFAULT_MAX_BYTES,
+        read_file: ReadFile | None = None,
     ) -> None:
         if terminal_profile not in ("text", "meta"):
             raise ValueError(f"unknown terminal profile {terminal_profile!r}")
@@ -86,6 +93,9 @@ class V2ToV1Bridge(_Permissions):
         self.terminal_profile = terminal_profile
         self.tail_chars = tail_chars
         self.max_message_bytes = max_message_bytes
+        # Reads a file under a session's roots for a diff's texts (D27 amended; ``None``: off).
+        self.read_file = read_file
+        self._roots = {}
         self.store = ToolCallStore(version="v2", limits=limits, on_evict=self._evicted)
         terminal_cap = self.store.limits.max_terminal_bytes
         if terminal_cap is None or terminal_cap > 4 * tail_chars:
@@ -175,6 +185,7 @@ class V2ToV1Bridge(_Permissions):
         self._flush_session(session_id)
         self._sessions.pop(session_id, None)
         self._dirty.pop(session_id, None)
+        self._roots.pop(session_id, None)
         self.store.drop_session(session_id)
         self._ghosts = {key: None for key in self._ghosts if key[0] != session_id}
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}

@@ -311,8 +311,8 @@ class _Calls(_Projection):
                     if not count:
                         call.source, call.cut_at = items, 0
                     update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, content=list(flat))
-                    if tc.size * 2 + 65_536 >= self.max_message_bytes:
-                        update = self._fit(tc, update)
+                    if (tc.size + call.wide) * 2 + 65_536 >= self.max_message_bytes:
+                        update = self._fit(tc, update, call.wide)
                     self._out.append(_notification(session_id, update))
                     if _final(tc):  # its projection is rebuilt if it ever changes again
                         call.source, call.flat, call.slots, call.count = None, [], [], 0

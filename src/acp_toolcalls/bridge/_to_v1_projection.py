@@ -105,7 +105,7 @@ class _Projection(_TerminalRendering):
         if not values:
             return  # nothing v1 can show changed (a capabilities-only patch, say)
         update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
-        self._emit_update(session_id, self._fit(tc, update))
+        self._emit_update(session_id, self._fit(tc, update, call.wide))
         if tc.is_final:  # its projection is rebuilt if it ever changes again
             call.source, call.flat, call.slots, call.count = None, [], [], 0
 
@@ -133,16 +133,17 @@ class _Projection(_TerminalRendering):
         call.pending.clear()
         call.content_dirty = call.meta_dirty = False
         self._emit_update(
-            session_id, self._fit(tc, v1.ToolCall(tool_call_id=tc.tool_call_id, **values))
+            session_id,
+            self._fit(tc, v1.ToolCall(tool_call_id=tc.tool_call_id, **values), call.wide),
         )
 
-    def _fit(self, tc: ToolCallState, update: Any) -> Any:
+    def _fit(self, tc: ToolCallState, update: Any, wide: int = 0) -> Any:
         """``update`` with content items left out of its middle when its line would be over
         ``max_message_bytes`` (a marker says how many); the store's count of the call's bytes
-        says when to look."""
+        (and ``wide``: what texts read from disk add to its projection) says when to look."""
         limit = self.max_message_bytes
         content = update.content
-        if tc.size * 2 + 65_536 < limit or not isinstance(content, list) or not content:
+        if (tc.size + wide) * 2 + 65_536 < limit or not isinstance(content, list) or not content:
             return update
         session_id = "x" * 64  # the envelope around it, at most about this long
         size = len(encode(_notification(session_id, update)))
@@ -185,7 +186,7 @@ class _Projection(_TerminalRendering):
             or (tc.dropped_items != call.source_dropped)
         ):
             call.source, call.source_dropped = items, tc.dropped_items
-            call.count, call.flat, call.slots = 0, [], []
+            call.count, call.flat, call.slots, call.wide = 0, [], [], 0
             session = self._session(session_id)
             for terminal_id in call.terminals:
                 session.readers.get(terminal_id, set()).discard(tc.tool_call_id)
@@ -206,6 +207,9 @@ class _Projection(_TerminalRendering):
                 call.terminals.add(item.terminal_id)
                 readers = self._session(session_id).readers
                 readers.setdefault(item.terminal_id, set()).add(tc.tool_call_id)
+                continue
+            if type(item) is v2.Diff:  # its files' texts from disk, where they can be
+                call.flat.extend(self._diff_to_v1(session_id, call, item, f"$.content[{index}]"))
                 continue
             converted, losses = content_to_v1(item, path=f"$.content[{index}]")
             self._extend(losses, "$.params.update")

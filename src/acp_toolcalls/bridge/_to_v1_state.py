@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from .. import v1
 from .._mypyc import mypyc_attr
-from ..convert import Loss, LossReport, rooted
+from ..convert import Loss, Losses, LossReport, rooted
 from ..events import (
     ContentAppended,
     DiagnosticReported,
@@ -38,6 +38,7 @@ from ..events import (
 )
 from ..store import ToolCallState, ToolCallStore
 from ..v2 import FINAL_STATUSES
+from ._disk_diffs import MAX_ROOTED_SESSIONS, ReadFile, disk_diff_to_v1, normal_roots
 from ._terminal_text import TailRenderer
 
 TerminalProfile = Literal["text", "meta"]
@@ -72,6 +73,7 @@ class _Call:
         "terminals",
         "title",
         "title_fallback",
+        "wide",
     )
 
     def __init__(self) -> None:
@@ -91,6 +93,7 @@ class _Call:
         self.cut_at = 0  # where in `flat` the items a cap dropped were
         self.meta_sent: Any = None  # the `_meta` the v1 client was last sent
         self.ghost = False  # the store holds no state for it (evicted, or a synthetic call)
+        self.wide = 0  # 3 x the characters of texts read from disk in `flat` (line fitting)
 
 
 class _Overlay:
@@ -139,6 +142,30 @@ class _BridgeState:
     _replies: list[Any]
     _losses: list[Loss]
     _updates: dict[type, Callable[[str, Any], None]]
+    read_file: ReadFile | None  # what reads a file for a diff's texts (D27 amended)
+    _roots: dict[str, tuple[str, ...]]  # session -> its directories, most recently set last
+
+    def set_roots(self, session_id: str, cwd: Any, additional_directories: Any = None) -> None:
+        """The session's directories, from the params the client set it up with (``cwd``,
+        ``additionalDirectories``): diffs of files under them are rebuilt from disk."""
+        roots = self._roots
+        roots.pop(session_id, None)
+        roots[session_id] = normal_roots(cwd, additional_directories)
+        if len(roots) > MAX_ROOTED_SESSIONS:
+            del roots[next(iter(roots))]
+
+    def _diff_to_v1(self, session_id: str, call: _Call, item: Any, path: str) -> list[Any]:
+        """A v2 diff item of a call as v1 items, its texts rebuilt from disk where it can be
+        (``_disk_diffs``); its losses reported."""
+        losses = Losses(False)
+        out = disk_diff_to_v1(item, path, losses, self._roots.get(session_id), self.read_file)
+        if losses.found:
+            self._extend(losses.report(), "$.params.update")
+        for converted in out:
+            if type(converted) is v1.Diff:
+                old = converted.old_text
+                call.wide += 3 * (len(converted.new_text) + (len(old) if old else 0))
+        return out
 
     def _loss(self, path: str, reason: str) -> None:
         self._losses.append(Loss(path, reason))

@@ -4,9 +4,9 @@ Rules this module owns (issue 7; the command line is fixed):
 
 - ``acp-toolcalls bridge [--client-version 1|2|auto] [--agent-version 1|2|auto]
   [--coalesce-ms N] [--log FILE] -- AGENT_COMMAND [ARGS...]``, plus ``--log-max-bytes``,
-  ``--log-secrets``, ``--max-line-bytes``, ``--limit NAME=N`` (a field of ``Limits``) and
-  ``--verbose``. The editor starts it in place of
-  the agent command.
+  ``--log-secrets``, ``--max-line-bytes``, ``--limit NAME=N`` (a field of ``Limits``),
+  ``--no-disk-diffs``, ``--disk-diff-max-bytes N`` (D27 amended) and ``--verbose``. The
+  editor starts it in place of the agent command.
 - Exit 0 when the client ended the session; 1 when the agent exited, crashed or broke the
   protocol first; 2 for a usage error, an agent that cannot be started or a log that cannot be
   opened (a symbolic link is refused); 130 when interrupted.
@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from ..codec import DEFAULT_MAX_BYTES
-from ..proxy import ProxyConfig, run_proxy
+from ..proxy import DEFAULT_DISK_DIFF_BYTES, ProxyConfig, run_proxy
 from ..store import Limits
 from ._options import positive_int
 
@@ -156,6 +156,23 @@ def register(subparsers: Any) -> None:
         + "; a cap that bites is reported on stderr",
     )
     parser.add_argument(
+        "--no-disk-diffs",
+        dest="disk_diffs",
+        action="store_false",
+        help="v2 agent, v1 client: never read a file to show an edit as a v1 diff (by default "
+        "a diff's Git patch is applied to the file under the session's cwd or "
+        "additionalDirectories, when it applies exactly, to rebuild its old and new text; "
+        "otherwise the patch is shown as text)",
+    )
+    parser.add_argument(
+        "--disk-diff-max-bytes",
+        type=positive_int,
+        default=DEFAULT_DISK_DIFF_BYTES,
+        metavar="N",
+        help="the largest file (in bytes) read to rebuild a v1 diff "
+        f"(default {DEFAULT_DISK_DIFF_BYTES}); a larger one is shown as text",
+    )
+    parser.add_argument(
         "--verbose", "-v", action="store_true", help="report every conversion loss on stderr"
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
@@ -184,5 +201,7 @@ def run(args: argparse.Namespace) -> int:
         max_line_bytes=args.max_line_bytes,
         limits=Limits(**dict(args.limit)),
         verbose=args.verbose,
+        disk_diffs=args.disk_diffs,
+        disk_diff_max_bytes=args.disk_diff_max_bytes,
     )
     return run_proxy(config)

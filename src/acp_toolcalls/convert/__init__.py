@@ -9,7 +9,8 @@ side by side in each:
 - ``_kernel``: ``Losses``, table lookups, the copy helpers, loss rooting and the converter
   frame (decode, convert, batch, root losses), once for every converter.
 - ``_loss``: ``Loss`` (and ``LOSS_CODES``), ``LossReport``, ``ConversionError``, ``Converted``.
-- ``_content``: content items, blocks and locations; ``_diffs``: diffs and Git patches.
+- ``_content``: content items, blocks and locations; ``_diffs``: diffs and Git patches;
+  ``_patches``: Git patches read and applied exactly (the bridge's diffs rebuilt from disk).
 - ``_tool_calls``: the tool-call field tables and the D10 title chain; ``_plain``: their fast
   paths for the common loss-free shapes.
 - ``_permissions``: permission requests and answers.
@@ -30,7 +31,10 @@ TYPE_CHECKING = False  # not `from typing import ...`: importing this package st
 if TYPE_CHECKING:
     from ._content import content_to_v1, content_to_v2
     from ._content import plain_text_to_v1 as plain_text_to_v1
+    from ._diffs import change_line as change_line
+    from ._diffs import diff_item_to_v1 as diff_item_to_v1
     from ._diffs import diff_summary, diff_to_v2, git_patch
+    from ._diffs import whole_new_file as whole_new_file
     from ._fence import fenced
     from ._kernel import RAW_INPUT as RAW_INPUT
     from ._kernel import Frame as Frame
@@ -54,6 +58,9 @@ if TYPE_CHECKING:
     from ._loss import unknown_keys as unknown_keys
     from ._opaque import block_to_v1 as block_to_v1
     from ._opaque import block_to_v2 as block_to_v2
+    from ._patches import PatchSection as PatchSection
+    from ._patches import apply_section as apply_section
+    from ._patches import read_patch as read_patch
     from ._permissions import (
         DEFAULT_PERMISSION_TITLE,
         SYNTHETIC_ID_PREFIX,
@@ -118,7 +125,14 @@ __all__ = [
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "_content": ("content_to_v1", "content_to_v2", "plain_text_to_v1"),
-    "_diffs": ("diff_summary", "diff_to_v2", "git_patch"),
+    "_diffs": (
+        "change_line",
+        "diff_item_to_v1",
+        "diff_summary",
+        "diff_to_v2",
+        "git_patch",
+        "whole_new_file",
+    ),
     "_fence": ("fenced",),
     "_kernel": (
         "RAW_INPUT",
@@ -143,6 +157,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "unknown_keys",
     ),
     "_opaque": ("block_to_v1", "block_to_v2"),
+    "_patches": ("PatchSection", "apply_section", "read_patch"),
     "_permissions": (
         "DEFAULT_PERMISSION_TITLE",
         "SYNTHETIC_ID_PREFIX",

@@ -12,7 +12,9 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.5; D26, D27):
 - v2 -> v1: a diff that adds one text file whose ``git_patch`` holds the whole new text is a
   v1 diff (``_PURE_ADD``); any other diff is one text item with a line per change and the
   patch in a fenced block (``diff_summary``): there is no mechanical mapping back to
-  ``oldText``/``newText`` (D27). Fields a v1 diff has no place for are reported.
+  ``oldText``/``newText`` (D27). Fields a v1 diff has no place for are reported. The bridge
+  rebuilds the texts of other diffs from the files on disk where it can (``bridge._disk_diffs``,
+  the D27 amendment) and falls back to this text, saying why.
 """
 
 from __future__ import annotations
@@ -236,8 +238,20 @@ def diff_summary(diff: v2.Diff) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
-def diff_item_to_v1(item: v2.Diff, path: str, losses: Losses) -> list[Any]:
-    """A v2 diff item as v1 items: a v1 diff, one text item, or none."""
+def whole_new_file(diff: v2.Diff) -> bool:
+    """Whether a v2 diff is a v1 diff as it is: one text ``add`` whose ``git_patch`` holds the
+    whole file (9.5 step 1)."""
+    return _whole_new_file(diff) is not None
+
+
+def change_line(change: v2.DiffChange) -> str:
+    """The line a v1 client is shown for one change (``Added p``, ``Moved a -> b``, ...)."""
+    return _change_line(change)
+
+
+def diff_item_to_v1(item: v2.Diff, path: str, losses: Losses, why: str | None = None) -> list[Any]:
+    """A v2 diff item as v1 items: a v1 diff, one text item, or none (``why``: why the bridge
+    could not rebuild its files' texts from disk, said in the loss)."""
     new_file = _whole_new_file(item)
     if new_file is not None:
         change, patch, text = new_file
@@ -256,9 +270,8 @@ def diff_item_to_v1(item: v2.Diff, path: str, losses: Losses) -> list[Any]:
     if not text:
         losses.instead(path, "a diff with no changes and no patch has no v1 form", "dropped")
         return []
-    losses.instead(
-        path,
-        "there is no mechanical mapping from a v2 diff back to v1 `oldText`/`newText`",
-        "sent as a text item: a line per change and the patch",
-    )
+    reason = "there is no mechanical mapping from a v2 diff back to v1 `oldText`/`newText`"
+    if why:
+        reason = f"{reason} ({why})"
+    losses.instead(path, reason, "sent as a text item: a line per change and the patch")
     return [v1.Content(content=v1.TextContent(text=text), meta=copy_meta(item.meta))]

@@ -14,7 +14,8 @@ One concept per module (all private; the public names are this package's):
 - ``_traffic``: the ``--log`` records and their redaction.
 - ``_stdio`` (with ``_writers``, ``_input``, ``_process``, ``_log``): the asyncio edge;
   ``ProxyConfig``, ``run_proxy`` and ``QUEUE_BYTES`` load it on first use (importing asyncio
-  costs every command that does not run the proxy).
+  costs every command that does not run the proxy). ``_files``: ``DiskFiles``, the file reader
+  the edge gives a v2 -> v1 bridge for diffs (D27 amended), loaded on first use too.
 """
 
 from __future__ import annotations
@@ -67,10 +68,12 @@ from ._traffic import (
 )
 
 if TYPE_CHECKING:
+    from ._files import DEFAULT_DISK_DIFF_BYTES, DiskFiles
     from ._stdio import QUEUE_BYTES, ProxyConfig, run_proxy
 
 __all__ = [
     "CLIENT_OWNED",
+    "DEFAULT_DISK_DIFF_BYTES",
     "DIRECTIONS",
     "MESSAGE_CHUNKS",
     "MESSAGE_UPSERTS",
@@ -91,6 +94,7 @@ __all__ = [
     "ConnectionBridge",
     "ConnectionNote",
     "Direction",
+    "DiskFiles",
     "LogSide",
     "Mapped",
     "MethodMap",
@@ -124,5 +128,9 @@ if not TYPE_CHECKING:  # type checkers read the import above
 
     # The asyncio edge, loaded on first use: importing the package loads no asyncio.
     __getattr__, __dir__ = exports(
-        __name__, {"_stdio": ("ProxyConfig", "QUEUE_BYTES", "run_proxy")}
+        __name__,
+        {
+            "_files": ("DEFAULT_DISK_DIFF_BYTES", "DiskFiles"),
+            "_stdio": ("ProxyConfig", "QUEUE_BYTES", "run_proxy"),
+        },
     )

@@ -342,6 +342,8 @@ class ConnectionBridge(_Updates):
             session.prompts.append(prompt)
             policy.prompt_started(self, session_id, session, prompt)
         pending = rpc.Pending(request_id, method, session_id)  # its params are not kept
+        if method in _SESSION_SETUP:  # where its diffs' files are read (a load replays first)
+            pending.params = self._roots(session_id, params)
         if table is MODES_TO_V1:
             pending.params = ("mode", mapped.value.get("modeId"))
         self._agent(rpc.request(self._to_agent.allocate(pending), target, mapped.value))
@@ -446,6 +448,8 @@ class ConnectionBridge(_Updates):
             session = self._session(session_id)
             session.established = True
             self._policy.established(session, result, value)
+            if pending.method == "session/new":  # its id is known now
+                self._roots(session_id, pending.params)
         self._client(rpc.result(pending.origin_id, value))
         for update in mapped.updates:
             self._client(rpc.update(session_id, update))

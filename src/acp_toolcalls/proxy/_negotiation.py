@@ -173,6 +173,7 @@ class _Negotiating(_Reading):
                     max_message_bytes=self.max_line_bytes,
                     notices=isinstance(session_caps.get("notices"), dict),
                     compaction=isinstance(session_caps.get("compaction"), dict),
+                    read_file=self.read_file,
                 )
             )
         agent_caps = (result.get("agentCapabilities") or {}) if isinstance(result, dict) else {}

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import UNSET
 
+from ..bridge import V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES, encode
 from ..models import INTERNAL_ERROR, request_key
 from ..store import Limits, trim_block
@@ -33,6 +34,7 @@ from ._policy import NEGOTIATION
 from ._state import NEGOTIATING, State
 
 if TYPE_CHECKING:
+    from ..bridge import ReadFile
     from ._methods import Modes
     from ._policy import Policy
 
@@ -108,9 +110,11 @@ class _Output:
         coalesce_interval: float = 0.05,
         limits: Limits | None = None,
         max_line_bytes: int = DEFAULT_MAX_BYTES,
+        read_file: ReadFile | None = None,
     ) -> None:
         self.client_version: Version | None = None if client_version == "auto" else client_version
         self.max_line_bytes = max_line_bytes
+        self.read_file = read_file  # a v1 client's diffs: files read by the edge (D27 amended)
         self.agent_version: Version | None = None
         self._asked_agent: VersionOption = agent_version
         self.coalesce_interval = coalesce_interval
@@ -208,6 +212,20 @@ class _Output:
         self._touches += 1
         session.touched = self._touches
         return session
+
+    def _roots(self, session_id: Any, params: Any) -> Any:
+        """A session's directories (``cwd``, ``additionalDirectories`` of its setup params, or
+        what this returned for them) told to a v2 -> v1 bridge, which may rebuild diffs of
+        files under them from disk (D27 amended); returns them, kept until the session's id
+        is known (``session/new``)."""
+        if isinstance(params, dict):
+            params = ("roots", params.get("cwd"), params.get("additionalDirectories"))
+        if not (isinstance(params, tuple) and len(params) == 3 and params[0] == "roots"):
+            return None
+        bridge = self._policy.bridge
+        if isinstance(bridge, V2ToV1Bridge) and isinstance(session_id, str):
+            bridge.set_roots(session_id, params[1], params[2])
+        return params
 
     def _touch(self, session_id: Any) -> _Session:
         """``_session`` for a hot path: a string id is its own key, looked up once."""

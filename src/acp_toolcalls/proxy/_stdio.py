@@ -43,6 +43,7 @@ from typing import IO, Any
 from ..codec import DEFAULT_MAX_BYTES
 from ..store import Limits
 from ._core import ConnectionBridge, Outbox, VersionOption
+from ._files import DEFAULT_DISK_DIFF_BYTES, DiskFiles
 from ._input import _READ_AHEAD, _batches, _FileFeed, _pollable
 from ._log import _Log, _log_error, open_log
 from ._process import _Agent, _exit_reason, _group_has_members, _occupy_closed_fds, _set_blocking
@@ -75,6 +76,11 @@ class ProxyConfig:
     """Seconds the agent gets to exit once its stdin is closed."""
     term_grace: float = 2.0
     """Seconds between SIGTERM and SIGKILL to what is left of the agent's process group."""
+    disk_diffs: bool = True
+    """v1 client, v2 agent: show a diff as a v1 diff, its texts rebuilt from the file on disk
+    and its Git patch (D27 amended; ``False``: ``--no-disk-diffs``)."""
+    disk_diff_max_bytes: int = DEFAULT_DISK_DIFF_BYTES
+    """The largest file a diff's texts are rebuilt from."""
 
 
 class _Proxy:
@@ -88,6 +94,7 @@ class _Proxy:
             coalesce_interval=config.coalesce_ms / 1000.0,
             limits=config.limits,
             max_line_bytes=config.max_line_bytes,
+            read_file=DiskFiles(config.disk_diff_max_bytes) if config.disk_diffs else None,
         )
         self.loop = asyncio.get_running_loop()
         self.wake = asyncio.Event()
