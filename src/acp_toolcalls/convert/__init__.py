@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from ._session_updates import command_to_v1 as command_to_v1
     from ._session_updates import config_option_to_v1 as config_option_to_v1
     from ._session_updates import config_option_to_v2 as config_option_to_v2
+    from ._session_updates import prepare_update_checks as prepare_update_checks
     from ._stateless import StatelessV1ToV2, StatelessV2ToV1
     from ._tool_calls import (
         DEFAULT_TOOL_CALL_TITLE,
@@ -174,6 +175,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "command_to_v1",
         "config_option_to_v1",
         "config_option_to_v2",
+        "prepare_update_checks",
         "session_update_to_v1",
         "session_update_to_v2",
     ),

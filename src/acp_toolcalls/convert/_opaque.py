@@ -9,7 +9,10 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.8; D19, D30):
 - A rule's result is checked against the target schema's ``$defs`` entry and dropped, reported,
   if it is not valid (the input was not); message chunks, the common case, are valid by
   construction (their one content block goes through the typed models: ``block_to_v2``,
-  ``block_to_v1``), and so is no schema loaded for them.
+  ``block_to_v1``), and so is no schema loaded for them. The check is a structure check
+  (``schema.first_violation``: the same answer as jsonschema's, without it), built ahead by
+  ``prepare_rules`` (``acp-toolcalls bridge`` does as it starts): nothing on the message path
+  reads a schema or builds a validator mid-stream.
 - The rule builders: ``copied`` (known keys copied), ``each_item`` (a list converted item by
   item), ``compaction`` and ``summary_chunk`` (content blocks inside), ``if_advertised`` (v2 ->
   v1 only for a client that advertised the capability, D30).
@@ -23,6 +26,7 @@ from typing import Any, cast
 
 from .. import v1, v2
 from ..codec import DecodeError, VersionName, decode, to_builtins
+from ..schema import first_violation, prepare_checks
 from ._content import struct_to_v1, struct_to_v2
 from ._kernel import Fix, Json, Losses, copy_keys, salvaged
 
@@ -52,16 +56,13 @@ def block_to_v2(value: Any, path: str, losses: Losses, dropped: str) -> Any:
 
 
 def _schema_valid(value: Json, def_name: str, protocol: VersionName, losses: Losses) -> bool:
-    """Whether ``value`` validates against ``$defs[def_name]``; reported (strict: raises) if not."""
-    from ..schema import validate_payload  # jsonschema only for these rare updates
-
-    violations = validate_payload(value, def_name, protocol)
-    if violations:
-        first = violations[0]
-        losses.instead(
-            "$", f"not a valid {protocol} `{def_name}` ({first.path}: {first.message})", "dropped"
-        )
-    return not violations
+    """Whether ``value`` validates against ``$defs[def_name]``; reported (strict: raises) if not.
+    A structure check, built ahead (``prepare_rules``): no validator is loaded mid-stream."""
+    violation = first_violation(value, def_name, protocol)
+    if violation is not None:
+        path, message = violation
+        losses.instead("$", f"not a valid {protocol} `{def_name}` ({path}: {message})", "dropped")
+    return violation is None
 
 
 def message_chunk_to_v2(data: Mapping[str, Any], losses: Losses, opts: ToV2) -> Json | None:
@@ -140,6 +141,12 @@ class OpaqueRule:
     """The ``sessionUpdate`` of the result."""
     schema_def: str | None
     """The target ``$defs`` entry the result is checked against; ``None``: valid by construction."""
+
+
+def prepare_rules(rules: Mapping[str, OpaqueRule], protocol: VersionName) -> None:
+    """Build the schema checks ``rules`` ask now (reading the schema file), so that the first
+    update that needs one does not wait for it (``acp-toolcalls bridge``: as it starts)."""
+    prepare_checks(protocol, {rule.schema_def for rule in rules.values() if rule.schema_def})
 
 
 def opaque(

@@ -42,6 +42,7 @@ from ._opaque import (
     message_chunk_to_v1,
     message_chunk_to_v2,
     opaque,
+    prepare_rules,
     summary_chunk,
 )
 from ._tool_calls import closed_enum, fields_to_v1, fields_to_v2
@@ -337,3 +338,11 @@ def session_update_to_v1(
     losses = Losses(strict)
     opts = ToV1(notices=notices, compaction=compaction)
     return lookup(_UPDATES, update, TO_V1_MISSING)(update, losses, opts), losses.report()
+
+
+def prepare_update_checks() -> None:
+    """Build now the schema checks both directions' session updates ask (``_opaque``'s
+    rules): ``acp-toolcalls bridge`` calls it as it starts, before the first line, so that
+    the first ``plan``/``usage_update``/... of a session waits for no schema."""
+    prepare_rules(_OPAQUE_TO_V2, "v2")
+    prepare_rules(_OPAQUE_TO_V1, "v1")

@@ -18,6 +18,9 @@ the log ``_log``'s):
   a burst before it reads is still read while the client's prompt waits for it), and a side
   that does not read holds back, through the pipes, only the peer that writes to it. A writer
   holds at most its bound plus what ``_STEP`` lines make.
+- Nothing on the message path loads lazily mid-stream: what the converters check rare
+  session updates with is built as the proxy starts (``prepare_update_checks``), while the
+  agent starts, before the first line is read.
 - Our stderr gets one line per note (errors and caps that bite; ``--verbose`` adds losses),
   naming the line it is about (``agent line 7: ...``).
 - The session ends when the client's input ends (the agent's stdin is closed and it gets
@@ -41,6 +44,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from ..codec import DEFAULT_MAX_BYTES
+from ..convert import prepare_update_checks
 from ..store import Limits
 from ._core import ConnectionBridge, Outbox, VersionOption
 from ._files import DEFAULT_DISK_DIFF_BYTES, DiskFiles
@@ -259,6 +263,8 @@ class _Proxy:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 self.say(f"cannot start the agent {config.command[0]!r}: {reason}")
                 return 2
+            # While the agent starts: what the first rare update would otherwise wait for.
+            prepare_update_checks()
             try:
                 client_in = await self._open_client()
                 return await self._session(client_in)

@@ -3,10 +3,14 @@
 - ``_schemas``: the bundled upstream JSON Schemas (newest v2 draft), the two engines
   (jsonschema-rs "valid or not" where installed, ``ENGINE``), the method table;
 - ``_validate``: validation of messages and payloads, and the explanation of a violation
-  (always from jsonschema).
+  (always from jsonschema);
+- ``_checks``: the bundled files read once, and the structure checks the converters ask on the
+  message path (``first_violation``, built ahead by ``prepare_checks``): valid or not against
+  one ``$defs`` entry, without jsonschema.
 
-Importing this package costs nothing until a name is used (PEP 562): the names load
-jsonschema, which ``acp-toolcalls bridge`` and ``convert`` never do. ``Protocol`` is a
+Importing this package costs nothing until a name is used (PEP 562): the names of
+``_schemas`` and ``_validate`` load jsonschema, which ``acp-toolcalls bridge`` and
+``convert`` never do; those of ``_checks`` load only the schema files. ``Protocol`` is a
 deprecated alias of ``acp_toolcalls.models.VersionName`` (it shadowed ``typing.Protocol``).
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from ._checks import first_violation, prepare_checks
     from ._schemas import ENGINE, MethodSpec, Protocol, method_table
     from ._validate import SchemaViolation, validate_message, validate_payload
 
@@ -23,12 +28,15 @@ if TYPE_CHECKING:
         "MethodSpec",
         "Protocol",
         "SchemaViolation",
+        "first_violation",
         "method_table",
+        "prepare_checks",
         "validate_message",
         "validate_payload",
     ]
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "_checks": ("first_violation", "prepare_checks"),
     "_schemas": ("ENGINE", "MethodSpec", "Protocol", "method_table"),
     "_validate": ("SchemaViolation", "validate_message", "validate_payload"),
 }

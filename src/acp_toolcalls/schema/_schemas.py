@@ -3,8 +3,9 @@
 Rules this module owns:
 
 - The schemas are the unmodified upstream files in ``acp_toolcalls/schemas/{v1,v2}/schema.json``
-  (draft 2020-12). Validators are compiled once per (protocol, ``$defs`` entry) and cached.
-  ``format`` is an annotation only; it is never asserted.
+  (draft 2020-12), read once by ``_checks.document``. Validators are compiled once per
+  (protocol, ``$defs`` entry) and cached. ``format`` is an annotation only; it is never
+  asserted.
 - Whether a value is valid is asked of jsonschema-rs when it is installed (``ENGINE``), else
   of jsonschema (a yes/no validator whose unions stop at the first error of each branch); the
   full jsonschema validator beside it explains invalid values (``_schema``).
@@ -17,11 +18,9 @@ Rules this module owns:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 from typing import Any, Literal, cast
 
 from jsonschema import Draft202012Validator
@@ -31,13 +30,13 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from ..models import VersionName
+from ._checks import document
 
 MethodKind = Literal["request", "notification"]
 
 Protocol = VersionName
 """Deprecated alias of ``VersionName`` (it shadowed ``typing.Protocol``; issue 18)."""
 
-_PROTOCOLS: tuple[VersionName, ...] = ("v1", "v2")
 _BASE_URI = "urn:acp-toolcalls:schema:"
 
 _PathPart = str | int
@@ -60,15 +59,8 @@ class MethodSpec:
 # Schema loading and the method table
 
 
-@cache
 def _schema(protocol: VersionName) -> Mapping[str, Any]:
-    if protocol not in _PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected 'v1' or 'v2'")
-    resource = files("acp_toolcalls") / "schemas" / protocol / "schema.json"
-    loaded = json.loads(resource.read_text(encoding="utf-8"))
-    if not isinstance(loaded, dict):
-        raise ValueError(f"bundled {protocol} schema is not a JSON object")
-    return loaded
+    return document(protocol)  # read once, for the structure checks too
 
 
 @cache

@@ -27,8 +27,6 @@ Rules this module owns (loading the schemas, the engines and the method table ar
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +34,8 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from ..models import VersionName
+from ._checks import json_path as _json_path
+from ._checks import short as _short
 from ._schemas import (
     _defs,
     _escape_pointer,
@@ -46,9 +46,7 @@ from ._schemas import (
     _validators,
 )
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_MESSAGE = 300
-_MAX_INSTANCE = 60
 
 _Path = tuple[_PathPart, ...]
 
@@ -70,18 +68,6 @@ class SchemaViolation:
 
 # --------------------------------------------------------------------------------------------
 # Rendering paths, schema pointers and messages
-
-
-def _json_path(path: Iterable[_PathPart]) -> str:
-    out = ["$"]
-    for part in path:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif _IDENTIFIER.match(part):
-            out.append(f".{part}")
-        else:
-            out.append(f"[{json.dumps(part, ensure_ascii=False)}]")
-    return "".join(out)
 
 
 def _walk_schema_path(
@@ -113,23 +99,6 @@ def _schema_pointer(protocol: VersionName, start: str, schema_path: Iterable[_Pa
     if found is not None:
         return found
     return start + "".join(f"/{_escape_pointer(p)}" for p in rest)  # pragma: no cover
-
-
-def _short(instance: object) -> str:
-    """A short rendering of a JSON value: Python repr for strings and numbers, JSON otherwise."""
-    if isinstance(instance, str) or (
-        isinstance(instance, int | float) and not isinstance(instance, bool)
-    ):
-        text = repr(instance)
-    else:
-        try:
-            text = json.dumps(instance, ensure_ascii=False, separators=(", ", ": "))
-        except (TypeError, ValueError):
-            text = repr(instance)
-    if len(text) > _MAX_INSTANCE:
-        closing = text[-1] if text[-1] in "]}'\"" else ""
-        text = text[: _MAX_INSTANCE - 2] + "…" + closing
-    return text
 
 
 def _clip(message: str) -> str:

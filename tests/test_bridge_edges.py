@@ -1,0 +1,364 @@
+"""``acp-toolcalls bridge`` at its edges (issue 26, items 10-12), over real subprocesses.
+
+- Item 10: nothing on the message path loads lazily mid-stream. The rare session updates
+  (``plan``, ``usage_update``, ``config_option_update``, ...) are checked against the target
+  schema by structure checks (``schema.first_violation``) that answer as jsonschema does,
+  built as the bridge starts: the bridge never imports jsonschema, and every check exists
+  before the first line is read.
+- Item 11: ``--log`` records the agent's answer and the bridge's retry during the version
+  fallback in the version they are in.
+- Item 12: an editor request over ``--max-line-bytes`` is answered ``-32600`` with its id, read
+  from the line as it streams by (memory stays bounded), in every mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_toolcalls import v1, v2
+from acp_toolcalls.convert import _session_updates, session_update_to_v1, session_update_to_v2
+from acp_toolcalls.schema import first_violation, validate_payload
+from acp_toolcalls.schema._checks import document
+from interop.raw import RawClient
+from interop.sessions import bounded
+from test_permission_integrity import (
+    SCRIPT_AGENT,
+    SID,
+    agent_init,
+    editor_init,
+    session_new,
+    update,
+)
+from test_proxy_faults import turn_ended
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The (protocol, $defs entry) of every rule that is checked against a schema, both directions.
+CHECKED = sorted(
+    {
+        (protocol, rule.schema_def)
+        for protocol, rules in (
+            ("v1", _session_updates._OPAQUE_TO_V1),
+            ("v2", _session_updates._OPAQUE_TO_V2),
+        )
+        for rule in rules.values()
+        if rule.schema_def is not None
+    }
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Item 10: the structure checks answer as jsonschema does
+
+
+_JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.sampled_from(["", "x", "select", "boolean", "text", "pending", "high", "USD"]),
+    st.just([]),
+    st.just({}),
+    st.just([1]),
+)
+
+
+def _resolve(protocol: str, schema: Any) -> Any:
+    while isinstance(schema, dict) and set(schema) - {"description", "title"} == {"$ref"}:
+        schema = document(protocol)["$defs"][schema["$ref"].rsplit("/", 1)[1]]  # type: ignore[index]
+    return schema
+
+
+def _near(protocol: str, schema: Any, depth: int = 0) -> st.SearchStrategy[Any]:
+    """Values shaped by ``schema``, most valid, with junk put anywhere (a wrong type, a value
+    that is not one of the consts, a required key left out, an unknown key)."""
+    schema = _resolve(protocol, schema)
+    if depth > 8 or not isinstance(schema, dict):
+        return _JUNK
+    shaped = _shaped(protocol, schema, depth)
+    container = schema.get("type") in ("object", "array") or "properties" in schema
+    odds = 24 if container else 5  # junk: one value in 25 (containers) or in 6 (the rest)
+    return st.integers(0, odds).flatmap(lambda n: _JUNK if n == 0 else shaped)
+
+
+def _shaped(protocol: str, schema: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
+    parts = [schema]
+    if "$ref" in schema:
+        parts.append(_resolve(protocol, {"$ref": schema["$ref"]}))
+    for sub in schema.get("allOf", []):
+        parts.append(_resolve(protocol, sub))
+    unions = [schema[key] for key in ("oneOf", "anyOf") if key in schema]
+    for part in parts[1:]:
+        unions += [part[key] for key in ("oneOf", "anyOf") if key in part]
+        parts += [_resolve(protocol, sub) for sub in part.get("allOf", [])]
+    if unions:
+        branches = unions[0]
+
+        def merged(index: int) -> st.SearchStrategy[Any]:
+            branch = _resolve(protocol, branches[index])
+            rest = {k: v for k, v in schema.items() if k not in ("oneOf", "anyOf")}
+            if len(unions) > 1:
+                rest["anyOf"] = unions[1]
+            both = {"allOf": [rest, branch]} if rest else branch
+            return _shaped(protocol, both, depth + 1) if isinstance(both, dict) else _JUNK
+
+        return st.integers(0, len(branches) - 1).flatmap(merged)
+    for part in parts:
+        if "const" in part:
+            return st.just(part["const"])
+        if "enum" in part:
+            return st.sampled_from(part["enum"])
+    types: list[str] = []
+    for part in parts:
+        if "type" in part:
+            found = part["type"]
+            types = [found] if isinstance(found, str) else list(found)
+            break
+    properties: dict[str, Any] = {}
+    required: set[str] = set()
+    items: Any = None
+    for part in parts:
+        properties.update(part.get("properties", {}))
+        required.update(part.get("required", []))
+        items = part.get("items", items)
+    if not types:
+        types = ["object"] if properties else ["string", "integer", "null"]
+    strategies = []
+    for kind in types:
+        if kind == "object":
+            fixed = {
+                name: _near(protocol, properties.get(name, {}), depth + 1) for name in required
+            }
+            optional = {
+                name: _near(protocol, sub, depth + 1)
+                for name, sub in properties.items()
+                if name not in required
+            }
+            made = st.fixed_dictionaries(fixed, optional=optional)
+            strategies.append(
+                st.tuples(made, st.sampled_from([None, *sorted(required)]), st.booleans()).map(
+                    _spoil
+                )
+            )
+        elif kind == "array":
+            strategies.append(st.lists(_near(protocol, items or {}, depth + 1), max_size=3))
+        elif kind == "string":
+            strategies.append(st.sampled_from(["", "a", "id-1", "2026-12-06T00:00:00Z"]))
+        elif kind == "integer":
+            strategies.append(st.one_of(st.integers(-2, 2**64), st.just(3.0)))
+        elif kind == "number":
+            strategies.append(st.one_of(st.integers(-5, 5), st.floats(-1e6, 1e6)))
+        elif kind == "boolean":
+            strategies.append(st.booleans())
+        elif kind == "null":
+            strategies.append(st.none())
+    return st.one_of(strategies) if strategies else _JUNK
+
+
+def _spoil(made: tuple[dict[str, Any], str | None, bool]) -> dict[str, Any]:
+    """Rarely a required key left out; sometimes a key no schema names."""
+    value, drop, extra = made
+    if drop is not None and len(drop) % 5 == 0:
+        value.pop(drop, None)
+    if extra:
+        value["x-unknown"] = 1
+    return value
+
+
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
+@pytest.mark.parametrize(("protocol", "def_name"), CHECKED, ids=lambda x: str(x))
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(data=st.data())
+def test_the_structure_checks_answer_as_jsonschema(
+    protocol: Any, def_name: str, data: st.DataObject
+) -> None:
+    schema = {"$ref": f"#/$defs/{def_name}"}
+    value = data.draw(_near(protocol, schema))
+    violations = validate_payload(value, def_name, protocol)
+    found = first_violation(value, def_name, protocol)
+    assert (found is None) == (not violations), (value, found, violations)
+
+
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
+@pytest.mark.parametrize(("protocol", "def_name"), CHECKED, ids=lambda x: str(x))
+def test_the_generator_reaches_both_answers(protocol: Any, def_name: str) -> None:
+    """The differential test above means something: for each checked entry, it draws valid
+    and invalid values, each often enough."""
+    answers = {"valid": 0, "invalid": 0}
+
+    @settings(max_examples=100, deadline=None, database=None, derandomize=True)
+    @given(st.data())
+    def count(data: st.DataObject) -> None:
+        value = data.draw(_near(protocol, {"$ref": f"#/$defs/{def_name}"}))
+        answers["valid" if first_violation(value, def_name, protocol) is None else "invalid"] += 1
+
+    count()
+    assert min(answers.values()) >= 5, answers
+
+
+def test_a_violation_is_reported_with_its_path() -> None:
+    bad = {"sessionUpdate": "usage_update", "used": -1, "size": 10, "cost": None}
+    assert first_violation(bad, "UsageUpdate", "v1") == (
+        "$.used",
+        "-1 is less than the minimum of 0",
+    )
+    wrong_type = {"sessionUpdate": "session_info_update", "title": 5}
+    assert first_violation(wrong_type, "SessionInfoUpdate", "v2") == (
+        "$.title",
+        "5 is not of type 'string', 'null'",
+    )
+    cost = {"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": {"amount": 1}}
+    assert first_violation(cost, "UsageUpdate", "v2") == (
+        "$.cost",
+        "'currency' is a required property",
+    )
+    update_v2 = v2.OpaqueSessionUpdate(bad | {"used": 2.5})
+    converted, losses = session_update_to_v1(update_v2)
+    assert converted is None
+    (loss,) = [loss for loss in losses.losses if "not a valid v1 `UsageUpdate`" in loss.reason]
+    assert "$.used: 2.5 is not of type 'integer'" in loss.reason
+    plan = v1.OpaqueSessionUpdate({"sessionUpdate": "plan", "entries": [{"content": "x"}]})
+    assert session_update_to_v2(plan)[0] is None
+
+
+def test_nothing_on_the_message_path_loads_a_validator_mid_stream(tmp_path: Path) -> None:
+    """Through a real bridge (v1 editor, v2 agent, and the other way), a turn that opens with
+    every rare update: each reaches the editor converted, every check was built before the
+    bridge read its first line, and jsonschema is never imported (before issue 26 the first
+    rare update imported it and built a validator: 50-155 ms, the turn behind it waiting)."""
+    for editor, agent in ((1, 2), (2, 1)):
+        probe = tmp_path / f"probe-{editor}{agent}.json"
+        steps = [*_prelude(agent), *_rare_turn(agent)]
+        script = tmp_path / f"script-{editor}{agent}.json"
+        script.write_text(json.dumps(steps), encoding="utf-8")
+        agent_command = [sys.executable, str(SCRIPT_AGENT), str(script), str(tmp_path / "rec")]
+        out, err = _probed_bridge(probe, ["--agent-version", str(agent)], agent_command, editor)
+        assert "Traceback" not in err and "a bug" not in err, err
+        seen = json.loads(probe.read_text(encoding="utf-8"))
+        assert seen["jsonschema_at_first_line"] is False
+        assert seen["jsonschema_at_end"] is False
+        assert seen["checks_at_first_line"] == seen["checks_at_end"] == len(CHECKED)
+        updates = [
+            m["params"]["update"]["sessionUpdate"]
+            for m in out
+            if m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] not in ("user_message", "state_update")
+        ]
+        wanted = (
+            ["usage_update", "session_info_update", "plan", "agent_message_chunk"]
+            if editor == 1
+            else ["usage_update", "session_info_update", "plan_update", "agent_message_chunk"]
+        )
+        assert updates[: len(wanted)] == wanted, (updates, err)
+
+
+# What the probed bridge records: whether jsonschema is loaded and how many structure checks
+# exist, when the bridge handles its first line and at its end.
+_PROBE = """
+import json, sys
+from acp_toolcalls.cli import main
+from acp_toolcalls.proxy import _stdio
+from acp_toolcalls.schema import _checks
+
+seen = {}
+def state(when):
+    seen["jsonschema_" + when] = "jsonschema" in sys.modules
+    seen["checks_" + when] = _checks._check.cache_info().currsize
+
+handle = _stdio._Proxy._handle
+async def first(self, side, batch):
+    if "checks_at_first_line" not in seen:
+        state("at_first_line")
+    return await handle(self, side, batch)
+_stdio._Proxy._handle = first
+code = main(sys.argv[2:])
+state("at_end")
+with open(sys.argv[1], "w") as out:
+    json.dump(seen, out)
+sys.exit(code)
+"""
+
+
+def _probed_bridge(
+    probe: Path, options: list[str], agent: list[str], editor: int
+) -> tuple[list[dict[str, Any]], str]:
+    """A turn through the bridge in a subprocess that records its ``_PROBE`` state: the editor
+    initializes, opens a session and prompts; what it read until the turn ended, and stderr."""
+    command = [sys.executable, "-c", _PROBE, str(probe), "bridge", *options, "--", *agent]
+
+    async def scenario() -> tuple[list[dict[str, Any]], str]:
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=ROOT,
+        )
+        client = RawClient(process)
+        await client.send(editor_init(editor))
+        await client.answer_to(0)
+        await client.send(session_new(editor))
+        await client.answer_to(1)
+        await client.send(_prompt(editor, 2))
+        await client.until(turn_ended(editor, 2))
+        code, err, _ = await client.finish()
+        assert code == 0, err
+        return client.received, err
+
+    return bounded(scenario())
+
+
+def _prelude(agent: int) -> list[dict[str, Any]]:
+    return [
+        {"await": {"method": "initialize"}, "as": "init"},
+        {"send": {"jsonrpc": "2.0", "id": {"$id": "init"}, "result": agent_init(agent)}},
+        {"await": {"method": "session/new"}, "as": "new"},
+        {"send": {"jsonrpc": "2.0", "id": {"$id": "new"}, "result": {"sessionId": SID}}},
+    ]
+
+
+def _rare_turn(agent: int) -> list[dict[str, Any]]:
+    """The agent's turn: usage, session info and a plan first, then a message, then the end."""
+    usage = {"sessionUpdate": "usage_update", "used": 1200, "size": 200000}
+    info = {"sessionUpdate": "session_info_update", "title": "Fix the tests"}
+    entry = {"content": "Run the tests", "priority": "high", "status": "pending"}
+    chunk: dict[str, Any] = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": "Done."},
+    }
+    if agent == 2:
+        plan = {
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "items", "planId": "p1", "entries": [entry]},
+        }
+        chunk["messageId"] = "m1"
+        idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+        end = [
+            {"send": {"jsonrpc": "2.0", "id": {"$id": "prompt"}, "result": {"messageId": "u1"}}},
+            *[{"send": update(body)} for body in (usage, info, plan, chunk, idle)],
+        ]
+    else:
+        plan = {"sessionUpdate": "plan", "entries": [entry]}
+        answer = {"stopReason": "end_turn"}
+        end = [
+            *[{"send": update(body)} for body in (usage, info, plan, chunk)],
+            {"send": {"jsonrpc": "2.0", "id": {"$id": "prompt"}, "result": answer}},
+        ]
+    return [{"await": {"method": "session/prompt"}, "as": "prompt"}, *end]
+
+
+def _prompt(editor: int, request_id: int) -> dict[str, Any]:
+    params = {"sessionId": SID, "prompt": [{"type": "text", "text": "go"}]}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "session/prompt", "params": params}
