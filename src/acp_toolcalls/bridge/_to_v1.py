@@ -11,6 +11,9 @@ bridge's entry points and options, and what reaches which layer.
   reported, never carried.
 - Every loss is reported; caps come from the store's ``Limits`` (its terminals keep about the
   tail a v1 client is shown, ``4 * tail_chars`` bytes); ``close_session`` frees all.
+- A ``notice`` reaches a client that did not advertise ``session.notices`` as agent message
+  text of a message of its own (``acp-toolcalls-notice-`` and a number; D30 as amended), in
+  stream order; one that did gets the ``notice``.
 
 Theory of operation: ``V2ToV1Bridge`` is one object built in layers, one module each, each a
 base class of the next: ``_to_v1_state`` (the shared state and the store's events),
@@ -42,6 +45,7 @@ from ..convert import (
     batched,
     invalid_element,
     read_input,
+    session_update_to_v1,
     unknown_keys,
 )
 from ..models import Batch, InvalidMessage, JsonRpcMessage
@@ -122,6 +126,7 @@ class V2ToV1Bridge(_Permissions):
             v2.TerminalOutputChunk: self._on_terminal,
             v2.OpaqueSessionUpdate: self._on_other_update,
         }
+        self._notices_shown = 0  # notices shown as agent message text: their ids' numbers
 
     # ----------------------------------------------------------------------------------------
     # Public API
@@ -204,6 +209,22 @@ class V2ToV1Bridge(_Permissions):
 
     # ----------------------------------------------------------------------------------------
     # Dispatch
+
+    def _on_other_update(self, session_id: str, update: Any) -> None:
+        """A ``notice`` for a client that did not advertise ``session.notices``: agent message
+        text of a message of its own (D30 as amended); any other update: the calls layer's."""
+        if self.notices or not (
+            isinstance(update, v2.OpaqueSessionUpdate) and update.tag == "notice"
+        ):
+            super()._on_other_update(session_id, update)
+            return
+        self._flush_session(session_id)  # keeps the v1 client's view in stream order
+        self._notices_shown += 1
+        notice_id = f"acp-toolcalls-notice-{self._notices_shown}"
+        mapped, losses = session_update_to_v1(update, notice_id=notice_id)
+        self._extend(losses, "$.params.update")
+        if mapped is not None:
+            self._emit_update(session_id, mapped)
 
     def _dispatch(self, message: Any) -> None:
         kind = type(message)

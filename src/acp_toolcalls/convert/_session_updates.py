@@ -10,9 +10,12 @@ Rules this module owns:
 - v2 -> v1: ``tool_call_update`` becomes a v1 ``tool_call_update``; message chunks,
   ``plan_update`` (as ``plan``; a cancelled entry is left out), commands, config options,
   session info and usage are mapped into their v1 shapes; ``notice`` and compaction updates
-  only for a client that advertised them (D30). ``tool_call_content_chunk`` and terminal
-  updates need a stateful bridge; ``state_update``, message upserts, unstable-only and unknown
-  updates have no v1 form: all dropped and reported, never forwarded raw.
+  only for a client that advertised them (D30); given a message id (a stateful caller's, as
+  the bridge gives), a ``notice`` for any other client is agent message text of a message of
+  its own, worded as codex-acp words its notices toward such clients (D30 as amended).
+  ``tool_call_content_chunk`` and terminal updates need a stateful bridge; ``state_update``,
+  message upserts, unstable-only and unknown updates have no v1 form: all dropped and
+  reported, never forwarded raw.
 - Only what the target cannot represent depends on ``strict`` (strict raises); the other drops
   are the mapping itself, the same in both modes.
 
@@ -317,12 +320,49 @@ _UPDATES: dict[type[Any], Callable[[Any, Losses, ToV1], v1.SessionUpdate | None]
 }
 
 
+_NOTICE_LABELS = {"info": "Info", "warning": "Warning", "error": "Error"}
+"""How a notice's text opens, by severity (codex-acp's ``Warning: ...``); any other: Notice."""
+
+
+def notice_as_text(data: Mapping[str, Any], message_id: str, losses: Losses) -> Json | None:
+    """A v2 ``notice`` as the v1 ``agent_message_chunk`` of message ``message_id``, for a client
+    that did not advertise ``session.notices`` (D30 as amended): ``<Severity>: <title>``, the
+    description after a blank line, a blank line after (codex-acp's own wording toward such
+    clients: ``Warning: <message>``); ``None`` for a notice that is not valid (reported)."""
+    out = copy_keys(data, ("severity", "title", "description", "_meta"), losses)
+    title, severity, description = out.get("title"), out.get("severity"), out.get("description")
+    if not (
+        isinstance(title, str)
+        and title
+        and isinstance(severity, str)
+        and (description is None or isinstance(description, str))
+    ):
+        losses.instead("$", "not a valid v2 `Notice`", "dropped")
+        return None
+    label = _NOTICE_LABELS.get(severity, "Notice")
+    text = f"{label}: {title}\n\n" + (f"{description}\n\n" if description else "")
+    losses.instead(
+        "$",
+        "v1 agents send `notice` only to clients that advertised `session.notices`",
+        f"shown as agent message text (message {message_id!r})",
+    )
+    chunk: Json = {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": message_id,
+        "content": {"type": "text", "text": text},
+    }
+    if "_meta" in out:
+        chunk["_meta"] = out["_meta"]
+    return chunk
+
+
 def session_update_to_v1(
     update: v2.SessionUpdate,
     *,
     strict: bool = False,
     notices: bool = False,
     compaction: bool = False,
+    notice_id: str | None = None,
 ) -> tuple[v1.SessionUpdate | None, LossReport]:
     """A v2 ``session/update`` payload as a v1 one (``None``: nothing to send), and the losses.
 
@@ -330,12 +370,22 @@ def session_update_to_v1(
     the client has seen sends ``tool_call_to_v1`` for a new one). Message chunks, ``plan_update``
     (as ``plan``), commands, config options, session info and usage are mapped into their v1
     shapes; ``notice`` and compaction updates only when the client advertised
-    ``session.notices`` / ``session.compaction`` (``notices``/``compaction``, D30). Everything
+    ``session.notices`` / ``session.compaction`` (``notices``/``compaction``, D30); given a
+    ``notice_id``, a ``notice`` for a client without ``notices`` is agent message text of the
+    message ``notice_id`` instead (``notice_as_text``, D30 as amended). Everything
     else (``tool_call_content_chunk``, terminal updates, ``state_update``, message upserts,
     unknown updates) is dropped and reported, never forwarded raw. Strict mode raises
     ``ConversionError`` instead of any drop or substitution.
     """
     losses = Losses(strict)
+    if (
+        notice_id is not None
+        and not notices
+        and isinstance(update, v2.OpaqueSessionUpdate)
+        and update.tag == "notice"
+    ):
+        text = notice_as_text(update.data, notice_id, losses)
+        return (None if text is None else v1.OpaqueSessionUpdate(text)), losses.report()
     opts = ToV1(notices=notices, compaction=compaction)
     return lookup(_UPDATES, update, TO_V1_MISSING)(update, losses, opts), losses.report()
 

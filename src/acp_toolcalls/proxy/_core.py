@@ -453,6 +453,7 @@ class ConnectionBridge(_Updates):
         self._client(rpc.result(pending.origin_id, value))
         for update in mapped.updates:
             self._client(rpc.update(session_id, update))
+        self._policy.answered(self, pending, result)
         if pending.method == "session/close":
             self._close_session(session_id)
         if pending.method in ("session/load", "session/resume"):

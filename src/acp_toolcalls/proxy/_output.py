@@ -35,7 +35,7 @@ from ._state import NEGOTIATING, State
 
 if TYPE_CHECKING:
     from ..bridge import ReadFile
-    from ._methods import Modes
+    from ._methods import AgentModes, Modes
     from ._policy import Policy
 
 Version = Literal[1, 2]
@@ -91,6 +91,7 @@ class _Session:
     touched: int = 0  # when it was last used: the least recently used go first
     established: bool = False  # the agent answered a session/new, load or resume of it
     modes: Modes | None = None  # v2 client: the v1 agent's modes, shown as a config option
+    agent_modes: AgentModes | None = None  # v1 client: the v2 agent's mode option, as modes
 
     @property
     def busy(self) -> bool:

@@ -5,7 +5,8 @@ Rules this module owns (the core chooses a policy once, when the agent has answe
 
 - ``NEGOTIATION`` until then; ``PassThrough`` for the same version on both sides (only a v2
   client's prompt turns are followed, to end them if the agent goes away).
-- ``ToV1Client`` (a v1 client, a v2 agent): requests by ``TO_V2`` (``NO_V2``: ``-32601``);
+- ``ToV1Client`` (a v1 client, a v2 agent): requests by ``TO_V2``; the agent's mode option is
+  the client's session modes (``_agent_modes``: ``session/set_mode``, ``current_mode_update``);
   the v2 ``session/prompt`` result only acknowledges: the v1 response is sent when the agent
   reports an idle ``state_update``, with its stop reason (``prompt_end_to_v1``); the agent's
   echo of the user message is not forwarded while a prompt is pending (a v1 client shows its
@@ -34,6 +35,7 @@ from .. import v1, v2
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES, FAST_PATH_MISSES, fast_message_decoder
 from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
+from . import _agent_modes
 from . import _routing as rpc
 from ._methods import (
     CLIENT_OWNED as _CLIENT_OWNED,
@@ -43,10 +45,11 @@ from ._methods import (
 )
 from ._methods import (
     MESSAGE_UPSERTS,
+    MODE_OPTION_TO_V2,
     NO_V1,
-    NO_V2,
     TO_V1,
     TO_V2,
+    AgentModes,
     MethodMap,
     Modes,
     prompt_accepted,
@@ -104,8 +107,11 @@ class Policy:
         return self.requests.keys() | self.missing.keys()
 
     def answered_here(self, core: _Bridged, request_id: Any, method: str, params: Any) -> bool:
-        """A client request the proxy answers itself (``True``: answered)."""
+        """A client request the proxy answers itself, or sends in a form of its own (``True``)."""
         return False
+
+    def answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+        """The agent's result for a client request was mapped and sent to the client."""
 
     def resumed(self, core: _Bridged, session_id: Any, target: str) -> str | None:
         """The agent's method for a ``session/resume`` (``None``: it cannot resume)."""
@@ -163,8 +169,8 @@ class Converting(Policy):
 class ToV1Client(Converting):
     """A v1 client, a v2 agent."""
 
-    requests = TO_V2
-    missing = NO_V2
+    requests: ClassVar[Mapping[str, MethodMap]] = {**TO_V2, **MODE_OPTION_TO_V2}  # set_mode: below
+    missing: ClassVar[Mapping[str, str]] = {}  # (NO_V2's session/set_mode: `_agent_modes`)
     missing_code = METHOD_NOT_FOUND
     typed_tags = _V2_TYPED
     _decode = staticmethod(fast_message_decoder("v2"))
@@ -172,6 +178,17 @@ class ToV1Client(Converting):
 
     def __init__(self, bridge: V2ToV1Bridge) -> None:
         self.bridge = self.coalescing = bridge
+
+    def answered_here(self, core: _Bridged, request_id: Any, method: str, params: Any) -> bool:
+        if method == "session/set_mode":
+            _agent_modes.set_mode(core, request_id, params)
+        return method == "session/set_mode"
+
+    def established(self, session: _Session, result: Any, value: Any) -> None:
+        session.agent_modes = AgentModes.shown(result, value)
+
+    def answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+        _agent_modes.answered(core, pending, result)
 
     def prompt_answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
         session = core._session(pending.session_id)
@@ -235,6 +252,8 @@ class ToV1Client(Converting):
             core._bridge_typed(bridge, typed)
         else:
             core._bridge_update(bridge, line)
+        if tag == "config_option_update":
+            _agent_modes.options_changed(core, session, session_id, body)
 
     def _fan_out(
         self, core: _Bridged, session_id: Any, session: _Session, update: Mapping[str, Any]

@@ -5,12 +5,12 @@ for what a proxy between a v1 and a v2 peer must map; tool calls and permissions
 bridges' and converters' job, shared/spec/TOOL-CALLS.md 9), one concept per module:
 
 - ``_tables``: ``TO_V2``/``TO_V1`` (one method of the other version for each client request),
-  ``NO_V2``/``NO_V1`` (none, and why), ``MODES_TO_V1``/``MODES_TO_V2``, ``map_params`` and
-  ``map_result``.
+  ``NO_V2``/``NO_V1`` (none, and why), ``MODES_TO_V1``/``MODES_TO_V2``/``MODE_OPTION_TO_V2``,
+  ``map_params`` and ``map_result``.
 - ``_initialize``: capabilities, implementation info and auth methods.
 - ``_sessions``: MCP servers and session setup (new, load, resume).
-- ``_modes``: v1 session modes shown to a v2 client as a config option (``Modes``), config
-  options.
+- ``_modes``: v1 session modes shown to a v2 client as a config option (``Modes``), a v2
+  agent's mode option shown to a v1 client as session modes (``AgentModes``), config options.
 - ``_turns``: the prompt's params and a turn's end in each version.
 - ``_senders``: who sends every method (``SENDERS``).
 - ``_common``: ``Mapped``, ``MethodMap`` and the JSON helpers they share. Params and results are
@@ -22,9 +22,19 @@ bridges' and converters' job, shared/spec/TOOL-CALLS.md 9), one concept per modu
 from __future__ import annotations
 
 from ._common import Mapped, MethodMap
-from ._modes import MODE_CONFIG_ID, Modes
+from ._modes import MODE_CONFIG_ID, AgentModes, Modes
 from ._senders import SENDERS, MethodSender
-from ._tables import MODES_TO_V1, MODES_TO_V2, NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
+from ._tables import (
+    MODE_OPTION_TO_V2,
+    MODES_TO_V1,
+    MODES_TO_V2,
+    NO_V1,
+    NO_V2,
+    TO_V1,
+    TO_V2,
+    map_params,
+    map_result,
+)
 from ._turns import (
     CLIENT_OWNED,
     MESSAGE_CHUNKS,
@@ -47,6 +57,7 @@ __all__ = [
     "MODES_TO_V1",
     "MODES_TO_V2",
     "MODE_CONFIG_ID",
+    "MODE_OPTION_TO_V2",
     "MODE_UPDATES",
     "NO_V1",
     "NO_V2",
@@ -55,6 +66,7 @@ __all__ = [
     "TO_V2",
     "USER_ECHOES",
     "V1_STOP_REASONS",
+    "AgentModes",
     "Mapped",
     "MethodMap",
     "MethodSender",

@@ -1,4 +1,4 @@
-"""Session modes (v1) as a config option (v2), and ``session/set_config_option``.
+"""Session modes (v1) as a config option (v2) and back, and ``session/set_config_option``.
 
 Rules this module owns:
 
@@ -8,6 +8,12 @@ Rules this module owns:
   ``session/set_config_option`` on it is the v1 ``session/set_mode``, answered with the whole
   option list; ``current_mode_update`` and the agent's ``config_option_update`` become one
   ``config_option_update`` holding the agent's options and the mode option.
+- The other way, a v2 agent's mode option (its first ``select`` of category ``mode``) reaches a
+  v1 client as session modes too (``modes`` beside the options, ``_option_modes``: its values,
+  groups flattened). ``AgentModes`` keeps the option's id and the mode the client was told: a
+  v1 ``session/set_mode`` is that option's ``session/set_config_option`` (answered ``{}``, then
+  the agent's options as a ``config_option_update``); whenever the agent's options show another
+  mode than the client was told, a ``current_mode_update`` follows.
 - Config options: ``id`` <-> ``configId`` and ``group`` <-> ``groupId``; v1 writes a value id
   without a ``type``; a type v1 lacks is reported.
 """
@@ -78,15 +84,21 @@ def _set_mode_params(params: Any, losses: _Losses) -> _Json:
     return _meta(out, {"sessionId": out.get("sessionId"), "modeId": out.get("value")})
 
 
-def _set_mode_to_config(params: Any, losses: _Losses) -> _Json:
+def _set_mode_to_config(params: Any, losses: _Losses, config_id: str = MODE_CONFIG_ID) -> _Json:
     out = _pick(params, ("sessionId", "modeId", "_meta"), "$", losses)
     option: _Json = {
         "sessionId": out.get("sessionId"),
-        "configId": MODE_CONFIG_ID,
+        "configId": config_id,
         "type": "id",
         "value": out.get("modeId"),
     }
     return _meta(out, option)
+
+
+def _set_mode_result_to_v1(result: Any, losses: _Losses) -> _Json:
+    """A v2 ``session/set_config_option`` result as the v1 ``session/set_mode`` one: ``_meta``
+    only (the options follow as a ``config_option_update``, ``AgentModes.selected``)."""
+    return _meta(_obj(result), {})
 
 
 @dataclass
@@ -200,3 +212,120 @@ def _config_result_to_v2(result: Any, losses: _Losses) -> _Json:
         out.get("configOptions") or [], _config_option_to_v2, "$.configOptions", losses
     )
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# A v2 agent's mode config option, shown to a v1 client as session modes
+
+
+def _mode_option(options: Any) -> tuple[int, Mapping[str, Any]] | None:
+    """The v2 agent's option that stands for its modes, and its index: the first ``select``
+    of category ``mode`` (``None``: it has none)."""
+    for index, option in enumerate(_obj_list(options)):
+        if (
+            isinstance(option, Mapping)
+            and option.get("category") == "mode"
+            and option.get("type") == "select"
+        ):
+            return index, option
+    return None
+
+
+def _option_modes(options: Any, path: str, losses: _Losses) -> _Json | None:
+    """The v1 session modes a v2 agent's ``options`` (v2 shape, at ``path``) show: the values
+    of its mode option, groups flattened (``None``: it has no mode option)."""
+    found = _mode_option(options)
+    if found is None:
+        return None
+    index, option = found
+    path = f"{path}[{index}]"
+    modes: list[_Json] = []
+    items = _obj_list(option.get("options"))
+    if any(isinstance(item, Mapping) and "groupId" in item for item in items):
+        losses.lost(f"{path}.options", "v1 session modes have no groups: listed without them")
+    for item in items:
+        values = item.get("options") if isinstance(item, Mapping) and "groupId" in item else [item]
+        for value in _obj_list(values):
+            if not (isinstance(value, Mapping) and isinstance(value.get("value"), str)):
+                losses.lost(f"{path}.options", "a value that is no mode: left out of the modes")
+                continue
+            name = value.get("name")
+            mode: _Json = {"id": value["value"], "name": name if isinstance(name, str) else None}
+            if mode["name"] is None:
+                mode["name"] = value["value"]
+            if isinstance(value.get("description"), str):
+                mode["description"] = value["description"]
+            modes.append(_meta(value, mode))
+    current = option.get("currentValue")
+    if not modes or not isinstance(current, str):
+        losses.lost(path, "no mode to choose from or no current mode: no session modes shown")
+        return None
+    return {"currentModeId": current, "availableModes": modes}
+
+
+@dataclass
+class AgentModes:
+    """A v2 agent's mode option as a v1 client is shown it: session modes. The connection
+    keeps one per session whose setup result showed them."""
+
+    config_id: str
+    current: str
+    """The mode the v1 client was last told (or asked for itself)."""
+
+    @classmethod
+    def shown(cls, result: Any, value: Any) -> AgentModes | None:
+        """The modes a v2 ``session/new|resume`` ``result``, mapped to the v1 ``value``, shows
+        (``None``: none)."""
+        modes = _obj(value).get("modes")
+        found = _mode_option(_obj(result).get("configOptions"))
+        if not isinstance(modes, Mapping) or found is None:
+            return None
+        config_id = found[1].get("configId")
+        current = modes.get("currentModeId")
+        if not (isinstance(config_id, str) and isinstance(current, str)):
+            return None
+        return cls(config_id, current)
+
+    @staticmethod
+    def invalid(params: Any) -> str | None:
+        """Why a v1 ``session/set_mode`` cannot be a v2 ``session/set_config_option``
+        (``None``: it can)."""
+        if not isinstance(_obj(params).get("modeId"), str):
+            return "`modeId` must be a string"
+        return None
+
+    def request(self, params: Any) -> Mapped:
+        """A v1 ``session/set_mode``'s params as the v2 ``session/set_config_option`` of the
+        mode option."""
+        losses = _Losses(False)
+        return Mapped(_set_mode_to_config(params, losses, self.config_id), losses.report())
+
+    def observe(self, options: Any) -> _Json | None:
+        """The agent's options (v2 shape) as they are now: the v1 ``current_mode_update`` when
+        its mode option shows another mode than the client was told (``None``: the same, or no
+        mode option)."""
+        for option in _obj_list(options):
+            if isinstance(option, Mapping) and option.get("configId") == self.config_id:
+                current = option.get("currentValue")
+                if not isinstance(current, str) or current == self.current:
+                    return None
+                self.current = current
+                return {"sessionUpdate": "current_mode_update", "currentModeId": current}
+        return None
+
+    def selected(self, mode_id: Any, result: Any) -> Mapped:
+        """The v2 agent accepted the v1 client's ``session/set_mode`` of ``mode_id`` with
+        ``result``: the session updates to send after the answer (the agent's options, and the
+        mode when it is not the one asked for)."""
+        if isinstance(mode_id, str):
+            self.current = mode_id
+        losses = _Losses(False)
+        options = _obj(result).get("configOptions")
+        updates: list[_Json] = []
+        if isinstance(options, list):
+            mapped = _items(options, _config_option_to_v1, "$.configOptions", losses)
+            updates.append({"sessionUpdate": "config_option_update", "configOptions": mapped})
+            changed = self.observe(options)
+            if changed is not None:
+                updates.append(changed)
+        return Mapped(None, losses.report(), tuple(updates))

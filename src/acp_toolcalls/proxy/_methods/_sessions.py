@@ -7,7 +7,8 @@ Rules this module owns:
 - A v1 ``session/load`` is the v2 ``session/resume`` with replay from the start; a v2 resume
   with ``replayFrom`` is the v1 load (replaying all), one without it the v1 resume.
 - Config options are converted both ways; a v1 agent's modes are shown as one more option
-  (``_modes._modes_option``).
+  (``_modes._modes_option``), a v2 agent's mode option as session modes as well
+  (``_modes._option_modes``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ...convert import Losses as _Losses
 from ...convert import config_option_to_v1 as _config_option_to_v1
 from ...convert import config_option_to_v2 as _config_option_to_v2
 from ._common import _items, _obj, _pick
-from ._modes import _modes_option
+from ._modes import _modes_option, _option_modes
 
 # --------------------------------------------------------------------------------------------
 # Session setup: MCP servers, config options, new / load / resume
@@ -102,10 +103,12 @@ def _resume_to_v1(params: Any, losses: _Losses) -> _Json:
 
 def _session_result_to_v1(result: Any, losses: _Losses) -> _Json:
     out = _pick(result, ("sessionId", "configOptions", "availableCommands", "_meta"), "$", losses)
+    options = out.get("configOptions")
     if "configOptions" in out:
-        out["configOptions"] = _items(
-            out["configOptions"], _config_option_to_v1, "$.configOptions", losses
-        )
+        out["configOptions"] = _items(options, _config_option_to_v1, "$.configOptions", losses)
+    modes = _option_modes(options, "$.configOptions", losses)
+    if modes is not None:
+        out["modes"] = modes
     return out
 
 

@@ -10,7 +10,9 @@ Rules this module owns:
 - Renames: ``authenticate`` <-> ``auth/login``, ``logout`` <-> ``auth/logout``.
 - A v1 ``session/set_mode`` for modes shown as the config option ``MODE_CONFIG_ID`` is the v2
   ``session/set_config_option`` of that option (``MODES_TO_V2``; its result is
-  ``Modes.selected``), the reverse of ``MODES_TO_V1``.
+  ``Modes.selected``), the reverse of ``MODES_TO_V1``. For a v2 agent whose own mode option a
+  v1 client is shown as session modes, it is that option's (``MODE_OPTION_TO_V2``, the option
+  named by ``AgentModes.request``), answered ``{}``.
 - Results that v1 cannot carry in place (a v2 response's ``availableCommands``) come back as
   session updates to send after the response (``Mapped.updates``).
 """
@@ -38,6 +40,7 @@ from ._modes import (
     _set_config_to_v1,
     _set_config_to_v2,
     _set_mode_params,
+    _set_mode_result_to_v1,
     _set_mode_to_config,
 )
 from ._sessions import (
@@ -124,6 +127,16 @@ MODES_TO_V2: dict[str, MethodMap] = {
 }
 """A v1 client's ``session/set_mode`` of modes shown as a config option (``Modes``): the v2
 ``session/set_config_option`` of ``MODE_CONFIG_ID``; its result is ``Modes.selected``."""
+
+MODE_OPTION_TO_V2: dict[str, MethodMap] = {
+    "session/set_mode": MethodMap(
+        _to("session/set_config_option"), _set_mode_to_config, _set_mode_result_to_v1
+    )
+}
+"""A v1 client's ``session/set_mode`` for a v2 agent whose mode config option it is shown as
+session modes (``AgentModes``): that option's ``session/set_config_option`` (``AgentModes.request``
+names it), answered ``{}``; the agent's options follow as a ``config_option_update``
+(``AgentModes.selected``)."""
 
 
 def map_params(table: Mapping[str, MethodMap], method: str, params: Any) -> tuple[str, Mapped]:
