@@ -1,5 +1,5 @@
 """v2 diffs as real v1 diffs: each file's old and new text rebuilt from the file on disk and
-the diff's Git patch (D27, amended 2026-12-08).
+the diff's Git patch (D27, amended 2026-12-06).
 
 Rules this module owns (sans-I/O: the bridge is given ``read_file``, which the I/O edge
 supplies, ``proxy._files.DiskFiles``; nothing here opens a file):
@@ -188,10 +188,12 @@ def disk_diff_to_v1(
     """A v2 diff item as v1 items, its files' texts rebuilt from disk where the rules allow
     (losses at ``path``, the item's)."""
     patch = item.patch
-    if not isinstance(patch, v2.DiffPatch) or patch.format != "git_patch" or whole_new_file(item):
+    if not isinstance(patch, v2.DiffPatch) or patch.format != "git_patch":
         return diff_item_to_v1(item, path, losses)  # as before the amendment
-    if read is None:
+    if read is None:  # (a whole new file is still a v1 diff: `_OFF` is said of the others)
         return diff_item_to_v1(item, path, losses, _OFF)
+    if whole_new_file(item):
+        return diff_item_to_v1(item, path, losses)
     sections = read_patch(patch.text)
     if sections is None:
         return diff_item_to_v1(item, path, losses, "the patch is not a Git patch the bridge reads")

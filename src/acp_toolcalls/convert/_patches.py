@@ -1,5 +1,5 @@
 """Git patches read and applied exactly: a ``git_patch`` text's sections, each applied to a
-file's text forward or in reverse, with no offset and no fuzz (D27, amended 2026-12-08).
+file's text forward or in reverse, with no offset and no fuzz (D27, amended 2026-12-06).
 
 Rules this module owns (sans-I/O: text in, text out):
 
