@@ -1,11 +1,13 @@
 """The v1 -> v2 bridge: a v1 agent's traffic for a v2 client.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, D38):
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, D38 amended):
 
 - Every v1 ``tool_call`` and ``tool_call_update`` becomes one v2 ``tool_call_update`` (9.3);
   the first ``tool_call`` of an id keeps every field the agent set; a repeated one merges
   instead of wiping, because its default values are dropped (D9, amended). A v1 ``null``
-  never becomes a v2 clear; nothing is ever sent as a chunk.
+  never becomes a v2 clear. Content the client holds a prefix of goes as chunks of what is new
+  (``_to_v2_state``); an update that then changes nothing the client holds of a call it has
+  is not sent.
 - A repeated ``tool_call`` for a call whose status is final is still merged, and reported (a
   probable id reuse, D20).
 - A v1 permission request becomes a v2 one whose ``title`` is the tool call's title, else the
@@ -19,18 +21,17 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
   ``$/cancel_request`` and drops the late answer. A request whose id is ``null`` (v2 ids never
   are) or the id of a pending request is refused (``-32600``). The agent's own
   ``$/cancel_request`` passes through: the client answers it (9.7).
-- Client-owned v1 terminals have no v2 form: dropped and reported (D38).
+- The ``_meta`` terminal extension (the proxy offers it to the agent for the client) becomes
+  v2 display terminals: ``terminal_update`` and ``terminal_output_chunk`` messages before the
+  call's own, its keys consumed, its ``terminal`` items kept (``convert.TerminalReader``, D38
+  amended 2026-12-06). Other client-owned v1 terminals have no v2 form: dropped, reported (D38).
 - v2 requires a ``messageId`` on every message chunk: a v1 chunk without one continues the
   session's current message of its kind, and any other update, or ``end_message``, ends it.
 - Every other message passes through unchanged.
-- Memory is bounded by ``Limits``: per session the titles (their first 1,024 characters),
-  field digests and final statuses of at most ``max_tool_calls`` ids (oldest forgotten first),
-  at most ``max_sessions`` sessions (least recently used forgotten first), about
-  ``max_store_bytes`` in all (least recently used sessions first, then the oldest calls of the
-  current one), at most
-  ``max_pending_permissions`` unanswered requests (the oldest given up: the agent is
-  answered ``cancelled``); a request with more than ``max_permission_options`` options is not
-  forwarded and answered ``cancelled``. Every cap that bites is reported as a loss.
+- Memory is bounded by ``Limits`` (``_to_v2_state``); at most ``max_pending_permissions``
+  unanswered requests (the oldest given up: the agent is answered ``cancelled``); a request
+  with more than ``max_permission_options`` options is not forwarded and answered
+  ``cancelled``. Every cap that bites is reported as a loss.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ from ..codec import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
     DecodeError,
-    canonical_json,
     decode,
     fast_message_decoder,
     to_builtins,
@@ -53,6 +53,7 @@ from ..convert import (
     NO_LOSSES,
     Converted,
     Loss,
+    Losses,
     LossReport,
     batched,
     invalid_element,
@@ -62,7 +63,10 @@ from ..convert import (
     read_input,
     rooted,
     session_update_to_v2,
+    tool_call_to_v2,
+    tool_call_update_to_v2,
     unknown_keys,
+    uses_extension,
 )
 from ..models import (
     CANCELLED_OUTCOME,
@@ -73,8 +77,9 @@ from ..models import (
     extras_seen,
     response,
 )
-from ..store import Limits, trim_block
+from ..store import Limits
 from ._forwarded import Forwarded
+from ._to_v2_state import HELD_FIELDS, Session, SessionTables, appended, content_digest, digest
 
 __all__ = ["V1ToV2Bridge"]
 
@@ -84,60 +89,20 @@ _FAST_PATHS = True
 """Whether tool-call updates take their fast path (tests turn it off to compare: the output is
 the same either way)."""
 _MESSAGE_CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
-_FORGOTTEN = (
-    "their titles for permission prompts, what the client holds of them, id-reuse reports, and "
-    "that a later `tool_call` of one merges"
+_UPDATE_FIELDS = tuple(
+    name for name in v2.ToolCallUpdate.__struct_fields__ if name != "tool_call_id"
 )
-_TITLE_KEPT = 1_024
-"""Characters of a call's title remembered for a permission prompt that has none (D37)."""
 
 
-_HELD_FIELDS = tuple(
-    name for name in v2.ToolCallUpdate.__struct_fields__ if name not in ("tool_call_id", "meta")
-)
-"""The fields a permission subject sends only when they differ from what the client holds."""
-
-
-def _digest(value: Any) -> int:
-    """A value's fingerprint (equal wire values, equal fingerprints): what the bridge keeps of
-    what the client holds, instead of the value."""
-    if value is None or type(value) is str:
-        return hash((type(value), value))
-    return hash(canonical_json(value))
-
-
-_CALL_BYTES = 400
-"""What the bridge keeps per call (its id in three tables, a digest per field sent), about, in
-bytes; a title it keeps counts a byte a character more."""
-
-
-class _Session:
-    __slots__ = ("bytes", "final", "held", "message", "seen", "titles", "touched")
-
-    def __init__(self) -> None:
-        self.seen: dict[str, None] = {}  # ids the v2 client was sent an update about
-        self.held: dict[str, dict[str, int]] = {}  # id -> field -> digest of what it holds
-        self.titles: dict[str, str] = {}
-        self.final: dict[str, None] = {}  # ids whose last status was final, oldest first
-        self.message: tuple[str, str] | None = None  # (chunk kind, messageId) being streamed
-        self.touched = 0  # when the bridge last switched to this session
-        self.bytes = 0  # what the tables above hold, about (`_CALL_BYTES`)
-
-
-class V1ToV2Bridge:
+class V1ToV2Bridge(SessionTables):
     """Converts a v1 agent's messages for a v2 client, one message at a time (sans-I/O)."""
 
     def __init__(self, *, limits: Limits | None = None) -> None:
-        self.limits = limits if limits is not None else Limits()
-        self._sessions: dict[str, _Session] = {}
-        self._bytes = 0  # what all sessions keep, about
-        self._current: _Session | None = None
-        self._switches = 0
+        super().__init__(limits)
         self._messages = 0  # message ids made up for chunks without one
         self._forwarded: Forwarded[str] = Forwarded(self.limits.max_pending_permissions)
         self._out: list[Any] = []
         self._replies: list[Any] = []
-        self._losses: list[Loss] = []
 
     def convert(self, message: Any) -> Converted:
         """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input."""
@@ -210,33 +175,6 @@ class V1ToV2Bridge:
         for loss in losses:
             self._losses.append(Loss(rooted(loss.path, root), loss.reason, loss.code))
 
-    def _session(self, session_id: str) -> _Session:
-        session = self._sessions.get(session_id)
-        if session is None:
-            session = self._sessions[session_id] = _Session()
-            cap = self.limits.max_sessions
-            if cap is not None and len(self._sessions) > cap:
-                self._evict_sessions(session, cap)
-        if session is not self._current:
-            self._switches += 1
-            session.touched = self._switches
-            self._current = session
-        return session
-
-    def _evict_sessions(self, new: _Session, cap: int) -> None:
-        others = [(s.touched, sid) for sid, s in self._sessions.items() if s is not new]
-        others.sort()
-        victims = [sid for _, sid in others[: trim_block(cap)]]
-        for sid in victims:
-            self._bytes -= self._sessions.pop(sid).bytes
-        self._losses.append(
-            Loss(
-                "$.max_sessions",
-                f"forgot {len(victims)} least recently used session(s) (cap {cap}): their "
-                "tool-call titles and final statuses",
-            )
-        )
-
     def _dispatch(self, message: Any) -> None:
         if isinstance(message, v1.SessionUpdateMessage):
             self._on_update(message)
@@ -256,35 +194,90 @@ class V1ToV2Bridge:
             self._losses.extend(unknown_keys(message, "$"))
             self._losses.extend(unknown_keys(params, "$.params", nested=True))
         session = self._session(params.session_id)
-        if _FAST_PATHS and type(update) in _TOOL_CALLS:  # the common update, without the table
-            call = cast("v1.ToolCall | v1.SessionToolCallUpdate", update)
-            tool_call_id = call.tool_call_id
-            create = type(call) is v1.ToolCall
-            values = plain_tool_call_fields(call, create and tool_call_id in session.seen)
-            if values is not None:
-                if create and tool_call_id in session.final:
-                    self._reused(tool_call_id)
-                session.message = None  # any other update ends the current message
-                patch = v2.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
-                self._remember(params.session_id, session, patch, values)
-                notification = v2.UpdateSessionNotification(
-                    session_id=params.session_id, update=patch, meta=params.meta
-                )
-                self._out.append(v2.SessionUpdateMessage(params=notification))
-                return
-        if isinstance(update, v1.ToolCall) and update.tool_call_id in session.final:
-            self._reused(update.tool_call_id)
-        repeated = isinstance(update, v1.ToolCall) and update.tool_call_id in session.seen
-        mapped, losses = session_update_to_v2(
-            update, message_id=self._message_id(session, update), repeated=repeated
-        )
-        self._extend(losses, "$.params.update")
-        if mapped is None:
+        if type(update) not in _TOOL_CALLS and not isinstance(update, _TOOL_CALLS):
+            mapped, losses = session_update_to_v2(
+                update, message_id=self._message_id(session, update)
+            )
+            self._extend(losses, "$.params.update")
+            if mapped is not None:
+                self._send(params, mapped)
             return
-        if isinstance(mapped, v2.ToolCallUpdate):
-            self._remember(params.session_id, session, mapped)
+        session.message = None  # any other update ends the current message
+        call = cast("v1.ToolCall | v1.SessionToolCallUpdate", update)
+        tool_call_id = call.tool_call_id
+        create = isinstance(call, v1.ToolCall)
+        if create and tool_call_id in session.final:
+            self._reused(tool_call_id)
+        terminals: list[Any] = []
+        reader = session.terminals
+        if uses_extension(call) or (reader is not None and reader.wants(call)):
+            call, terminals = self._read_terminals(session, call, "$.params.update")
+        repeated = create and tool_call_id in session.seen
+        values = plain_tool_call_fields(call, repeated) if _FAST_PATHS else None
+        if values is None:  # the general path: the field tables, losses reported
+            if create:
+                patch, losses = tool_call_to_v2(cast(v1.ToolCall, call), repeated=repeated)
+            else:
+                patch, losses = tool_call_update_to_v2(cast(v1.ToolCallUpdate, call))
+            self._extend(losses, "$.params.update")
+            values = {
+                name: value
+                for name in _UPDATE_FIELDS
+                if (value := getattr(patch, name)) is not UNSET
+            }
+        self._send_call(params, session, tool_call_id, values, terminals, create)
+
+    def _read_terminals(self, session: Session, call: Any, path: str) -> tuple[Any, list[Any]]:
+        """``call`` without the ``_meta`` terminal extension, and the v2 terminal updates it
+        carried (``convert.TerminalReader``)."""
+        reader = self._reader(session)
+        before = reader.size
+        losses = Losses(False)
+        call, terminals = reader.read(call, path, losses)
+        self._losses.extend(losses.found)
+        if reader.size != before:
+            self._grown(session, reader.size - before)
+        return call, terminals
+
+    def _send_call(
+        self,
+        params: v1.SessionNotification,
+        session: Session,
+        tool_call_id: str,
+        values: dict[str, Any],
+        terminals: list[Any],
+        create: bool,
+    ) -> None:
+        """The v2 messages of one v1 tool-call update: its terminals' updates, the chunks of
+        content the client holds a prefix of, then the patch (left out when it would change
+        nothing the client holds of a call it has)."""
+        for terminal in terminals:
+            self._send(params, terminal)
+        sent = bool(terminals)
+        content = values.get("content")
+        if content is not None:
+            chain, added = appended(content, session.contents.get(tool_call_id))
+            self._hold_content(session, tool_call_id, chain)
+            if added is not None:  # the client holds a prefix of it: only what is new
+                del values["content"]
+                for item in added:
+                    chunk = v2.ToolCallContentChunk(tool_call_id=tool_call_id, content=item)
+                    self._send(params, chunk)
+                sent = True
+        if not values and sent and not create and tool_call_id in session.seen:
+            return  # nothing left the client does not hold
+        patch = v2.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
+        self._remember(params.session_id, session, patch, values, content_held=True)
+        self._send(params, patch)
+
+    def _send(
+        self, params: v1.SessionNotification | v1.RequestPermissionRequest, update: Any
+    ) -> None:
+        """``update`` as a ``session/update`` of the session ``params`` names (with the
+        notification's ``_meta``; a permission request's is the request's own)."""
+        meta = params.meta if isinstance(params, v1.SessionNotification) else UNSET
         notification = v2.UpdateSessionNotification(
-            session_id=params.session_id, update=mapped, meta=params.meta
+            session_id=params.session_id, update=update, meta=meta
         )
         self._out.append(v2.SessionUpdateMessage(params=notification))
 
@@ -297,7 +290,7 @@ class V1ToV2Bridge:
             )
         )
 
-    def _message_id(self, session: _Session, update: v1.SessionUpdate) -> str | None:
+    def _message_id(self, session: Session, update: v1.SessionUpdate) -> str | None:
         """The ``messageId`` of a message chunk (its own, or the current message's); any
         other update ends the current message."""
         tag = update.tag if isinstance(update, v1.OpaqueSessionUpdate) else None
@@ -313,90 +306,6 @@ class V1ToV2Bridge:
             self._messages += 1
             session.message = (tag, f"acp-toolcalls-msg-{self._messages}")
         return session.message[1]
-
-    def _remember(
-        self,
-        session_id: str,
-        session: _Session,
-        update: v2.ToolCallUpdate,
-        values: dict[str, Any] | None = None,
-    ) -> None:
-        """Note what the client now holds of the call (``values``: the fields ``update`` sets,
-        by attribute name, when the caller has them)."""
-        tool_call_id = update.tool_call_id
-        grown = 0
-        if tool_call_id not in session.seen:
-            session.seen[tool_call_id] = None
-            grown = _CALL_BYTES
-        held = session.held.setdefault(tool_call_id, {})
-        if values is not None:
-            for name, value in values.items():
-                if name != "meta":
-                    held[name] = _digest(value)
-        else:
-            for name in _HELD_FIELDS:
-                value = getattr(update, name)
-                if value is not UNSET:
-                    held[name] = _digest(value)
-        if isinstance(update.title, str) and update.title:
-            kept = update.title[:_TITLE_KEPT]
-            grown += len(kept) - len(session.titles.get(tool_call_id, ""))
-            session.titles[tool_call_id] = kept
-        session.bytes += grown
-        self._bytes += grown
-        if isinstance(update.status, str):
-            if update.status in v2.FINAL_STATUSES:
-                session.final[tool_call_id] = None
-            else:
-                session.final.pop(tool_call_id, None)
-        cap = self.limits.max_tool_calls
-        if cap is not None and len(session.seen) > cap:  # a block at a time: amortised O(1)
-            count = len(session.seen) - cap + trim_block(cap) - 1
-            self._forget_calls(session, count)
-            self._losses.append(
-                Loss(
-                    "$.max_tool_calls",
-                    f"{session_id}: forgot the {count} oldest tool-call id(s) (cap {cap} per "
-                    f"session): {_FORGOTTEN}",
-                )
-            )
-        budget = self.limits.max_store_bytes
-        if budget is not None and self._bytes > budget:
-            self._over_budget(session, budget)
-
-    def _forget_calls(self, session: _Session, count: int) -> None:
-        """Forget the session's ``count`` oldest calls."""
-        for tool_call_id in list(session.seen)[:count]:
-            del session.seen[tool_call_id]
-            session.held.pop(tool_call_id, None)
-            session.titles.pop(tool_call_id, None)
-            session.final.pop(tool_call_id, None)
-        kept = len(session.seen) * _CALL_BYTES + sum(map(len, session.titles.values()))
-        self._bytes += kept - session.bytes
-        session.bytes = kept
-
-    def _over_budget(self, current: _Session, budget: int) -> None:
-        """Past ``max_store_bytes``: the least recently used sessions are forgotten, then the
-        oldest calls of the current one, until what is kept fits."""
-        sessions = 0
-        others = sorted((s.touched, sid) for sid, s in self._sessions.items() if s is not current)
-        for _, session_id in others:
-            if self._bytes <= budget:
-                break
-            self._bytes -= self._sessions.pop(session_id).bytes
-            sessions += 1
-        calls = 0
-        while self._bytes > budget and current.seen:
-            count = trim_block(len(current.seen))
-            self._forget_calls(current, count)
-            calls += count
-        self._losses.append(
-            Loss(
-                "$.max_store_bytes",
-                f"what the bridge keeps went over {budget} bytes: forgot {sessions} least "
-                f"recently used session(s) and {calls} tool-call id(s) of this one: {_FORGOTTEN}",
-            )
-        )
 
     def _on_permission(self, message: v1.PermissionRequestMessage) -> None:
         self._losses.extend(unknown_keys(message, "$"))
@@ -426,6 +335,16 @@ class V1ToV2Bridge:
             self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
         tool_call_id = params.tool_call.tool_call_id
+        reader = session.terminals
+        if uses_extension(params.tool_call) or (
+            reader is not None and reader.wants(params.tool_call)
+        ):
+            subject_call, terminals = self._read_terminals(
+                session, params.tool_call, "$.params.toolCall"
+            )
+            params = models.replace(params, tool_call=subject_call)
+            for terminal in terminals:
+                self._send(params, terminal)
         request, losses = permission_request_to_v2(
             params, stored_title=session.titles.get(tool_call_id)
         )
@@ -444,7 +363,7 @@ class V1ToV2Bridge:
             self._give_up(oldest[0])
         self._out.append(v2.PermissionRequestMessage(id=message.id, params=request))
 
-    def _patch(self, session: _Session, call: v2.ToolCallUpdate) -> v2.ToolCallUpdate:
+    def _patch(self, session: Session, call: v2.ToolCallUpdate) -> v2.ToolCallUpdate:
         """The call's fields that differ from what the client holds (all of them for a call
         it was never sent): the subject patches the displayed call, and the prompt is the
         request's own ``title`` (D37, 7.5)."""
@@ -453,8 +372,9 @@ class V1ToV2Bridge:
             return call
         same = {
             name: UNSET
-            for name in _HELD_FIELDS
-            if (value := getattr(call, name)) is not UNSET and held.get(name) == _digest(value)
+            for name in HELD_FIELDS
+            if (value := getattr(call, name)) is not UNSET
+            and held.get(name) == (content_digest(value) if name == "content" else digest(value))
         }
         return models.replace(call, **same) if same else call
 

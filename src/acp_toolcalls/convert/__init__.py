@@ -17,6 +17,7 @@ side by side in each:
 - ``_opaque`` and ``_session_updates``: session updates (the JSON-level rules, the dispatch).
 - ``_stateless``: ``StatelessV2ToV1``/``StatelessV1ToV2``, message by message.
 - ``_fence``: Markdown fenced blocks nothing inside can close (diffs, commands, transcripts).
+- ``_terminal_meta``: a v1 agent's ``_meta`` terminal extension read as v2 display terminals.
 
 Whole sessions (``SessionConverter``) are ``acp_toolcalls.sessions``, above the bridges and
 the proxy's tables it uses. Names are imported on first use (PEP 562), so that importing one
@@ -80,6 +81,11 @@ if TYPE_CHECKING:
     from ._session_updates import config_option_to_v2 as config_option_to_v2
     from ._session_updates import prepare_update_checks as prepare_update_checks
     from ._stateless import StatelessV1ToV2, StatelessV2ToV1
+    from ._terminal_meta import EXTENSION_KEYS as EXTENSION_KEYS
+    from ._terminal_meta import TERMINAL_BYTES as TERMINAL_BYTES
+    from ._terminal_meta import TerminalReader as TerminalReader
+    from ._terminal_meta import extension_offer as extension_offer
+    from ._terminal_meta import uses_extension as uses_extension
     from ._tool_calls import (
         DEFAULT_TOOL_CALL_TITLE,
         display_title,
@@ -180,6 +186,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "session_update_to_v2",
     ),
     "_stateless": ("StatelessV1ToV2", "StatelessV2ToV1"),
+    "_terminal_meta": (
+        "EXTENSION_KEYS",
+        "TERMINAL_BYTES",
+        "TerminalReader",
+        "extension_offer",
+        "uses_extension",
+    ),
     "_tool_calls": (
         "DEFAULT_TOOL_CALL_TITLE",
         "create_defaults",

@@ -9,7 +9,9 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.4; D7, D19, D38):
 - v1 -> v2: a value v2 constrains and v1 does not (``annotations.priority`` outside [0, 1], a
   negative ``size``) is dropped; a location ``line: 0`` means "no line" and is dropped (D7); a
   v1 terminal names a client-owned resource v2 has no equivalent for (D38): strict mode
-  raises, lossy mode drops the item. A nested ``null`` means "none" in v2 too: copied.
+  raises, lossy mode drops the item, unless a reader of the ``_meta`` terminal extension
+  marked it a display terminal (``_terminal_meta.DisplayTerminal``, D38 amended): a v2
+  ``terminal`` item. A nested ``null`` means "none" in v2 too: copied.
 - v2 -> v1: ``ResourceLink.icons``, unknown audience roles and a ``size`` past int64 are
   removed; content blocks and items of unknown types are dropped; a terminal reference is a
   text item naming the terminal (its output is state only a stateful bridge has, 9.6). Fixes
@@ -36,8 +38,10 @@ from ._kernel import (
     copy_meta,
     lookup,
     meta_fix,
+    report_extra,
 )
 from ._loss import NO_LOSSES, LossReport
+from ._terminal_meta import DisplayTerminal, display_terminal_to_v2
 
 # --------------------------------------------------------------------------------------------
 # v1 -> v2
@@ -106,9 +110,15 @@ def _terminal_to_v2(item: v1.Terminal, path: str, losses: Losses) -> v2.ToolCall
     return None
 
 
+def _display_terminal_to_v2(item: DisplayTerminal, path: str, losses: Losses) -> v2.Terminal:
+    report_extra(item, path, losses)
+    return display_terminal_to_v2(item)
+
+
 _ITEMS_TO_V2: dict[type[Any], Callable[[Any, str, Losses], v2.ToolCallContent | None]] = {
     v1.Content: struct_to_v2,
     v1.Diff: diff_item_to_v2,
+    DisplayTerminal: _display_terminal_to_v2,  # before its base: `lookup` reads the MRO
     v1.Terminal: _terminal_to_v2,
 }
 

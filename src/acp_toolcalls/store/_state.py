@@ -210,12 +210,23 @@ class TerminalState:
 class SessionState:
     """The tool calls (first-seen order) and terminals of one session."""
 
-    __slots__ = ("background", "session_id", "size", "terminals", "tool_calls", "touched")
+    __slots__ = (
+        "background",
+        "session_id",
+        "size",
+        "terminals",
+        "tool_calls",
+        "touched",
+        "v1_terminals",
+    )
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.tool_calls: dict[str, ToolCallState] = {}
         self.terminals: dict[str, TerminalState] = {}
+        self.v1_terminals: Any = None
+        """A v1 stream's reader of the ``_meta`` terminal extension (``convert.TerminalReader``),
+        once the session used it (D38 amended)."""
         self.background: tuple[frozenset[str], frozenset[str]] | None = None
         """Tool-call ids and terminal ids the latest ``state_update`` listed as background
         work (``v2.background_work``); ``None`` when it listed none."""

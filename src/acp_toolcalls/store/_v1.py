@@ -1,6 +1,6 @@
 """v1 input: v1 tool-call messages mapped to v2 patches (spec 9.3), then the same rules.
 
-Rules this module owns (D9, D20, D32, D33):
+Rules this module owns (D9, D20, D32, D33, D38 amended):
 
 - A v1 ``tool_call`` or ``tool_call_update`` goes through the v1 -> v2 mapping
   (``acp_toolcalls.v1_to_v2``): a v1 ``null`` changes nothing; a repeated ``tool_call`` merges
@@ -12,6 +12,10 @@ Rules this module owns (D9, D20, D32, D33):
   (``snapshot``; D32); a later applied value of that field replaces it.
 - A v1 permission request's ``toolCall`` is applied as an update when the request is read
   (D18, D33).
+- The ``_meta`` terminal extension of a tool call (or a permission ``toolCall``) is read as the
+  v1 -> v2 bridge reads it (``convert.TerminalReader``, one per session): its terminal updates
+  are applied first (``_terminals``), then the call without the extension's keys, its display
+  terminal items kept; what the reader reports is a ``lossy`` diagnostic.
 """
 
 from __future__ import annotations
@@ -22,7 +26,13 @@ from msgspec import UNSET
 
 from .. import v1, v2
 from .._mypyc import mypyc_attr
-from ..convert import tool_call_to_v2, tool_call_update_to_v2
+from ..convert import (
+    Losses,
+    TerminalReader,
+    tool_call_to_v2,
+    tool_call_update_to_v2,
+    uses_extension,
+)
 from ..events import DiagnosticReported, Event, ToolCallPatched, ToolCallReopened
 from ..models import replace
 from ._limits import cut_value, limit_reached
@@ -60,6 +70,9 @@ class _V1Input(_ToolCalls):
         session = self.sessions.get(params.session_id)
         if session is None or session is not self._current:
             session = self._session(params.session_id, events)
+        reader = session.v1_terminals
+        if uses_extension(update) or (reader is not None and reader.wants(update)):
+            update = self._v1_terminals(session, update, "$.params.update", events, now)
         known = session.tool_calls.get(update.tool_call_id)
         if create:  # a repeated one merges (D9)
             patch, losses = tool_call_to_v2(cast(v1.ToolCall, update), repeated=known is not None)
@@ -95,12 +108,35 @@ class _V1Input(_ToolCalls):
     def _v1_permission(
         self, params: v1.RequestPermissionRequest, events: list[Event], now: Any
     ) -> None:
-        patch, losses = tool_call_update_to_v2(params.tool_call)  # D33
+        session = self._session(params.session_id, events)
+        call = params.tool_call
+        reader = session.v1_terminals
+        if uses_extension(call) or (reader is not None and reader.wants(call)):
+            call = self._v1_terminals(session, call, "$.params.toolCall", events, now)
+        patch, losses = tool_call_update_to_v2(call)  # D33
         for loss in losses:
             path = "$.params.toolCall" + loss.path[1:]
             events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
-        session = self._session(params.session_id, events)
-        self._v1_update_call(session, patch, _unknown_v1_strings(params.tool_call), events, now)
+        self._v1_update_call(session, patch, _unknown_v1_strings(call), events, now)
+
+    def _v1_terminals(
+        self, session: SessionState, call: Any, path: str, events: list[Event], now: Any
+    ) -> Any:
+        """The terminal updates of ``call``'s ``_meta`` terminal extension applied, and
+        ``call`` without the extension (``convert.TerminalReader``; D38 amended)."""
+        reader = session.v1_terminals
+        if reader is None:
+            reader = session.v1_terminals = TerminalReader(self.limits.max_terminals)
+        losses = Losses(False)
+        call, updates = reader.read(call, path, losses)
+        for loss in losses.found:
+            events.append(DiagnosticReported(session.session_id, loss.path, loss.reason, "lossy"))
+        for update in updates:
+            if type(update) is v2.TerminalOutputChunk:
+                self._append_output(session, update, events, now)
+            else:
+                self._update_terminal(session, cast(v2.TerminalUpdate, update), events, now)
+        return call
 
     def _v1_update_call(
         self,

@@ -5,9 +5,12 @@ Rules this module owns:
 - Capabilities: v1 booleans become v2 presence objects (``{}``) and back; v2 nests the
   session-scoped groups under ``session``. Toward a v1 agent the client never advertises ``fs``
   or ``terminal`` (a v2 client cannot serve them, D38) and advertises what every v2 client
-  handles (notices, compaction, boolean config options). Toward a v1 client a v2 agent with
-  ``session`` is given ``loadSession`` and the list/resume/close markers: they are v2's
-  baseline, and ``session/load`` maps to ``session/resume`` with replay from the start.
+  handles (notices, compaction, boolean config options), and the ``_meta`` terminal extension
+  (``_meta.terminal_output`` and ``terminal_output_delta``: a v2 client shows display
+  terminals, which the bridge makes of it; D38 amended), beside the client's own ``_meta``.
+  Toward a v1 client a v2 agent with ``session`` is given ``loadSession`` and the
+  list/resume/close markers: they are v2's baseline, and ``session/load`` maps to
+  ``session/resume`` with replay from the start.
 - ``info`` is required in v2 and made up (``UNKNOWN_IMPLEMENTATION``), reported, when a v1 peer
   sent none.
 - Auth methods: ``id`` <-> ``methodId``; a type the target has no shape for is carried with
@@ -22,6 +25,7 @@ from typing import Any
 
 from ...convert import Json as _Json
 from ...convert import Losses as _Losses
+from ...convert import extension_offer as _extension_offer
 from ._common import _items, _marker, _meta, _obj, _pick, _present, _without_none
 
 UNKNOWN_IMPLEMENTATION: _Json = {"name": "unknown", "version": "0"}
@@ -98,7 +102,9 @@ def _client_capabilities_to_v1(caps: Mapping[str, Any]) -> _Json:
     }
     if isinstance(caps.get("elicitation"), Mapping):
         out["elicitation"] = caps["elicitation"]
-    return _meta(caps, out)
+    meta = caps.get("_meta")
+    out["_meta"] = _extension_offer(meta if isinstance(meta, Mapping) else None)
+    return out
 
 
 def _initialize_params_to_v1(params: Any, losses: _Losses) -> _Json:
