@@ -522,11 +522,7 @@ def _xfail(item: str, what: str) -> Any:
 ITEMS: list[Any] = [
     pytest.param(item_1, id="item-1-bash-command-in-v1-permission"),
     pytest.param(item_2, id="item-2-codex-edit-permission-carries-the-diff"),
-    pytest.param(
-        item_3,
-        id="item-3-edits-as-v1-diffs",
-        marks=_xfail("3", "edits reach v1 as fenced patch text, not a v1 diff"),
-    ),
+    pytest.param(item_3, id="item-3-edits-as-v1-diffs"),
     pytest.param(item_4, id="item-4-title-after-permission"),
     pytest.param(item_5, id="item-5-no-empty-code-block"),
     pytest.param(
