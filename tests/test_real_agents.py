@@ -525,11 +525,7 @@ ITEMS: list[Any] = [
     pytest.param(item_3, id="item-3-edits-as-v1-diffs"),
     pytest.param(item_4, id="item-4-title-after-permission"),
     pytest.param(item_5, id="item-5-no-empty-code-block"),
-    pytest.param(
-        item_6,
-        id="item-6-v2-editor-gets-v1-agent-terminals",
-        marks=_xfail("6", "the bridge neither offers nor reads the v1 terminal extension"),
-    ),
+    pytest.param(item_6, id="item-6-v2-editor-gets-v1-agent-terminals"),
     pytest.param(
         item_6_v1_editor,
         id="item-6-v1-editor-offering-terminal-output",
