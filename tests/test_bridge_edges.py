@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from acp_toolcalls import v1, v2
 from acp_toolcalls.convert import _session_updates, session_update_to_v1, session_update_to_v2
-from acp_toolcalls.schema import first_violation, validate_payload
+from acp_toolcalls.schema import first_violation, validate_message, validate_payload
 from acp_toolcalls.schema._checks import document
 from interop.raw import RawClient
 from interop.sessions import bounded
@@ -362,3 +362,69 @@ def _rare_turn(agent: int) -> list[dict[str, Any]]:
 def _prompt(editor: int, request_id: int) -> dict[str, Any]:
     params = {"sessionId": SID, "prompt": [{"type": "text", "text": "go"}]}
     return {"jsonrpc": "2.0", "id": request_id, "method": "session/prompt", "params": params}
+
+
+# --------------------------------------------------------------------------------------------
+# Item 11: --log during the version fallback
+
+
+@pytest.mark.parametrize(
+    ("editor", "options", "first_answer"),
+    [
+        pytest.param(1, ("--agent-version", "2"), "v1", id="v1-editor-asked-v2-answers-v1"),
+        pytest.param(2, (), "v1", id="v2-editor-auto-answers-v1"),
+        pytest.param(2, (), "refused", id="v2-editor-auto-refused"),
+    ],
+)
+def test_the_log_records_the_fallback_in_the_version_spoken(
+    tmp_path: Path, editor: int, options: tuple[str, ...], first_answer: str
+) -> None:
+    """The agent is asked in v2 and answers in v1 (or refuses): the proxy asks again in v1.
+    The agent's v1 answer, the retry and everything after are recorded as protocol 1 (they
+    were recorded as 2 before issue 26), each record valid against the schema it names."""
+    answer: dict[str, Any] = (
+        {"result": agent_init(1)}
+        if first_answer == "v1"
+        else {"error": {"code": -32600, "message": "unsupported protocol version"}}
+    )
+    steps = [
+        {"await": {"method": "initialize"}, "as": "first"},
+        {"send": {"jsonrpc": "2.0", "id": {"$id": "first"}, **answer}},
+        {"await": {"method": "initialize"}, "as": "again"},
+        {"send": {"jsonrpc": "2.0", "id": {"$id": "again"}, "result": agent_init(1)}},
+        {"await": {"method": "session/new"}, "as": "new"},
+        {"send": {"jsonrpc": "2.0", "id": {"$id": "new"}, "result": {"sessionId": SID}}},
+    ]
+    script, log = tmp_path / "script.json", tmp_path / "traffic.jsonl"
+    script.write_text(json.dumps(steps), encoding="utf-8")
+    agent = (sys.executable, str(SCRIPT_AGENT), str(script), str(tmp_path / "record.jsonl"))
+
+    async def scenario() -> tuple[int, str]:
+        client = await RawClient.start(*options, "--log", str(log), agent=agent)
+        await client.send(editor_init(editor))
+        assert (await client.answer_to(0))["result"]["protocolVersion"] == editor
+        await client.send(session_new(editor))
+        assert (await client.answer_to(1))["result"]["sessionId"] == SID
+        return (await client.finish())[:2]
+
+    code, err = bounded(scenario())
+    assert code == 0, err
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    agent_side = [r for r in records if r["direction"] in ("proxy->agent", "agent->proxy")]
+    methods = [r["message"].get("method") for r in agent_side]
+    assert methods == ["initialize", None, "initialize", None, "session/new", None], agent_side
+    recorded = [r["protocol"] for r in agent_side]
+    assert recorded == [2, 1, 1, 1, 1, 1], agent_side
+    asked: dict[str, str] = {}
+    for record in agent_side:
+        message = record["message"]
+        stated = (message.get("params") or message.get("result") or {}).get("protocolVersion")
+        if stated is not None:
+            assert record["protocol"] == stated, record
+        if "method" in message:
+            asked[json.dumps(message["id"])] = message["method"]
+        method = None if "method" in message else asked.get(json.dumps(message["id"]))
+        version: Any = f"v{record['protocol']}"
+        assert validate_message(message, version, response_method=method) == [], record
+    client_side = [r for r in records if r["direction"] in ("client->proxy", "proxy->client")]
+    assert {r["protocol"] for r in client_side} == {editor}

@@ -149,9 +149,12 @@ class ConnectionBridge(_Updates):
 
     @property
     def agent_side_version(self) -> Version | None:
-        """The version the agent speaks, or is being asked in while that is not known yet."""
+        """The version the agent speaks, or is being asked in while that is not known yet (the
+        other one once the proxy falls back to it: its retry, and the answer that made it)."""
         if self.agent_version is not None:
             return self.agent_version
+        if self._asking is not None:
+            return self._asking
         return self.client_version if self._asked_agent == "auto" else self._asked_agent
 
     def next_deadline(self) -> float | None:

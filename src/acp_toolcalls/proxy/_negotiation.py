@@ -47,6 +47,10 @@ _MAX_HELD_BYTES = 64 * 1024 * 1024
 class _Negotiating(_Reading):
     """The ``initialize`` exchange, and the lines held while it is under way."""
 
+    _asking: Version | None = None
+    """The version the agent is being asked in (its ``initialize`` pending), once asked: the
+    other one after a fallback, so the log records the agent's answer and the retry in it."""
+
     def _event(self, event: Event, policy: Policy | None = None) -> None:
         """``event`` happened: the state moves by ``_state.TRANSITIONS``; ``policy``: the
         one chosen on leaving negotiation."""
@@ -67,6 +71,7 @@ class _Negotiating(_Reading):
         self._client_caps = caps if isinstance(caps, dict) else {}
         target = self.client_version if self._asked_agent == "auto" else self._asked_agent
         if target == self.client_version:
+            self._asking = target
             self._to_agent.keep(
                 request_id, rpc.Pending(request_id, "initialize", params=(target, params, False))
             )
@@ -119,6 +124,7 @@ class _Negotiating(_Reading):
             self._losses("client", "initialize", mapped.losses)
             value = mapped.value
         pending = rpc.Pending(request_id, "initialize", params=(target, params, again))
+        self._asking = target
         self._agent(rpc.request(self._to_agent.allocate(pending), "initialize", value))
 
     def _agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
