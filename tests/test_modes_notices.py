@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.models import VersionName
@@ -32,7 +32,7 @@ from interop.sessions import bounded
 
 SCRIPT_AGENT = Path(__file__).resolve().parent / "interop" / "script_agent.py"
 SID = "sess-1"
-V1_EDITOR = {
+V1_EDITOR: dict[str, Any] = {
     "protocolVersion": 1,
     "clientCapabilities": {"fs": {"readTextFile": True}},
     "clientInfo": {"name": "zed", "version": "0.200"},
@@ -100,7 +100,7 @@ class Editor:
     async def open(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
         init = {**V1_EDITOR}
         if capabilities is not None:
-            init["clientCapabilities"] = {**V1_EDITOR["clientCapabilities"], **capabilities}  # type: ignore[dict-item]
+            init["clientCapabilities"] = {**V1_EDITOR["clientCapabilities"], **capabilities}
         await self.send(request(0, "initialize", init))
         assert (await self.answer_to(0))["result"]["protocolVersion"] == 1
         await self.send(request(1, "session/new", {"cwd": "/tmp", "mcpServers": []}))
@@ -117,8 +117,7 @@ class Editor:
         received = self.client.received + [json.loads(x) for x in rest.splitlines() if x.strip()]
         for message in received:
             method = None if "method" in message else self.asked.get(json.dumps(message["id"]))
-            protocol = cast(VersionName, "v1")
-            violations = validate_message(message, protocol, response_method=method)
+            violations = validate_message(message, "v1", response_method=method)
             assert violations == [], (violations, message)
         assert code == 0, err
         assert "Traceback" not in err and "a bug" not in err, err
@@ -253,7 +252,7 @@ def test_a_v2_agents_mode_option_is_a_v1_editors_session_modes(tmp_path: Path) -
 
 # codex-acp 2.6.0's mode option, in v2 (AgentMode.toConfigOption, with a permission profile:
 # grouped values, `group` renamed `groupId`); here under an id of its own, which set_mode names.
-CODEX_MODE = {
+CODEX_MODE: dict[str, Any] = {
     "configId": "approval-preset",
     "name": "Mode",
     "description": "Approval and sandboxing preset for the session",
@@ -402,3 +401,71 @@ def test_a_notice_is_agent_message_text_for_a_v1_editor_without_notices(tmp_path
 def test_a_v1_editor_that_advertised_notices_gets_them_as_notices(tmp_path: Path) -> None:
     updates = _prompt_turn(tmp_path, {"session": {"notices": {}}})
     assert updates == [_said("Looking."), RATE_LIMIT, _said(" Done."), INDEXING]
+
+
+# --------------------------------------------------------------------------------------------
+# The same in process: every line the connection writes, to either side, schema-checked (and
+# by the encode guard)
+
+
+def test_in_process_modes_and_notices_are_valid_on_both_sides() -> None:
+    from acp_toolcalls.proxy import ConnectionBridge
+
+    core = ConnectionBridge(agent_version=2)
+    asked: dict[str, str] = {}  # id -> method of the client's requests
+    to_client: list[dict[str, Any]] = []
+    to_agent: list[dict[str, Any]] = []
+
+    def take(lines: list[bytes], side: str, sink: list[dict[str, Any]]) -> None:
+        version: VersionName = "v1" if side == "client" else "v2"
+        for line in lines:
+            message = json.loads(line)
+            answers = "method" not in message and side == "client"
+            method = asked.get(json.dumps(message["id"])) if answers else None
+            assert validate_message(message, version, response_method=method) == [], message
+            sink.append(message)
+
+    def client(message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message:
+            asked[json.dumps(message["id"])] = message["method"]
+        out = core.from_client(json.dumps(message).encode(), 0.0)
+        take(out.to_client, "client", to_client)
+        take(out.to_agent, "agent", to_agent)
+
+    def agent(message: dict[str, Any]) -> None:
+        out = core.from_agent(json.dumps(message).encode(), 0.0)
+        take(out.to_client, "client", to_client)
+        take(out.to_agent, "agent", to_agent)
+
+    def reply(value: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": to_agent[-1]["id"], "result": value}
+
+    client(request(0, "initialize", V1_EDITOR))
+    agent(reply(V2_AGENT))
+    client(request(1, "session/new", {"cwd": "/tmp", "mcpServers": []}))
+    agent(reply({"sessionId": SID, "configOptions": [MODEL, CODEX_MODE]}))
+    assert to_client[-1]["result"]["modes"]["currentModeId"] == "auto"
+    client(request(2, "session/set_mode", {"sessionId": SID, "modeId": "read-only"}))
+    assert to_agent[-1]["params"]["configId"] == "approval-preset"
+    agent(reply({"configOptions": [MODEL, {**CODEX_MODE, "currentValue": "auto"}]}))
+    assert [m.get("result", m.get("params", {}).get("update")) for m in to_client[-3:]] == [
+        {},
+        {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [
+                {**{k: v for k, v in MODEL.items() if k != "configId"}, "id": "model"},
+                {
+                    **{k: v for k, v in CODEX_MODE.items() if k not in ("configId", "options")},
+                    "id": "approval-preset",
+                    "currentValue": "auto",
+                    "options": [
+                        {("group" if k == "groupId" else k): v for k, v in group.items()}
+                        for group in CODEX_MODE["options"]
+                    ],
+                },
+            ],
+        },
+        {"sessionUpdate": "current_mode_update", "currentModeId": "auto"},  # not read-only
+    ]
+    agent(update(RATE_LIMIT)["send"])
+    assert to_client[-1]["params"]["update"]["content"]["text"].startswith("Warning: ")
