@@ -297,15 +297,45 @@ def test_terminal_bytes_wait_for_a_reference() -> None:
     assert "early" in create["content"][0]["content"]["text"]
 
 
-def test_meta_profile_carries_the_terminal_in_meta() -> None:
-    bridge = V2ToV1Bridge(terminal_profile="meta")
-    bridge.convert(note({"sessionUpdate": "terminal_update", "terminalId": "t", "command": "ls"}))
+@pytest.mark.parametrize("profile", ["meta", "meta_delta"])
+def test_meta_profiles_stream_a_live_terminal_through_the_extension(profile: Any) -> None:
+    """D38 as amended 2026-12-06: a v1 client that offers the `_meta` terminal extension gets
+    a live terminal: the `terminal` item, `terminal_info` once, each output appended once
+    (UTF-8 split across chunks decoded whole), `terminal_exit` once."""
+    key = "terminal_output_delta" if profile == "meta_delta" else "terminal_output"
+    bridge = V2ToV1Bridge(terminal_profile=profile)
+    bridge.convert(
+        note({"sessionUpdate": "terminal_update", "terminalId": "t", "command": "ls", "cwd": "/w"})
+    )
     (create,) = updates(
         bridge.convert(tcu(title="Run", content=[{"type": "terminal", "terminalId": "t"}]))
     )
-    assert create.get("content") in (None, [])
-    assert create["_meta"]["terminal_info"] == {"terminal_id": "t", "command": "ls"}
-    assert create["_meta"]["terminal_output"] == {"terminal_id": "t", "data": ""}
+    assert create["content"] == [{"type": "terminal", "terminalId": "t"}]
+    assert create["_meta"] == {"terminal_info": {"terminal_id": "t", "cwd": "/w"}}
+    chunk = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t"}
+    (first,) = updates(bridge.convert(note({**chunk, "data": b64(b"a\xe2")})))
+    (second,) = updates(bridge.convert(note({**chunk, "data": b64(b"\x82\xacb\n")})))
+    assert first["_meta"] == {key: {"terminal_id": "t", "data": "a"}}
+    assert second["_meta"] == {key: {"terminal_id": "t", "data": "\u20acb\n"}}
+    exited = {"sessionUpdate": "terminal_update", "terminalId": "t", "exitStatus": {"exitCode": 2}}
+    (end,) = updates(bridge.convert(note(exited)))
+    assert end["_meta"] == {"terminal_exit": {"terminal_id": "t", "exit_code": 2, "signal": None}}
+    (done,) = updates(bridge.convert(tcu(status="completed")))
+    assert "_meta" not in done  # nothing is sent twice
+
+
+def test_meta_profile_output_replaced_by_a_continuation_sends_what_was_added() -> None:
+    bridge = V2ToV1Bridge(terminal_profile="meta")
+    bridge.convert(tcu(title="Run", content=[{"type": "terminal", "terminalId": "t"}]))
+    chunk = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": b64(b"one\n")}
+    updates(bridge.convert(note(chunk)))
+    snapshot = {"sessionUpdate": "terminal_update", "terminalId": "t"}
+    (more,) = updates(bridge.convert(note({**snapshot, "output": {"data": b64(b"one\ntwo\n")}})))
+    assert more["_meta"] == {"terminal_output": {"terminal_id": "t", "data": "two\n"}}
+    converted = bridge.convert(note({**snapshot, "output": {"data": b64(b"other\n")}}))
+    (other,) = updates(converted)
+    assert other["_meta"]["terminal_output"]["data"] == "\r\n[output replaced]\r\nother\n"
+    assert any("replaced" in loss.reason for loss in converted.losses)
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ the bridge sends it (the harness of ``test_permission_integrity``).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 
 from interop.raw import RawClient
+from interop.sessions import bounded
 from test_permission_integrity import ALLOW, REJECT, SID, Session, _is_tag, chosen, run, update
 
 TERMINAL = "toolu_01"
@@ -178,3 +180,97 @@ def test_a_terminal_with_nothing_to_show_is_no_empty_code_block(tmp_path: Path) 
     assert code == 0
     assert "```" not in json.dumps(seen[0]), seen[0]
     assert not seen[0].get("content"), seen[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Item 6, the other direction: a v1 editor that offers the `_meta` terminal extension (Zed)
+
+
+class ExtensionEditor(Session):
+    """A v1 editor whose initialize offers ``clientCapabilities._meta`` ``offer``."""
+
+    offer: dict[str, Any]
+
+    async def start(self, *options: str) -> RawClient:
+        client = await RawClient.start("--agent-version", "2", *options, agent=self.command)
+        capabilities = {"_meta": self.offer}
+        params = {"protocolVersion": 1, "clientCapabilities": capabilities}
+        await client.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        assert (await client.answer_to(0))["result"]["protocolVersion"] == 1
+        await client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/new",
+                "params": {"cwd": "/tmp", "mcpServers": []},
+            }
+        )
+        assert (await client.answer_to(1))["result"]["sessionId"] == SID
+        return client
+
+
+def chunk(data: bytes) -> dict[str, Any]:
+    encoded = base64.b64encode(data).decode()
+    return update(
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": TERMINAL, "data": encoded}
+    )
+
+
+@pytest.mark.parametrize(
+    ("offer", "key"),
+    [
+        ({"terminal_output": True}, "terminal_output"),
+        ({"terminal_output_delta": True}, "terminal_output_delta"),
+    ],
+    ids=["terminal_output", "terminal_output_delta"],
+)
+def test_a_v1_editor_offering_the_terminal_extension_gets_a_live_terminal(
+    tmp_path: Path, offer: dict[str, Any], key: str
+) -> None:
+    steps = [
+        {"send": bash_call()},
+        {"send": terminal(command="make", cwd="/work/project")},
+        {"send": chunk(b"building\n")},
+        {"send": chunk(b"\x1b[32mok\x1b[0m\n")},
+        {"send": terminal(exitStatus={"exitCode": 0})},
+        {
+            "send": update(
+                {"sessionUpdate": "tool_call_update", "toolCallId": TERMINAL, "status": "completed"}
+            )
+        },
+    ]
+
+    async def editor(client: RawClient, session: Session) -> None:
+        await client.until(
+            lambda m: (
+                _is_tag("tool_call_update")(m)
+                and m["params"]["update"].get("status") == "completed"
+            )
+        )
+
+    session = ExtensionEditor(tmp_path, 1, 2, steps)
+    session.offer = offer
+
+    async def scenario() -> tuple[RawClient, int, str]:
+        client = await session.start()
+        await editor(client, session)
+        code, err, rest = await client.finish()
+        client.received += [json.loads(line) for line in rest.splitlines() if line.strip()]
+        return client, code, err
+
+    client, code, err = bounded(scenario())
+    assert code == 0 and "Traceback" not in err, err
+    calls = [
+        m["params"]["update"]
+        for m in client.received
+        if _is_tag("tool_call")(m) or _is_tag("tool_call_update")(m)
+    ]
+    assert calls[0]["content"] == [{"type": "terminal", "terminalId": TERMINAL}]
+    metas = [call.get("_meta", {}) for call in calls]
+    infos = [meta["terminal_info"] for meta in metas if "terminal_info" in meta]
+    assert infos == [{"terminal_id": TERMINAL}]  # announced once, at first sight
+    output = "".join(meta[key]["data"] for meta in metas if key in meta)
+    assert output == "building\n\x1b[32mok\x1b[0m\n"  # each byte once, as the agent wrote it
+    exits = [meta["terminal_exit"] for meta in metas if "terminal_exit" in meta]
+    assert exits == [{"terminal_id": TERMINAL, "exit_code": 0, "signal": None}]
+    assert "```" not in json.dumps(calls)  # no fenced transcript beside the live terminal

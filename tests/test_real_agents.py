@@ -23,8 +23,7 @@ approved; the editor rejected no message (the SDK reported nothing, answered no 
 an error, handed over every update) and every message validates against the bundled schema of
 its version; no process of the run is left; no request left for another host. Then what a
 person sees is checked against the numbered items of issue 26
-(:func:`test_what_a_person_sees`): each item that the bridge does not do yet is a strict xfail
-naming it, to be removed with its fix.
+(:func:`test_what_a_person_sees`), one case per item.
 
 All cases run concurrently (:data:`WORKERS` at a time) in one module fixture; the whole file
 takes well under a minute on an idle machine. Without Node.js, the TypeScript SDK
@@ -515,10 +514,6 @@ def item_6_v1_editor(outcomes: dict[str, Outcome]) -> None:
     assert exits[-1].get("exit_code") == 0, exits
 
 
-def _xfail(item: str, what: str) -> Any:
-    return pytest.mark.xfail(strict=True, reason=f"issue 26 item {item}: {what}")
-
-
 ITEMS: list[Any] = [
     pytest.param(item_1, id="item-1-bash-command-in-v1-permission"),
     pytest.param(item_2, id="item-2-codex-edit-permission-carries-the-diff"),
@@ -526,11 +521,7 @@ ITEMS: list[Any] = [
     pytest.param(item_4, id="item-4-title-after-permission"),
     pytest.param(item_5, id="item-5-no-empty-code-block"),
     pytest.param(item_6, id="item-6-v2-editor-gets-v1-agent-terminals"),
-    pytest.param(
-        item_6_v1_editor,
-        id="item-6-v1-editor-offering-terminal-output",
-        marks=_xfail("6", "a v1 editor offering terminal_output still gets fenced text"),
-    ),
+    pytest.param(item_6_v1_editor, id="item-6-v1-editor-offering-terminal-output"),
 ]
 
 

@@ -54,7 +54,7 @@ from ._disk_diffs import ReadFile
 from ._forwarded import Forwarded
 from ._terminal_text import DEFAULT_TAIL_CHARS
 from ._to_v1_permissions import _Permissions
-from ._to_v1_state import TerminalProfile
+from ._to_v1_state import TERMINAL_PROFILES, TerminalProfile
 
 __all__ = ["TerminalProfile", "V2ToV1Bridge"]
 
@@ -88,7 +88,7 @@ class V2ToV1Bridge(_Permissions):
         max_message_bytes: int = DEFAULT_MAX_BYTES,
         read_file: ReadFile | None = None,
     ) -> None:
-        if terminal_profile not in ("text", "meta"):
+        if terminal_profile not in TERMINAL_PROFILES:
             raise ValueError(f"unknown terminal profile {terminal_profile!r}")
         self.coalesce = coalesce
         # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
@@ -116,6 +116,8 @@ class V2ToV1Bridge(_Permissions):
         self._forwarded = Forwarded(self.store.limits.max_pending_permissions)
         self._rendered = {}
         self._texts = {}
+        self._streams = {}
+        self._meta_after = []
         self._out = []
         self._replies = []
         self._losses = []
@@ -196,6 +198,7 @@ class V2ToV1Bridge(_Permissions):
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
         self._compactions = {k: v for k, v in self._compactions.items() if k[0] != session_id}
         self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
+        self._streams = {k: v for k, v in self._streams.items() if k[0] != session_id}
         self._forwarded.forget(lambda asked: asked.session_id == session_id)
         return self._take()
 

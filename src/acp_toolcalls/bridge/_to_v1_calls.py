@@ -111,6 +111,7 @@ class _Calls(_Projection):
                     self._flush_call(session_id, session, tool_call_id)
             self._rendered.pop((session_id, state.terminal_id), None)
             self._texts.pop((session_id, state.terminal_id), None)
+            self._streams.pop((session_id, state.terminal_id), None)
         else:
             for tool_call_id in list(session.order):
                 held = state.tool_calls.get(tool_call_id)
@@ -120,6 +121,7 @@ class _Calls(_Projection):
             session.readers.clear()
             self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
             self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
+            self._streams = {k: v for k, v in self._streams.items() if k[0] != session_id}
 
     def _ghost(self, session_id: str, session: _Session, tool_call_id: str, call: _Call) -> None:
         """Keep only what the client was shown of a call the store no longer holds (bounded:
@@ -327,6 +329,10 @@ class _Calls(_Projection):
         session = self._session(session_id)
         terminal_id = update.terminal_id
         self._rendered.pop((session_id, terminal_id), None)
+        if type(update) is v2.TerminalUpdate and update.output is not UNSET:
+            stream = self._streams.get((session_id, terminal_id))
+            if stream is not None:  # what the `_meta` extension sent may not be its start
+                stream.replaced = True
         readers = [tid for tid in session.readers.get(terminal_id, ()) if tid in session.calls]
         if not readers:
             return  # bytes wait in the store until a reference appears (D22)

@@ -161,7 +161,7 @@ class _Permissions(_Calls):
         if call is None or not call.known:
             return None
         tc = self.store.tool_call(session_id, tool_call_id) if tool_call_id is not None else None
-        return self._project(session_id, call, tc)[0] if tc is not None else []
+        return self._project(session_id, call, tc, send=False)[0] if tc is not None else []
 
     def _own_title(self, session_id: str, tool_call_id: str, call: _Call) -> str | None:
         """The call's own title: the agent's newest (a subject's included), else the one the
@@ -205,7 +205,8 @@ class _Permissions(_Calls):
         if own is not None and overlay.title != own:
             changes["title"] = call.title = own
         if overlay.items_shown:  # (an earlier prompt's items too: the client still shows them)
-            changes["content"] = self._project(session_id, call, tc)[0] if tc is not None else []
+            shown = self._project(session_id, call, tc, send=False)[0] if tc is not None else []
+            changes["content"] = shown
             call.content_dirty = False
         if not changes:
             return []

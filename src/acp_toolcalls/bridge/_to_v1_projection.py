@@ -89,9 +89,11 @@ class _Projection(_TerminalRendering):
             values["content"], meta = self._project(session_id, call, tc)
         if call.meta_dirty or meta:
             stored = tc.meta if isinstance(tc.meta, dict) else {}
-            merged = {**stored, **meta} if meta else dict(stored)  # the full merged `_meta` (D39)
-            if merged != call.meta_sent:  # only when it changed
-                values["meta"] = call.meta_sent = merged
+            if meta:  # the terminal extension's keys go once, beside the full `_meta` (D39)
+                values["meta"] = {**stored, **meta}
+                call.meta_sent = dict(stored)
+            elif stored != call.meta_sent:  # the full merged `_meta`, only when it changed
+                values["meta"] = call.meta_sent = dict(stored)
         title = values.get("title")
         if isinstance(title, str):
             call.title = title
@@ -106,6 +108,8 @@ class _Projection(_TerminalRendering):
             return  # nothing v1 can show changed (a capabilities-only patch, say)
         update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
         self._emit_update(session_id, self._fit(tc, update, call.wide))
+        if self._meta_after:
+            self._send_meta_after(session_id, tc)
         if tc.is_final:  # its projection is rebuilt if it ever changes again
             call.source, call.flat, call.slots, call.count = None, [], [], 0
 
@@ -123,9 +127,10 @@ class _Projection(_TerminalRendering):
         content, meta = self._project(session_id, call, tc)
         if content:
             values["content"] = content
-        if meta:
+        if meta:  # the terminal extension's keys (sent once) beside the full `_meta`
             stored = tc.meta if isinstance(tc.meta, dict) else {}
-            values["meta"] = call.meta_sent = {**stored, **meta}
+            values["meta"] = {**stored, **meta}
+            call.meta_sent = dict(stored)
         elif isinstance(tc.meta, dict):
             call.meta_sent = tc.meta
         call.known = True
@@ -136,6 +141,17 @@ class _Projection(_TerminalRendering):
             session_id,
             self._fit(tc, v1.ToolCall(tool_call_id=tc.tool_call_id, **values), call.wide),
         )
+        if self._meta_after:
+            self._send_meta_after(session_id, tc)
+
+    def _send_meta_after(self, session_id: str, tc: ToolCallState) -> None:
+        """The terminal extension's keys of a call's second (third, ...) terminal, each in a
+        ``tool_call_update`` of its own after the call's (its keys name one terminal)."""
+        stored = tc.meta if isinstance(tc.meta, dict) else {}
+        for tool_call_id, keys in self._meta_after:
+            update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, meta={**stored, **keys})
+            self._emit_update(session_id, update)
+        self._meta_after.clear()
 
     def _fit(self, tc: ToolCallState, update: Any, wide: int = 0) -> Any:
         """``update`` with content items left out of its middle when its line would be over
@@ -165,9 +181,11 @@ class _Projection(_TerminalRendering):
         return replace(update, content=cut)
 
     def _project(
-        self, session_id: str, call: _Call, tc: ToolCallState
+        self, session_id: str, call: _Call, tc: ToolCallState, send: bool = True
     ) -> tuple[list[Any], dict[str, Any]]:
-        """The v1 content of the call's current content, and the terminal ``_meta`` keys.
+        """The v1 content of the call's current content, and the terminal ``_meta`` keys
+        (the ``_meta`` extension profiles, with ``send``: the keys are then taken as sent; a
+        second terminal's go in a message of their own, ``_meta_after``).
 
         v2 items are projected once, as they arrive (chunks extend the projection); a
         replacement array or a cap that trimmed the content starts it afresh. Terminal slots
@@ -219,9 +237,18 @@ class _Projection(_TerminalRendering):
         call.count = len(items)
         out = list(call.flat)
         meta: dict[str, Any] = {}
+        extension = self.terminal_profile != "text"
         for position, terminal_id in call.slots:
-            out[position], terminal_meta = self._render_terminal(session_id, terminal_id)
-            meta.update(terminal_meta)
+            if not extension:
+                out[position] = self._render_terminal(session_id, terminal_id)
+                continue
+            out[position] = v1.Terminal(terminal_id=terminal_id)  # a live terminal
+            if send:  # what the client has not been sent of it, once
+                keys = self._terminal_meta(session_id, terminal_id)
+                if keys and meta:  # one terminal per message: the extension's keys are single
+                    self._meta_after.append((tc.tool_call_id, keys))
+                else:
+                    meta.update(keys)
         if tc.dropped_items:
             marker = f"[\u2026 {tc.dropped_items:,} content item(s) omitted (memory caps)]"
             out.insert(call.cut_at, _text_item(marker))

@@ -41,7 +41,11 @@ from ..v2 import FINAL_STATUSES
 from ._disk_diffs import MAX_ROOTED_SESSIONS, ReadFile, disk_diff_to_v1, normal_roots
 from ._terminal_text import TailRenderer
 
-TerminalProfile = Literal["text", "meta"]
+TerminalProfile = Literal["text", "meta", "meta_delta"]
+"""How a v1 client is shown a v2 terminal: ``text``, a fenced transcript in the content;
+``meta``, the ``_meta`` terminal extension with output appended by ``terminal_output``
+(the Zed convention); ``meta_delta``, the same with ``terminal_output_delta``."""
+TERMINAL_PROFILES: tuple[str, ...] = ("text", "meta", "meta_delta")
 
 FAST_PATHS = True
 """Whether the common shapes take their fast paths (tests turn them off to compare: the
@@ -134,10 +138,14 @@ class _BridgeState:
     _compactions: dict[tuple[str, str], dict[str, Any]]
     _dirty: dict[str, None]  # sessions with changes held back
     _sessions: dict[str, _Session]
-    # (session, terminal id) -> its rendering: a v1 item (text profile) and `_meta` keys
-    _rendered: dict[tuple[str, str], tuple[Any, dict[str, Any]]]
+    # (session, terminal id) -> its rendering: a v1 item, or `None` (the text profile)
+    _rendered: dict[tuple[str, str], Any]
     # (session, terminal id) -> what renders its output's tail as it grows
     _texts: dict[tuple[str, str], TailRenderer]
+    # (session, terminal id) -> what the `_meta` terminal extension has sent of it
+    _streams: dict[tuple[str, str], Any]
+    # (tool call id, keys): a call's further terminals' extension keys, sent after its update
+    _meta_after: list[tuple[str, dict[str, Any]]]
     _out: list[Any]
     _replies: list[Any]
     _losses: list[Loss]

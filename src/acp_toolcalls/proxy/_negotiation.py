@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from ..bridge import V1ToV2Bridge, V2ToV1Bridge
+from ..bridge import TerminalProfile, V1ToV2Bridge, V2ToV1Bridge
 from ..models import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from . import _routing as rpc
 from ._methods import TO_V1, TO_V2, map_params, map_result
@@ -174,6 +174,7 @@ class _Negotiating(_Reading):
             session_caps = self._client_caps.get("session") or {}
             return ToV1Client(
                 V2ToV1Bridge(
+                    terminal_profile=terminal_profile(self._client_caps),
                     coalesce=self.coalesce_interval > 0,
                     limits=self.limits,
                     max_message_bytes=self.max_line_bytes,
@@ -248,3 +249,15 @@ def _version_of(value: Any) -> Version | None:
     if value == 2:
         return 2
     return None
+
+
+def terminal_profile(client_caps: dict[str, Any]) -> TerminalProfile:
+    """How a v1 client is shown a v2 agent's terminals: the ``_meta`` terminal extension when
+    it offers it (``_meta.terminal_output_delta`` or ``_meta.terminal_output``, Zed's; D38 as
+    amended 2026-12-06), else fenced text."""
+    meta = client_caps.get("_meta")
+    if isinstance(meta, dict) and meta.get("terminal_output_delta") is True:
+        return "meta_delta"
+    if isinstance(meta, dict) and meta.get("terminal_output") is True:
+        return "meta"
+    return "text"
