@@ -19,7 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import test_connection as connection
 from acp_toolcalls import V2ToV1Bridge, encode, v1
 from acp_toolcalls.convert import apply_section, git_patch, read_patch
 from acp_toolcalls.proxy import DEFAULT_DISK_DIFF_BYTES, DiskFiles
@@ -341,3 +344,74 @@ def test_the_core_reads_no_file_itself() -> None:
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         for name in ("open(", "os.stat", "os.path.realpath", ".read_bytes(", ".read_text("):
             assert name not in source, (module.__name__, name)
+
+
+# --------------------------------------------------------------------------------------------
+# Properties of the applier
+
+_LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "a b\n", "\n", "x\r\n", "\tz\n"]))
+_TEXTS = st.builds(
+    lambda lines, tail: "".join(lines) + tail, _LINES, st.sampled_from(["", "end", "a"])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=_TEXTS, new=_TEXTS)
+def test_every_git_patch_applies_exactly_one_way_to_each_side(old: str, new: str) -> None:
+    patch = git_patch("/w/f", old, new)
+    if not patch:
+        return  # the same text: Git writes nothing
+    [section] = read_patch(patch) or []
+    assert apply_section(old, section) == new
+    assert apply_section(new, section, reverse=True) == old
+    # which side a file holds is never ambiguous for these (the bridge refuses it if it is)
+    assert apply_section(new, section) is None or apply_section(old, section, reverse=True) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="@-+ \\\n,01a/dg", max_size=120), file=_TEXTS)
+def test_any_text_is_read_or_refused_and_never_raises(text: str, file: str) -> None:
+    for candidate in (text, "diff --git /w/f /w/f\n--- /w/f\n+++ /w/f\n" + text):
+        sections = read_patch(candidate)
+        for section in sections or []:
+            for reverse in (False, True):
+                result = apply_section(file, section, reverse=reverse)
+                assert result is None or isinstance(result, str)
+
+
+# --------------------------------------------------------------------------------------------
+# The proxy's core tells the bridge each session's directories
+
+
+def _edit(path: Path) -> dict[str, Any]:
+    return connection.update(diff_update(str(path), git_patch(str(path), OLD, NEW)))
+
+
+def test_the_roots_come_from_session_new_load_and_resume(tmp_path: Path) -> None:
+    work, extra, other = tmp_path / "work", tmp_path / "extra", tmp_path / "other"
+    for directory in (work, extra, other):
+        directory.mkdir()
+        (directory / "greet.py").write_text(NEW, encoding="utf-8")  # written already
+    wire = connection.Wire(agent_version=2, read_file=DiskFiles())
+    wire.client(connection.V1_INIT)
+    wire.agent(connection.result(wire.last_agent()["id"], connection.V2_AGENT_INIT))
+    params = {"cwd": str(work), "additionalDirectories": [str(extra)], "mcpServers": []}
+    wire.client(connection.request(1, "session/new", params))
+    wire.agent(connection.result(wire.last_agent()["id"], {"sessionId": SID}))
+    for directory in (work, extra, other):
+        wire.clear()
+        wire.agent(_edit(directory / "greet.py"))
+        [item] = wire.client_updates()[-1]["content"]
+        assert (item["type"] == "diff") is (directory is not other), item
+    # A load's replay comes before its answer: its directories count from the request on.
+    params = {"sessionId": SID, "cwd": str(other), "mcpServers": []}
+    wire.client(connection.request(2, "session/load", params))
+    asked = wire.last_agent()
+    wire.clear()
+    wire.agent(_edit(other / "greet.py"))
+    [item] = wire.client_updates()[-1]["content"]
+    assert item == {"type": "diff", "path": str(other / "greet.py"), "oldText": OLD, "newText": NEW}
+    wire.agent(connection.result(asked["id"], {}))
+    wire.agent(_edit(work / "greet.py"))  # `work` is no longer one of its directories
+    [item] = wire.client_updates()[-1]["content"]
+    assert item["type"] == "content"
