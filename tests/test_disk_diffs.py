@@ -415,3 +415,21 @@ def test_the_roots_come_from_session_new_load_and_resume(tmp_path: Path) -> None
     wire.agent(_edit(work / "greet.py"))  # `work` is no longer one of its directories
     [item] = wire.client_updates()[-1]["content"]
     assert item["type"] == "content"
+
+
+def test_texts_read_from_disk_count_toward_the_line_limit(tmp_path: Path) -> None:
+    """The store counts the v2 item's bytes; what the disk adds is counted too, so a call's
+    v1 line stays under ``max_message_bytes`` (items left out, reported)."""
+    big_old = "".join(f"line {n}\n" for n in range(6_000))  # about 65 kB
+    big_new = big_old.replace("line 1500\n", "line 1500!\n")
+    target = tmp_path / "big.txt"
+    target.write_text(big_old, encoding="utf-8")
+    bridge = V2ToV1Bridge(read_file=DiskFiles(), max_message_bytes=100_000)
+    bridge.set_roots(SID, str(tmp_path))
+    body = diff_update(str(target), git_patch(str(target), big_old, big_new))
+    params = {"sessionId": SID, "update": body}
+    out = bridge.convert({"jsonrpc": "2.0", "method": "session/update", "params": params})
+    [sent] = out.messages
+    assert len(encode(sent)) <= 100_000
+    assert not any(isinstance(item, v1.Diff) for item in sent.params.update.content)
+    assert any("so that the line stays under 100000 bytes" in str(x) for x in out.losses)

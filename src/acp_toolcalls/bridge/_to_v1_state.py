@@ -169,10 +169,11 @@ class _BridgeState:
         out = disk_diff_to_v1(item, path, losses, self._roots.get(session_id), self.read_file)
         if losses.found:
             self._extend(losses.report(), "$.params.update")
-        for converted in out:
-            if type(converted) is v1.Diff:
+        for converted in out:  # texts read from disk (an add's or a delete's is the patch's)
+            if type(converted) is v1.Diff and converted.new_text:
                 old = converted.old_text
-                call.wide += 3 * (len(converted.new_text) + (len(old) if old else 0))
+                if isinstance(old, str):
+                    call.wide += 3 * (len(converted.new_text) + len(old))
         return out
 
     def _loss(self, path: str, reason: str) -> None:
