@@ -671,3 +671,40 @@ def test_lines_read_for_a_few_keys_convert_as_read_whole(
             out += [str(loss).encode() for loss in converted.losses]
         outputs.append(out)
     assert outputs[0] == outputs[1]
+
+
+def test_a_prompt_shown_on_a_call_is_not_left_as_its_title_toward_v1(tmp_path: Path) -> None:
+    """Issue 26 item 13: a log that holds the agent's side only (no answer) converted to v1
+    and replayed keeps the call's own title and content, not the prompt's ("Approve file
+    edit?") forever: the call's next update gives them back. With the answer in the log, the
+    answer does (as the bridge does)."""
+    ask = request(
+        5,
+        "session/request_permission",
+        {
+            "sessionId": S,
+            "title": "Approve file edit?",
+            "description": "Writes a.py",
+            "subject": {"type": "tool_call", "toolCall": {"toolCallId": "e"}},
+            "options": [
+                {"optionId": "a", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "r", "name": "Reject", "kind": "reject_once"},
+            ],
+        },
+    )
+    created = note(
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "e",
+            "title": "Edit a.py",
+            "kind": "edit",
+            "status": "pending",
+        }
+    )
+    done = note({"sessionUpdate": "tool_call_update", "toolCallId": "e", "status": "completed"})
+    code, out, _err = convert("v1", stdin=lines([created, ask, done]))
+    assert code in (0, 1), out
+    path = tmp_path / "v1.jsonl"
+    path.write_bytes(lines(out))
+    [call] = replay(path, "--protocol", "v1")["sessions"][S]["toolCalls"]
+    assert (call["title"], call["status"], call.get("content")) == ("Edit a.py", "completed", [])

@@ -70,6 +70,10 @@ class V2ToV1Bridge(_Permissions):
     models; it returns a ``Converted`` whose ``messages`` are typed v1 models or
     ``JsonRpcMessage`` values to ``encode`` and send on.
 
+    ``prompts_end_on_update``: a prompt shown on a call (D28) ends at the call's next update
+    as well as at its answer, for a log converted after the fact, which may hold no answer
+    (``convert --to v1``); live, the prompt stays until its answer.
+
     ``read_file(path, roots)`` (optional, supplied by the I/O edge: the bridge reads no file
     itself) lets it show a v2 diff's files as v1 diffs, their texts rebuilt from the file and
     the diff's Git patch, for files under the directories ``set_roots`` gave the session
@@ -80,6 +84,7 @@ class V2ToV1Bridge(_Permissions):
         self,
         *,
         coalesce: bool = False,
+        prompts_end_on_update: bool = False,
         terminal_profile: TerminalProfile = "text",
         tail_chars: int = DEFAULT_TAIL_CHARS,
         limits: Limits | None = None,
@@ -91,6 +96,7 @@ class V2ToV1Bridge(_Permissions):
         if terminal_profile not in TERMINAL_PROFILES:
             raise ValueError(f"unknown terminal profile {terminal_profile!r}")
         self.coalesce = coalesce
+        self.prompts_end_on_update = prompts_end_on_update
         # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
         self.notices = notices
         self.compaction = compaction

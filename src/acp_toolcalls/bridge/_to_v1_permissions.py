@@ -42,7 +42,7 @@ from ..models import CANCELLED_OUTCOME, REQUEST_CANCELLED, JsonRpcMessage, respo
 from ..v2 import ALLOW_OPTION_KINDS
 from ._forwarded import Forwarded
 from ._to_v1_calls import _Calls
-from ._to_v1_state import _Call, _notification, _Overlay, _Session
+from ._to_v1_state import _notification, _Overlay, _Session
 
 
 class _Asked:
@@ -162,13 +162,6 @@ class _Permissions(_Calls):
             return None
         tc = self.store.tool_call(session_id, tool_call_id) if tool_call_id is not None else None
         return self._project(session_id, call, tc, send=False)[0] if tc is not None else []
-
-    def _own_title(self, session_id: str, tool_call_id: str, call: _Call) -> str | None:
-        """The call's own title: the agent's newest (a subject's included), else the one the
-        client was shown."""
-        tc = self.store.tool_call(session_id, tool_call_id)
-        title = tc.fields.get("title") if tc is not None else None
-        return title if isinstance(title, str) and title else call.title
 
     def _give_up(self, request_id: Any) -> None:
         """Answer a forwarded request ``cancelled`` on the client's behalf: the agent gets the

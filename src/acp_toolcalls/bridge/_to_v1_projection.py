@@ -97,7 +97,9 @@ class _Projection(_TerminalRendering):
         title = values.get("title")
         if isinstance(title, str):
             call.title = title
-        if call.prompt is not None:  # a prompt shown on the call stays until its answer
+        if call.prompt is not None and self.prompts_end_on_update:  # a log: it was answered
+            self._end_prompt(session_id, call, tc, values)
+        elif call.prompt is not None:  # a prompt shown on the call stays until its answer
             if isinstance(title, str):
                 values["title"] = call.prompt.title
             if "content" in values and call.prompt.items:
@@ -112,6 +114,29 @@ class _Projection(_TerminalRendering):
             self._send_meta_after(session_id, tc)
         if tc.is_final:  # its projection is rebuilt if it ever changes again
             call.source, call.flat, call.slots, call.count = None, [], [], 0
+
+    def _own_title(self, session_id: str, tool_call_id: str, call: _Call) -> str | None:
+        """The call's own title: the agent's newest (a permission subject's included), else
+        the one the client was shown."""
+        tc = self.store.tool_call(session_id, tool_call_id)
+        title = tc.fields.get("title") if tc is not None else None
+        return title if isinstance(title, str) and title else call.title
+
+    def _end_prompt(
+        self, session_id: str, call: _Call, tc: ToolCallState, values: dict[str, Any]
+    ) -> None:
+        """The call's next update after a prompt, where no answer is to be waited for (a log
+        converted after the fact): the update gives the call its own title and content back
+        (``prompts_end_on_update``)."""
+        overlay = call.prompt
+        if overlay is None:
+            return
+        call.prompt = None
+        own = self._own_title(session_id, tc.tool_call_id, call)
+        if "title" not in values and own is not None and own != overlay.title:
+            values["title"] = call.title = own
+        if overlay.items_shown and "content" not in values:
+            values["content"] = self._project(session_id, call, tc, send=False)[0]
 
     def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
         values = None

@@ -126,6 +126,9 @@ class _BridgeState:
     """The state every layer of ``V2ToV1Bridge`` shares, and the helpers that only touch it."""
 
     coalesce: bool
+    # A prompt shown on a call ends at the call's next update (a log converted after the fact,
+    # which may hold no answer), not only at its answer.
+    prompts_end_on_update: bool
     # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
     notices: bool
     compaction: bool

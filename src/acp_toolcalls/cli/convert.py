@@ -109,8 +109,10 @@ def make_converter(to: str, *, stateless: bool, coalesce: bool, strict: bool) ->
     """The converter ``convert --to TO`` uses. A stateless one is strict under ``--strict``
     (it raises ``ConversionError``); the bridges are always lossy and the command treats
     every loss they report as an error instead."""
-    if to == "v1":
-        return StatelessV2ToV1(strict=strict) if stateless else V2ToV1Bridge(coalesce=coalesce)
+    if to == "v1":  # a log may hold no answer: a prompt ends at its call's next update
+        if stateless:
+            return StatelessV2ToV1(strict=strict)
+        return V2ToV1Bridge(coalesce=coalesce, prompts_end_on_update=True)
     return StatelessV1ToV2(strict=strict) if stateless else V1ToV2Bridge()
 
 
