@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec import UNSET
 
 from acp_toolcalls import v1, v2
 from acp_toolcalls.convert import _session_updates, session_update_to_v1, session_update_to_v2
@@ -30,14 +32,17 @@ from acp_toolcalls.schema._checks import document
 from interop.raw import RawClient
 from interop.sessions import bounded
 from test_permission_integrity import (
+    CONVERTING,
+    PASS_THROUGH,
     SCRIPT_AGENT,
     SID,
+    Session,
     agent_init,
     editor_init,
     session_new,
     update,
 )
-from test_proxy_faults import turn_ended
+from test_proxy_faults import turn_end, turn_ended
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -360,7 +365,7 @@ def _rare_turn(agent: int) -> list[dict[str, Any]]:
 
 
 def _prompt(editor: int, request_id: int) -> dict[str, Any]:
-    params = {"sessionId": SID, "prompt": [{"type": "text", "text": "go"}]}
+    params: dict[str, Any] = {"sessionId": SID, "prompt": [{"type": "text", "text": "go"}]}
     return {"jsonrpc": "2.0", "id": request_id, "method": "session/prompt", "params": params}
 
 
@@ -428,3 +433,167 @@ def test_the_log_records_the_fallback_in_the_version_spoken(
         assert validate_message(message, version, response_method=method) == [], record
     client_side = [r for r in records if r["direction"] in ("client->proxy", "proxy->client")]
     assert {r["protocol"] for r in client_side} == {editor}
+
+
+# --------------------------------------------------------------------------------------------
+# Item 12: a line over --max-line-bytes is answered, in every mode
+
+LIMIT = 65536
+HUGE = "x" * (2 * LIMIT)
+
+
+@pytest.mark.parametrize("pairing", [*CONVERTING, *PASS_THROUGH])
+def test_a_request_over_the_line_limit_is_answered_in_every_mode(
+    tmp_path: Path, pairing: tuple[int, int]
+) -> None:
+    """Requests over ``--max-line-bytes`` are answered ``-32600`` with their id, read from the
+    line as it streams by (at its start or at its end), never reaching the other side: the
+    editor's, and the agent's; the editor's answer over the limit to an agent request is an
+    error for the agent in its place. The session goes on (before issue 26 they were skipped
+    with a note and the sender waited forever)."""
+    editor, agent = pairing
+    big_request = {"jsonrpc": "2.0", "id": "agent-big", "method": "_x/big", "params": {"t": HUGE}}
+    ask = {"jsonrpc": "2.0", "id": "agent-ask", "method": "_x/ask", "params": {}}
+    steps = [
+        {"send": big_request},
+        {"await": {"id": "agent-big"}, "as": "refused"},
+        {"send": ask},
+        {"await": {"id": "agent-ask"}, "as": "settled"},
+        {"await": {"method": "session/prompt"}, "as": "prompt"},
+        *turn_end(agent),
+    ]
+    session = Session(tmp_path, editor, agent, steps)
+    big_prompt = _prompt(editor, 7)
+    big_prompt["params"]["prompt"][0]["text"] = HUGE
+    late = {"jsonrpc": "2.0", "method": "session/prompt", "params": big_prompt["params"]}
+    late_line = json.dumps(late).encode()[:-1] + b', "id": "late"}'  # the id after the text
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": SID}}
+    cancel["params"]["_meta"] = {"t": HUGE}
+
+    async def scenario() -> tuple[RawClient, int, str]:
+        client = await session.start("--max-line-bytes", str(LIMIT))
+        await client.send(big_prompt)
+        await client.send(late_line)
+        await client.send(cancel)  # a notification: noted, nothing to answer
+        for request_id in (7, "late"):
+            answer = await client.answer_to(request_id)
+            assert answer["error"]["code"] == -32600, answer
+            assert "over the line limit of 65536 bytes" in answer["error"]["data"]["details"]
+        asked = await client.request("_x/ask")
+        await client.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"t": HUGE}})
+        await client.send(_prompt(editor, 8))
+        await client.until(turn_ended(editor, 8))
+        code, err, _ = await client.finish()
+        return client, code, err
+
+    client, code, err = bounded(scenario())
+    assert code == 0, err
+    assert "Traceback" not in err and "a bug" not in err, err
+    received = session.received()
+    assert all(len(json.dumps(m)) < LIMIT for m in received)  # nothing over the limit passed
+    [refused] = session.answers("agent-big")
+    assert refused["error"]["code"] == -32600
+    [settled] = session.answers("agent-ask")
+    assert settled["error"]["code"] == -32603
+    assert "could not be read" in settled["error"]["data"]["details"]
+    prompts = [m for m in received if isinstance(m, dict) and m.get("method") == "session/prompt"]
+    assert [p["params"]["prompt"][0]["text"] for p in prompts] == ["go"]
+    assert not [m for m in client.received if m.get("method") == "_x/big"]
+    notes = [line for line in err.splitlines() if "over the limit of 65536 bytes" in line]
+    assert len(notes) == 5, err
+    assert sum("answered -32600" in line for line in notes) == 3, err
+    assert sum("in its place" in line for line in notes) == 1, err
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(alphabet='ab"\\\n{}[],:ü\u2028', max_size=12),
+)
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(["id", "method", "k", 'a"', "\\", "{"]), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def _messages(draw: st.DrawFn) -> tuple[bytes, Any, bool]:
+    """A JSON-RPC-like line, its keys in any order, and what ``_Head`` must read of it."""
+    message: dict[str, Any] = {}
+    keys = draw(st.permutations(["jsonrpc", "id", "method", "params", "result"]))
+    kind = draw(st.sampled_from(["request", "notification", "answer"]))
+    for key in keys:
+        if key == "id" and kind != "notification":
+            message["id"] = draw(st.one_of(st.integers(), st.text(max_size=20), st.none()))
+        elif key == "method" and kind != "answer":
+            message["method"] = draw(st.text(max_size=10))
+        elif key == "params" or (key == "result" and kind == "answer"):
+            message[key] = draw(_JSON)
+        elif key == "jsonrpc":
+            message[key] = "2.0"
+    line = json.dumps(message, ensure_ascii=draw(st.booleans())).encode()
+    return line, message.get("id", _NO_ID), "method" in message
+
+
+_NO_ID = object()
+
+
+@pytest.mark.parametrize("patterns", ["possessive", "plain"])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(message=_messages(), cuts=st.lists(st.integers(1, 40), min_size=1, max_size=60))
+def test_the_head_of_a_line_over_the_limit_is_read_in_any_chunks(
+    patterns: str, message: tuple[bytes, Any, bool], cuts: list[int]
+) -> None:
+    """``_Head`` reads the top-level id and whether there is a method, however the line's
+    bytes arrive; with the possessive patterns (Python 3.11) and the plain ones (3.10)."""
+    from acp_toolcalls.proxy import _input
+
+    line, request_id, has_method = message
+    saved = _input._STRING_REST, _input._NESTED
+    if patterns == "plain":
+        _input._STRING_REST = re.compile(_input._STRING_REST_PATTERNS[1], re.DOTALL)
+        _input._NESTED = re.compile(_input._NESTED_PATTERNS[1], re.DOTALL)
+    try:
+        head = _input._Head()
+        position = 0
+        for cut in cuts * (len(line) // sum(cuts) + 1):
+            head.feed(line[position : position + cut])
+            position += cut
+            if position >= len(line):
+                break
+        read = head.result(len(line))
+    finally:
+        _input._STRING_REST, _input._NESTED = saved
+    assert read.has_method == has_method
+    if request_id is _NO_ID:
+        assert read.request_id is UNSET
+    else:
+        assert type(read.request_id) is type(request_id) and read.request_id == request_id
+
+
+def test_what_the_head_holds_is_bounded() -> None:
+    """An id too long to answer with is not read (nor held); a 32 MiB line costs the reader
+    the few counters it keeps."""
+    from acp_toolcalls.proxy._input import _MAX_ID, _Head
+
+    long_id = b'{"id": "' + b"i" * (2 * _MAX_ID) + b'", "method": "m"}'
+    head = _Head()
+    for start in range(0, len(long_id), 100):
+        head.feed(long_id[start : start + 100])
+        assert head.kept is None or len(head.kept) <= _MAX_ID + 1
+    assert head.result(len(long_id)).request_id is UNSET
+    chunk = b'"x\\"y", [1, {"a": "]"}], ' * 2600
+    head = _Head()
+    head.feed(b'{"jsonrpc": "2.0", "params": [')
+    for _ in range(32 * 1024 * 1024 // len(chunk)):
+        head.feed(chunk)
+        assert head.kept is None and head.id_value is None and head.depth == 2
+    head.feed(b'0], "method": "m", "id": 3}')
+    read = head.result(0)
+    assert (read.request_id, read.has_method) == (3, True)

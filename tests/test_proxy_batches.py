@@ -3,7 +3,7 @@ line.
 
 - ``proxy._batches``: the lines of any input, cut into reads anywhere, are the lines the
   line-by-line reader gave (blank lines left out, a trailing ``\\r`` dropped, a line over the
-  limit as its size, the last line without its newline);
+  limit as its size, read as an ``Oversized``, the last line without its newline);
 - ``ConnectionBridge.from_agent_lines`` / ``from_client_lines``: for any traffic (the fuzz
   strategies: clean tool calls, mutations, garbage), cut into batches anywhere, the same lines
   to each side and the same notes, each naming the same line, as ``from_agent`` /
@@ -63,7 +63,7 @@ def _read(data: bytes, cuts: list[int], max_bytes: int) -> list[bytes | int]:
         got: list[bytes | int] = []
         async for batch in _input._batches(reader, max_bytes):
             assert batch  # never an empty batch
-            got += batch
+            got += [i.size if isinstance(i, _input.Oversized) else i for i in batch]
         await feeding
         return got
 

@@ -64,8 +64,10 @@ class ConnectionBridge(_Updates):
     newline), ``from_client_lines`` and ``from_agent_lines`` several (those of one read: the
     same result, in one ``Outbox``, each note naming the index of its line); ``poll(now)``
     sends coalesced tool-call changes that are due (``next_deadline``), ``flush()`` all of
-    them; ``agent_gone(reason)`` answers everything the client still waits for. Each returns
-    an ``Outbox``.
+    them; ``agent_gone(reason)`` answers everything the client still waits for;
+    ``oversized_line(side, size, id, has_method, now)`` answers a line over
+    ``max_line_bytes`` the edge skipped, from what it read of it (``_refusals``). Each
+    returns an ``Outbox``.
 
     Kept cheap per line (issue 19): in pass-through an agent line is looked at with byte
     checks only, unless a request of the client waits for an answer and the line does not

@@ -11,6 +11,12 @@ Rules this module owns (bad input costs nothing else):
   nested too deeply is dropped (a request answered ``-32600``/``-32700``); a payload that
   cannot be read is answered ``-32700`` (a request) or the client gets an error (an answer).
   An agent line that is not JSON ends the session (``agent_gone``), as the agent's crash does.
+- A line over ``max_line_bytes`` is skipped unread (``_input`` reads its top-level ``id`` and
+  whether it has a ``method`` as it streams by) and nothing waits for it forever, in every
+  mode: a request of either side is answered ``-32600`` with its id; an answer is one that
+  cannot be read (as above: the client's, no approval or an error for the agent; the
+  agent's, an error for the client); a notification, or a line whose id cannot be read, is
+  only noted (``oversized_line``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from ..models import (
     plain_id,
 )
 from . import _routing as rpc
+from ._output import Outbox, Side
 from ._passthrough import _PassThroughLines
 
 
@@ -43,6 +50,54 @@ class _Reading(_PassThroughLines):
 
     def _end(self, reason: str) -> None:
         raise NotImplementedError
+
+    # ----------------------------------------------------------------------------------------
+    # Lines over the limit
+
+    def oversized_line(
+        self, side: Side, size: int, request_id: Any, has_method: bool, now: float
+    ) -> Outbox:
+        """A line of ``side`` of ``size`` bytes, over ``max_line_bytes``, skipped unread but
+        for its top-level ``id`` (``UNSET``: none could be read) and whether it has a
+        ``method``: a request is answered ``-32600`` with its id, an answer settles what
+        waits for it, all noted (the note's ``line`` is 0)."""
+        self._now = now
+        self._line = 0
+        try:
+            what = f"{size} bytes is over the limit of {self.max_line_bytes} bytes; skipped"
+            if request_id is not UNSET and has_method:
+                limit = f"over the line limit of {self.max_line_bytes} bytes (--max-line-bytes)"
+                detail = {"details": f"a request of {size} bytes, {limit}: not read"}
+                answer = rpc.error(plain_id(request_id), INVALID_REQUEST, "Invalid Request", detail)
+                (self._client if side == "client" else self._agent)(answer)
+                what += "; answered -32600"
+            elif request_id is not UNSET:
+                what += self._oversized_answer(side, request_id, f"{size} bytes, over the limit")
+            self._note(side, what, "error")
+        finally:
+            self._line = None
+        return self._take()
+
+    def _oversized_answer(self, side: Side, request_id: Any, reason: str) -> str:
+        """An answer of ``side`` that was over the limit: what waits for it is settled; the
+        end of the note says how."""
+        if side == "client":
+            if self._policy.mode == "convert":
+                if self._unreadable_answer(request_id, reason):
+                    return "; the agent is answered in its place"
+                return ""
+            if self._policy.mode == "passthrough":  # the agent's own id: it waits for it
+                detail = {"details": f"the client's answer could not be read ({reason})"}
+                error = rpc.error(plain_id(request_id), INTERNAL_ERROR, "Internal error", detail)
+                self._agent(error)
+                return "; the agent is answered an error in its place"
+            return ""
+        pending = self._to_agent.pop(request_id)
+        if pending is None or pending.discard:
+            return ""
+        detail = {"details": f"the agent's answer could not be read ({reason})"}
+        self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+        return "; the client is answered an error in its place"
 
     # ----------------------------------------------------------------------------------------
     # The client

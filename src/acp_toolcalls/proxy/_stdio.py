@@ -48,8 +48,9 @@ from ..convert import prepare_update_checks
 from ..store import Limits
 from ._core import ConnectionBridge, Outbox, VersionOption
 from ._files import DEFAULT_DISK_DIFF_BYTES, DiskFiles
-from ._input import _READ_AHEAD, _batches, _FileFeed, _pollable
+from ._input import _READ_AHEAD, Oversized, _batches, _FileFeed, _pollable
 from ._log import _Log, _log_error, open_log
+from ._output import Side
 from ._process import _Agent, _exit_reason, _group_has_members, _occupy_closed_fds, _set_blocking
 from ._traffic import Direction
 from ._writers import QUEUE_BYTES, _Notes, _Pipe, _Writer
@@ -171,13 +172,14 @@ class _Proxy:
             if self.core.gone:  # a line ended the session: its note said so, once
                 return
 
-    async def _handle(self, side: str, batch: list[bytes | int]) -> None:
+    async def _handle(self, side: Side, batch: list[bytes | Oversized]) -> None:
         """The lines of one read through the core, ``_STEP`` at a time, what they make written
         together (one write per side) at the end or as soon as it holds ``_BURST_BYTES``; after
         each write, wait while a side written to has more than its bound waiting (a read whose
         lines make much more, terminal output toward v1 say, goes out in bursts as the side
         reads). With ``--log``, line by line: each record carries the versions known after its
-        line, in the order of the lines."""
+        line, in the order of the lines. A line over the limit goes to the core as what was
+        read of it (``oversized_line``: a request is answered)."""
         client = side == "client"
         handle = self.core.from_client_lines if client else self.core.from_agent_lines
         direction: Direction = "client->proxy" if client else "agent->proxy"
@@ -188,24 +190,34 @@ class _Proxy:
         while start < len(batch):
             item = batch[start]
             number = self.lines[side] + 1
-            if isinstance(item, int):
+            if isinstance(item, Oversized):
                 self.lines[side] = number
-                self._skipped(direction, protocol(), item, side, number)
                 start += 1
-                continue
-            end = start + 1
-            while end < len(batch) and end - start < step and not isinstance(batch[end], int):
-                end += 1
-            lines: list[bytes] = batch[start:end]  # type: ignore[assignment]
-            self.lines[side] += len(lines)
-            start = end
-            try:
-                out = handle(lines, self.loop.time())
-            except Exception as exc:  # a bug must cost these lines, not the session
-                self.say(f"{side} line {number}: not handled ({type(exc).__name__}: {exc}); a bug")
-                out = Outbox()
-            if self.log is not None:
-                self.log.lines(direction, protocol(), lines)
+                if self.log is not None:
+                    self.log.skipped(direction, protocol(), item.size)
+                try:
+                    out = self.core.oversized_line(
+                        side, item.size, item.request_id, item.has_method, self.loop.time()
+                    )
+                except Exception as exc:  # a bug must cost this line, not the session
+                    self.say(f"{side} line {number}: not handled ({type(exc).__name__}); a bug")
+                    out = Outbox()
+            else:
+                end = start + 1
+                while end < len(batch) and end - start < step and type(batch[end]) is bytes:
+                    end += 1
+                lines: list[bytes] = batch[start:end]  # type: ignore[assignment]
+                self.lines[side] += len(lines)
+                start = end
+                try:
+                    out = handle(lines, self.loop.time())
+                except Exception as exc:  # a bug must cost these lines, not the session
+                    self.say(
+                        f"{side} line {number}: not handled ({type(exc).__name__}: {exc}); a bug"
+                    )
+                    out = Outbox()
+                if self.log is not None:
+                    self.log.lines(direction, protocol(), lines)
             self._say(out, side, number)
             held.to_client += out.to_client
             held.to_agent += out.to_agent
@@ -214,16 +226,6 @@ class _Proxy:
                 await self.send(held)
                 held, size = Outbox(), 0
         await self.send(held)
-
-    def _skipped(
-        self, direction: Direction, protocol: int | None, size: int, side: str, number: int
-    ) -> None:
-        if self.log is not None:
-            self.log.skipped(direction, protocol, size)
-        self.say(
-            f"{side} line {number}: {size} bytes is over the limit of "
-            f"{self.config.max_line_bytes} bytes; skipped"
-        )
 
     async def flusher(self) -> None:
         while True:
