@@ -57,13 +57,26 @@ def digest(value: Any) -> int:
 
 Chain = tuple[int, int]
 """What the bridge keeps of a call's content: its item count and a chained digest of its
-items (each link ``hash((previous, digest(item)))``)."""
+items (each link ``hash((previous, item_digest(item)))``)."""
+
+
+def item_digest(item: Any) -> int:
+    """``digest`` of one content item; a plain text item (the bulk of streamed output) by its
+    text alone, without encoding it."""
+    if type(item) is _CONTENT and item.meta is UNSET:
+        block = item.content
+        if type(block) is _TEXT and block.annotations is UNSET and block.meta is UNSET:
+            return hash(block.text)
+    return digest(item)
+
+
+_CONTENT, _TEXT = v2.Content, v2.TextContent
 
 
 def content_chain(items: list[Any]) -> Chain:
     chain = 0
     for item in items:
-        chain = hash((chain, digest(item)))
+        chain = hash((chain, item_digest(item)))
     return len(items), chain
 
 
@@ -83,7 +96,7 @@ def appended(items: list[Any], held: Chain | None) -> tuple[Chain, list[Any] | N
     for index in range(count):
         if index == kept:
             prefix = chain == kept_chain
-        chain = hash((chain, digest(items[index])))
+        chain = hash((chain, item_digest(items[index])))
     if count == kept:
         prefix = chain == kept_chain
     return (count, chain), (items[kept:] if prefix and kept >= 0 else None)
