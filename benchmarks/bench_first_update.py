@@ -22,6 +22,13 @@ median minus the baseline's (target: within +5 ms) and their ratio. ``--directio
 agent and a v1 editor (``v2-v1``, the default), a v1 agent and a v2 editor (``v1-v2``), or
 both. To measure another tree's bridge, run this with ``PYTHONPATH=<tree>/src``: the bridge
 subprocess inherits it.
+
+``--costs``: instead, what the first check costs, each in a fresh interpreter that has
+imported the bridge (median and max of ``--runs``): jsonschema's way (importing
+``schema.validate_payload``, then the first call, which builds the validators: what a
+conversion did mid-stream before issue 26) and the structure checks' (reading both schema
+files, building the checks the conversions use, the first check: what the bridge does as it
+starts).
 """
 
 from __future__ import annotations
@@ -188,6 +195,51 @@ def one_turn(agent_version: int, first: str) -> tuple[float, float | None]:
     return chunk, rare
 
 
+_JSONSCHEMA_WAY = """
+import json, time, acp_toolcalls.proxy._stdio
+t0 = time.perf_counter()
+from acp_toolcalls.schema import validate_payload
+t1 = time.perf_counter()
+validate_payload({"sessionUpdate": "usage_update", "used": 1, "size": 2}, "UsageUpdate", "v1")
+t2 = time.perf_counter()
+print(json.dumps([(t1 - t0) * 1e3, (t2 - t1) * 1e3]))
+"""
+_STRUCTURE_WAY = """
+import json, time, acp_toolcalls.proxy._stdio
+from acp_toolcalls.convert import prepare_update_checks
+from acp_toolcalls.schema import _checks
+t0 = time.perf_counter()
+_checks.document("v1"), _checks.document("v2")
+t1 = time.perf_counter()
+prepare_update_checks()
+t2 = time.perf_counter()
+usage = {"sessionUpdate": "usage_update", "used": 1, "size": 2}
+_checks.first_violation(usage, "UsageUpdate", "v1")
+t3 = time.perf_counter()
+print(json.dumps([(t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3]))
+"""
+
+
+def costs_main(runs: int) -> None:
+    def measure(code: str) -> list[str]:
+        rows = []
+        for _ in range(runs):
+            done = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            rows.append(json.loads(done.stdout))
+        return [f"{statistics.median(c):7.2f} ({max(c):6.2f})" for c in zip(*rows, strict=True)]
+
+    print(f"costs        ms, median (max) of {runs} fresh interpreters")
+    found = measure(_JSONSCHEMA_WAY)
+    print(f"jsonschema   import schema.validate_payload {found[0]}; first call {found[1]}")
+    found = measure(_STRUCTURE_WAY)
+    print(
+        f"structure    read both schema files {found[0]}; build the checks {found[1]}; "
+        f"first check {found[2]}"
+    )
+
+
 RARE = (
     "session_info_update",
     "usage_update",
@@ -204,12 +256,16 @@ def main() -> None:
     parser.add_argument("--direction", choices=(*DIRECTIONS, "both"), default="v2-v1")
     parser.add_argument("--agent", type=int, choices=(1, 2), help=argparse.SUPPRESS)
     parser.add_argument("--first", default="-", help=argparse.SUPPRESS)
+    parser.add_argument("--costs", action="store_true", help="what a first check costs, instead")
     args = parser.parse_args()
     if args.agent is not None:
         agent_main(args.agent, args.first)
         return
 
     print_environment()
+    if args.costs:
+        costs_main(args.runs)
+        return
     directions = list(DIRECTIONS) if args.direction == "both" else [args.direction]
     setups = ("-", *RARE)
     print(
