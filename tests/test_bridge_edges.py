@@ -18,7 +18,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -78,7 +78,7 @@ _JUNK = st.one_of(
 
 def _resolve(protocol: str, schema: Any) -> Any:
     while isinstance(schema, dict) and set(schema) - {"description", "title"} == {"$ref"}:
-        schema = document(protocol)["$defs"][schema["$ref"].rsplit("/", 1)[1]]  # type: ignore[index]
+        schema = document(protocol)["$defs"][schema["$ref"].rsplit("/", 1)[1]]
     return schema
 
 
@@ -136,7 +136,7 @@ def _shaped(protocol: str, schema: dict[str, Any], depth: int) -> st.SearchStrat
         items = part.get("items", items)
     if not types:
         types = ["object"] if properties else ["string", "integer", "null"]
-    strategies = []
+    strategies: list[st.SearchStrategy[Any]] = []
     for kind in types:
         if kind == "object":
             fixed = {
@@ -336,9 +336,10 @@ def _prelude(agent: int) -> list[dict[str, Any]]:
 
 def _rare_turn(agent: int) -> list[dict[str, Any]]:
     """The agent's turn: usage, session info and a plan first, then a message, then the end."""
-    usage = {"sessionUpdate": "usage_update", "used": 1200, "size": 200000}
-    info = {"sessionUpdate": "session_info_update", "title": "Fix the tests"}
+    usage: dict[str, Any] = {"sessionUpdate": "usage_update", "used": 1200, "size": 200000}
+    info: dict[str, Any] = {"sessionUpdate": "session_info_update", "title": "Fix the tests"}
     entry = {"content": "Run the tests", "priority": "high", "status": "pending"}
+    plan: dict[str, Any]
     chunk: dict[str, Any] = {
         "sessionUpdate": "agent_message_chunk",
         "content": {"type": "text", "text": "Done."},
@@ -467,8 +468,8 @@ def test_a_request_over_the_line_limit_is_answered_in_every_mode(
     big_prompt["params"]["prompt"][0]["text"] = HUGE
     late = {"jsonrpc": "2.0", "method": "session/prompt", "params": big_prompt["params"]}
     late_line = json.dumps(late).encode()[:-1] + b', "id": "late"}'  # the id after the text
-    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": SID}}
-    cancel["params"]["_meta"] = {"t": HUGE}
+    params = {"sessionId": SID, "_meta": {"t": HUGE}}
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": params}
 
     async def scenario() -> tuple[RawClient, int, str]:
         client = await session.start("--max-line-bytes", str(LIMIT))
@@ -479,6 +480,7 @@ def test_a_request_over_the_line_limit_is_answered_in_every_mode(
             answer = await client.answer_to(request_id)
             assert answer["error"]["code"] == -32600, answer
             assert "over the line limit of 65536 bytes" in answer["error"]["data"]["details"]
+            assert validate_message(answer, cast(Any, f"v{editor}")) == []
         asked = await client.request("_x/ask")
         await client.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"t": HUGE}})
         await client.send(_prompt(editor, 8))
@@ -495,6 +497,8 @@ def test_a_request_over_the_line_limit_is_answered_in_every_mode(
     assert refused["error"]["code"] == -32600
     [settled] = session.answers("agent-ask")
     assert settled["error"]["code"] == -32603
+    for answer in (refused, settled):
+        assert validate_message(answer, cast(Any, f"v{agent}")) == []
     assert "could not be read" in settled["error"]["data"]["details"]
     prompts = [m for m in received if isinstance(m, dict) and m.get("method") == "session/prompt"]
     assert [p["params"]["prompt"][0]["text"] for p in prompts] == ["go"]
