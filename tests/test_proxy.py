@@ -32,6 +32,7 @@ from interop.sessions import (
     PROMPT,
     TIMEOUT,
     Run,
+    as_stored,
     assert_v1_shows_v2,
     bounded,
     example_client,
@@ -105,7 +106,7 @@ def test_a_v1_sdk_client_runs_a_turn_with_a_v2_agent(
     folded = fold_v1(run)
     assert list(folded) == CALLS
     assert [folded[c]["status"] for c in CALLS] == ["completed", "completed", "failed"]
-    assert folded == store_view(run)  # the SDK's models and our store agree
+    assert as_stored(folded) == store_view(run)  # the SDK's models and our store agree
     # The agent really spoke v2: chunks, terminal updates and state updates on its side.
     tags = {
         r["message"]["params"]["update"]["sessionUpdate"]

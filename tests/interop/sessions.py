@@ -26,7 +26,9 @@ from acp.experimental.v2 import schema as v2s
 from acp.transports import spawn_stdio_transport
 from pydantic import BaseModel
 
-from acp_toolcalls import ToolCallStore
+from acp_toolcalls import ToolCallStore, decode, encode
+from acp_toolcalls import v1 as v1m
+from acp_toolcalls.convert import diff_to_v2
 from acp_toolcalls.sdk import store_observer
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
@@ -45,7 +47,9 @@ V1_LOSSES = {
     "rawInput clear": "v1 cannot clear rawInput (null means unchanged): the edit keeps its "
     "arguments on a v1 client, v2 clears them",
     "locations clear": "a cleared location list is sent to v1 as [] (the same display: none)",
-    "diff": "a v2 diff (changes + git_patch) reaches v1 as a text item showing the patch",
+    "diff": "a v2 diff (changes + git_patch) reaches v1 through the bridge as a v1 diff of the "
+    "whole file, its texts rebuilt from the file under the session's cwd and the patch (D27 "
+    "amended), and without a file reader as a text item showing the patch",
     "terminal": "an agent-owned terminal reaches v1 as a text transcript (command, output, "
     "exit code); the v1 client holds no terminal state",
     "cancelled": "v1 has no `cancelled` status: a cancelled call is `failed` on a v1 client",
@@ -282,6 +286,25 @@ def fold_v1(run: Run) -> dict[str, dict[str, Any]]:
     return calls
 
 
+def as_stored(folded: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``fold_v1``'s calls with each v1 diff as the store holds it: the v2 diff of one change
+    and a generated Git patch (``diff_to_v2``)."""
+    out = {}
+    for call_id, call in folded.items():
+        content = call.get("content")
+        if isinstance(content, list):
+            call = {**call, "content": [_stored_item(item) for item in content]}
+        out[call_id] = call
+    return out
+
+
+def _stored_item(item: Any) -> Any:
+    if not (isinstance(item, dict) and item.get("type") == "diff"):
+        return item
+    diff = decode(json.dumps(item).encode(), v1m.Diff).value
+    return json.loads(encode(diff_to_v2(diff)))
+
+
 def store_view(run: Run) -> dict[str, dict[str, Any]]:
     """The same fields from our store (a cleared field, stored as ``null``, is not shown)."""
     return {
@@ -311,9 +334,15 @@ def assert_v1_shows_v2(v1_run: Run, v2_run: Run) -> None:
 
     # The streamed arguments are the same text item.
     assert v1["edit"]["content"][0] == v2["edit"]["content"][0]
-    # V1_LOSSES["diff"]: the patch, as text.
-    shown = v1["edit"]["content"][1]["content"]["text"]
-    assert v2["edit"]["content"][1]["patch"]["text"] in shown
+    # V1_LOSSES["diff"]: through `acp-toolcalls bridge`, a v1 diff of the whole file (its old
+    # and new text rebuilt from disk and the patch), which the v1 client's store holds as the
+    # v2 diff of one change; without a file reader (the emitter's bridge), the patch as text.
+    shown = v1["edit"]["content"][1]
+    if shown["type"] == "diff":
+        whole = v1m.Diff(path="<cwd>/notes.txt", old_text=OLD_NOTES, new_text=NEW_NOTES)
+        assert shown == json.loads(encode(diff_to_v2(whole)))
+    else:
+        assert v2["edit"]["content"][1]["patch"]["text"] in shown["content"]["text"]
     # V1_LOSSES["rawInput clear"].
     assert v2["edit"].get("rawInput") is None
     assert v1["edit"]["rawInput"] == {"path": "<cwd>/notes.txt", "line": f"- {PROMPT}\n"}
@@ -338,4 +367,5 @@ def assert_v1_shows_v2(v1_run: Run, v2_run: Run) -> None:
     prompt_text = shown["content"][0]["content"]["text"]
     assert prompt_text == v2_ask["params"]["description"].replace(str(v2_run.cwd), str(v1_run.cwd))
     own = json.loads(json.dumps(shown["content"][1:]).replace(str(v1_run.cwd), "<cwd>"))
-    assert own == v1["edit"]["content"]  # the diff stays visible below the prompt
+    # The diff stays visible below the prompt (a v1 diff: as the client's store holds it).
+    assert [_stored_item(item) for item in own] == v1["edit"]["content"]
