@@ -615,3 +615,14 @@ def test_both_paths_of_the_bridge_send_the_same(
     monkeypatch.setattr(_to_v2, "_FAST_PATHS", not fast)
     other = V1ToV2Bridge()
     assert out == [encode(m) for data in claude_log() for m in other.convert(data).messages]
+
+
+def test_the_offer_keeps_the_v2_clients_own_meta() -> None:
+    from acp_toolcalls.proxy import TO_V1, map_params
+
+    own = {"zed.dev": {"x": 1}}
+    params = {"protocolVersion": 2, "info": {"name": "e", "version": "0"}}
+    _, mapped = map_params(TO_V1, "initialize", {**params, "capabilities": {"_meta": own}})
+    meta = mapped.value["clientCapabilities"]["_meta"]
+    assert meta == {**own, "terminal_output": True, "terminal_output_delta": True}
+    assert own == {"zed.dev": {"x": 1}}  # the client's value is not changed

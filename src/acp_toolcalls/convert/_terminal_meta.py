@@ -48,6 +48,7 @@ from ._loss import key_path
 
 __all__ = [
     "EXTENSION_KEYS",
+    "TERMINAL_BYTES",
     "DisplayTerminal",
     "TerminalReader",
     "extension_offer",
