@@ -5,8 +5,8 @@ The agents are the published ones, pinned in ``tests/interop/agents/package.json
 ``@agentclientprotocol/claude-agent-acp`` (over Claude Code), each against a fake model server
 on 127.0.0.1 (``interop/fake_models.py``) that makes one scripted tool call and then ends the
 turn. The editors are the official TypeScript SDK's clients, which parse every message with the
-SDK's zod schemas: the v1 client (``interop/node/v1_client.mjs``) and the v2 client
-(``interop/node/v2_client.mjs``). Every case runs, over real stdio::
+SDK's zod schemas: the v1 and the v2 client (``interop/node/client.mjs --protocol 1|2``).
+Every case runs, over real stdio::
 
     editor  ->  acp-toolcalls bridge --agent-version N --log FILE  ->  node <agent>
 
@@ -66,9 +66,8 @@ from interop.real_agents import (
     leftover_processes,
     require_real_agents,
 )
-from interop.ts_client import TsClientError, TsClientRun
+from interop.ts_client import TsClientError, TsClientRun, fold_v1_tool_calls, run_ts_client
 from interop.ts_sdk import require_ts_sdk
-from interop.ts_v1_client import fold_v1_tool_calls, run_ts_client
 
 WORKERS = 4
 CLIENT_TIMEOUT = 90.0

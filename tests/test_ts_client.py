@@ -1,4 +1,4 @@
-"""The official TypeScript SDK's v2 client (``interop/node/v2_client.mjs``) against
+"""The official TypeScript SDK's v2 client (``interop/node/client.mjs --protocol 2``) against
 ``examples/agent.py`` over real stdio, which negotiates v2 with it.
 
 One session per permission answer (approve, reject, cancel), each in its own directory

@@ -1,13 +1,19 @@
-"""Run the official TypeScript ACP SDK as a v2 client against any agent command over stdio.
+"""Run the official TypeScript ACP SDK as a v1 or v2 client against any agent command over stdio.
 
-``node/v2_client.mjs`` is a real client on ``@agentclientprotocol/sdk/experimental/v2`` (the
-version pinned in ``node/package.json``): it spawns the agent command, sends ``initialize``
-(protocol version 2), ``session/new`` and one ``session/prompt``, answers permission requests
-per ``mode`` (``approve``, ``reject``, or ``cancel``: ``session/cancel`` then the ``cancelled``
-outcome), waits for the idle ``state_update`` that ends the v2 turn, closes the agent's stdin
-and waits for it to exit. :func:`run_ts_v2_client` returns what it recorded as a
-:class:`TsClientRun`: the raw wire (tapped line by line before the SDK parses it) and what the
-SDK handed to the client's callbacks.
+``node/client.mjs`` is a real client on ``@agentclientprotocol/sdk`` (the version pinned in
+``node/package.json``): with ``--protocol 1`` on its stable entry point, which parses every
+message it receives with the SDK's zod schemas, with ``--protocol 2`` on
+``@agentclientprotocol/sdk/experimental/v2``. It spawns the agent command, sends ``initialize``
+(v1: protocol version 1, no file system and no terminal, with ``terminal_output`` also
+``clientCapabilities._meta.terminal_output: true``; v2: protocol version 2), ``session/new`` and
+one ``session/prompt``, answers permission requests per ``mode`` (``approve``, ``reject``, or
+``cancel``: ``session/cancel`` then the ``cancelled`` outcome), waits for the end of the turn (v1:
+the ``session/prompt`` response; v2: the idle ``state_update``), closes the agent's stdin and
+waits for it to exit. :func:`run_ts_client` (and :func:`run_ts_v2_client`) returns what it
+recorded as a :class:`TsClientRun`, the same document for both versions: the raw wire (tapped
+line by line before the SDK parses it) and what the SDK handed to the client's callbacks.
+:func:`fold_tool_calls` folds the SDK's v2 updates into tool calls, :func:`fold_v1_tool_calls`
+its v1 updates.
 
 Like :mod:`interop.ts_sdk`, it needs ``node`` and ``npm ci --prefix tests/interop/node``; without
 them the calling test is skipped, or failed under ``ACP_REQUIRE_NODE=1``.
@@ -18,14 +24,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from interop.ts_sdk import NODE_DIR, require_ts_sdk
 
-V2_CLIENT_SCRIPT = NODE_DIR / "v2_client.mjs"
+CLIENT_SCRIPT = NODE_DIR / "client.mjs"
 MODES = ("approve", "reject", "cancel")
 EXIT_GRACE = 15.0
 """Seconds the Python side waits beyond ``timeout`` before killing ``node`` itself: the script
@@ -45,13 +51,13 @@ class TsClientError(RuntimeError):
 
 @dataclass(frozen=True)
 class TsClientRun:
-    """One session with one prompt, as the TypeScript SDK's v2 client saw it."""
+    """One session with one prompt, as the TypeScript SDK's v1 or v2 client saw it."""
 
     initialize: dict[str, Any]  # the initialize result as the SDK returned it
     session_id: str
     new_session: dict[str, Any]
     prompt_result: dict[str, Any]  # v2: only the acknowledgement (``messageId``)
-    stop_reason: str | None  # from the idle ``state_update`` that ended the turn
+    stop_reason: str | None  # v1: the prompt response's; v2: the idle ``state_update``'s
     agent_exit: dict[str, Any]  # {"code": ..., "signal": ...}
     wire: list[dict[str, Any]]  # {"direction": "incoming"|"outgoing", "message": ...}
     updates: list[dict[str, Any]]  # session/update params, as the SDK parsed them
@@ -135,12 +141,8 @@ def fold_tool_calls(updates: Sequence[dict[str, Any]]) -> dict[str, dict[str, An
     value removes its key). ``tool_call_content_chunk`` appends its item to ``content``.
     """
     calls: dict[str, dict[str, Any]] = {}
-    for update in updates:
-        kind = update.get("sessionUpdate")
-        if kind not in ("tool_call_update", "tool_call_content_chunk"):
-            continue
-        call = calls.setdefault(update["toolCallId"], {"toolCallId": update["toolCallId"]})
-        if kind == "tool_call_content_chunk":
+    for call, update in _by_call(updates, ("tool_call_update", "tool_call_content_chunk"), calls):
+        if update["sessionUpdate"] == "tool_call_content_chunk":
             call["content"] = [*(call.get("content") or []), update["content"]]
             continue
         for key, value in update.items():
@@ -156,6 +158,32 @@ def fold_tool_calls(updates: Sequence[dict[str, Any]]) -> dict[str, dict[str, An
     return calls
 
 
+def fold_v1_tool_calls(updates: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Fold v1 ``update`` objects into tool calls by id, in first-seen order.
+
+    ``tool_call`` creates the call (or, repeated, replaces what it names); ``tool_call_update``
+    replaces each field it carries; a v1 ``null`` or an omitted field changes nothing. Arrays
+    (``content``, ``locations``) replace whole.
+    """
+    calls: dict[str, dict[str, Any]] = {}
+    for call, update in _by_call(updates, ("tool_call", "tool_call_update"), calls):
+        for key, value in update.items():
+            if key not in ("sessionUpdate", "toolCallId") and value is not None:
+                call[key] = value
+    return calls
+
+
+def _by_call(
+    updates: Sequence[Mapping[str, Any]], kinds: tuple[str, ...], calls: dict[str, dict[str, Any]]
+) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
+    """Each update whose ``sessionUpdate`` is one of ``kinds``, with its call in ``calls`` (by
+    ``toolCallId``, created on first sight)."""
+    for update in updates:
+        if update.get("sessionUpdate") in kinds:
+            call_id = update["toolCallId"]
+            yield calls.setdefault(call_id, {"toolCallId": call_id}), update
+
+
 def run_ts_v2_client(
     agent_command: Sequence[str],
     cwd: Path,
@@ -163,27 +191,53 @@ def run_ts_v2_client(
     mode: str = "approve",
     timeout: float = 30.0,
     *,
+    env: Mapping[str, str] | None = None,
     run_in: Path | None = None,
 ) -> TsClientRun:
-    """Run ``node/v2_client.mjs`` against ``agent_command`` for one session in ``cwd``.
+    """:func:`run_ts_client` with ``version=2``."""
+    return run_ts_client(2, agent_command, cwd, prompt, mode, timeout, env=env, run_in=run_in)
 
-    ``cwd`` is the session's working directory (made absolute); ``run_in`` is the working
-    directory of the client and hence of the agent process (default: this process's).
-    Skips or fails the test like :func:`interop.ts_sdk.require_ts_sdk` when the SDK is
-    unavailable; raises :class:`TsClientError` when the client reports a failure.
+
+def run_ts_client(
+    version: int,
+    agent_command: Sequence[str],
+    cwd: Path,
+    prompt: str,
+    mode: str = "approve",
+    timeout: float = 30.0,
+    *,
+    terminal_output: bool = False,
+    env: Mapping[str, str] | None = None,
+    run_in: Path | None = None,
+) -> TsClientRun:
+    """Run ``node/client.mjs --protocol VERSION`` against ``agent_command`` for one session in
+    ``cwd``.
+
+    ``version`` is 1 or 2. ``terminal_output`` offers the v1 terminal extension
+    (``clientCapabilities._meta.terminal_output``; v1 only). ``cwd`` is the session's working
+    directory (made absolute); ``env`` is the environment of the client and hence of the agent
+    process, ``run_in`` their working directory (default: this process's). Skips or fails the
+    test like :func:`interop.ts_sdk.require_ts_sdk` when the SDK is unavailable; raises
+    :class:`TsClientError` when the client reports a failure.
     """
     require_ts_sdk()
+    if version not in (1, 2):
+        raise ValueError(f"version must be 1 or 2, not {version!r}")
+    if version == 2 and terminal_output:
+        raise ValueError("terminal_output is a v1 client capability")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     if not agent_command:
         raise ValueError("agent_command is empty")
     node = shutil.which("node") or "node"
     argv = [
-        node, str(V2_CLIENT_SCRIPT),
+        node, str(CLIENT_SCRIPT), "--protocol", str(version),
         "--cwd", str(Path(cwd).resolve()), "--prompt", prompt,
         "--mode", mode, "--timeout", str(timeout),
+        *(["--terminal-output"] if terminal_output else []),
         "--", *agent_command,
     ]  # fmt: skip
+    name = f"{CLIENT_SCRIPT.name} --protocol {version}"
     try:
         proc = subprocess.run(
             argv,
@@ -192,14 +246,13 @@ def run_ts_v2_client(
             encoding="utf-8",
             timeout=timeout + EXIT_GRACE,
             cwd=run_in,
+            env=dict(env) if env is not None else None,
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
         stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
         raise TsClientError(
-            f"{V2_CLIENT_SCRIPT.name} did not finish within {timeout + EXIT_GRACE} s",
-            None,
-            stderr,
+            f"{name} did not finish within {timeout + EXIT_GRACE} s", None, stderr
         ) from None
     try:
         document = json.loads(proc.stdout)
@@ -208,7 +261,7 @@ def run_ts_v2_client(
     if proc.returncode != 0 or not isinstance(document, dict) or "error" in document:
         error = document.get("error") if isinstance(document, dict) else None
         raise TsClientError(
-            f"{V2_CLIENT_SCRIPT.name} exited {proc.returncode}: "
+            f"{name} exited {proc.returncode}: "
             f"{error or 'no JSON document on stdout'}\nstderr: {proc.stderr.strip()[-3000:]}",
             document if isinstance(document, dict) else None,
             proc.stderr,

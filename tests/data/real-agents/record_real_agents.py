@@ -33,7 +33,7 @@ from interop.real_agents import (  # noqa: E402
     codex_agent,
     leftover_processes,
 )
-from interop.ts_v1_client import run_ts_client  # noqa: E402
+from interop.ts_client import run_ts_client  # noqa: E402
 
 BASE = Path("/tmp/acp-real-agents")
 FILES = {"notes.txt": "one\ntwo\nthree\n"}

@@ -1,24 +1,30 @@
 #!/usr/bin/env node
-// A real ACP v2 client on the official TypeScript SDK (@agentclientprotocol/sdk, pinned in
-// package.json, its experimental v2 entry point), run against any agent command over stdio.
+// A real ACP client on the official TypeScript SDK (@agentclientprotocol/sdk, pinned in
+// package.json), run against any agent command over stdio, in either protocol version:
+// `--protocol 1` loads the SDK's stable (v1) entry point, which parses every message with its
+// zod schemas; `--protocol 2` its experimental v2 entry point.
 //
-//   node v2_client.mjs --cwd DIR --prompt TEXT [--mode approve|reject|cancel]
-//                      [--timeout SECONDS] -- AGENT_COMMAND [ARG...]
+//   node client.mjs --protocol 1|2 --cwd DIR --prompt TEXT [--mode approve|reject|cancel]
+//                   [--terminal-output] [--timeout SECONDS] -- AGENT_COMMAND [ARG...]
 //
-// It spawns AGENT_COMMAND (stdin/stdout piped, stderr inherited), sends `initialize`
-// (protocolVersion 2, a client `info`), `session/new` with the absolute `--cwd`, and one
-// `session/prompt` with `--prompt`. Every `session/update` is handed to the client callback;
-// every `session/request_permission` is answered per `--mode`:
+// It spawns AGENT_COMMAND (stdin/stdout piped, stderr inherited), sends `initialize`,
+// `session/new` with the absolute `--cwd`, and one `session/prompt` with `--prompt`.
+// `initialize` is, for v1: protocolVersion 1, `clientInfo`, `clientCapabilities` with no file
+// system and no terminal (with `--terminal-output` also `_meta: {"terminal_output": true}`, the
+// extension through which v1 agents stream their own terminals, as Zed offers it; v1 only);
+// for v2: protocolVersion 2 and a client `info`. Every `session/update` is handed to the client
+// callback; every `session/request_permission` is answered per `--mode`:
 //   approve  select the first option whose kind is allow_once or allow_always
 //   reject   select the first option whose kind is reject_once or reject_always
 //   cancel   send `session/cancel` for the session, then answer `{"outcome": "cancelled"}`
 // (an offer without a matching option is answered `cancelled` and noted in "errors").
-// The turn ends at the first idle `state_update` handled after the prompt was sent, once the
+// The turn ends, for v1, with the `session/prompt` response (it carries the stopReason); for
+// v2, at the first idle `state_update` handled after the prompt was sent, once the
 // `session/prompt` response (v2: only an acknowledgement) has arrived too. Then it gives the
 // agent's pending requests up to 1 s to be answered (closing the SDK connection drops queued
 // responses), closes the agent's stdin and waits for the agent to exit (exit code 0 expected).
 //
-// stdout: ONE JSON document,
+// stdout: ONE JSON document, the same keys for both versions,
 //   {"initialize", "sessionId", "newSession", "promptResult", "stopReason", "agentExit",
 //    "wire", "updates", "permissionRequests", "errors"}
 // - initialize, newSession, promptResult: the results as the SDK returned them (parsed);
@@ -39,12 +45,18 @@ import { isAbsolute } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 
-import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+// The SDK entry point per --protocol, loaded once the arguments are read.
+const SDK_ENTRY_POINTS = {
+  1: "@agentclientprotocol/sdk",
+  2: "@agentclientprotocol/sdk/experimental/v2",
+};
+let acp;
 
 const USAGE =
-  "usage: node v2_client.mjs --cwd DIR --prompt TEXT [--mode approve|reject|cancel] " +
-  "[--timeout SECONDS] -- AGENT_COMMAND [ARG...]";
-const CLIENT_INFO = { name: "acp-toolcalls-ts-v2-client", version: "0.1.0" };
+  "usage: node client.mjs --protocol 1|2 --cwd DIR --prompt TEXT " +
+  "[--mode approve|reject|cancel] [--terminal-output] [--timeout SECONDS] " +
+  "-- AGENT_COMMAND [ARG...]";
+const clientName = (protocol) => `acp-toolcalls-ts-v${protocol}-client`;
 const ANSWER_GRACE_MS = 1000;
 const CHOICES = {
   approve: ["allow_once", "allow_always"],
@@ -70,7 +82,7 @@ let deadline;
 let finished = false;
 
 function errorText(error) {
-  if (error instanceof acp.RequestError) {
+  if (acp !== undefined && error instanceof acp.RequestError) {
     const data = error.data === undefined ? "" : ` ${JSON.stringify(error.data)}`;
     return `RequestError ${error.code}: ${error.message}${data}`;
   }
@@ -91,7 +103,7 @@ function finish(code, document) {
   finished = true;
   clearTimeout(deadline);
   if (code !== 0) {
-    process.stderr.write(`v2_client.mjs: ${document.error}\n`);
+    process.stderr.write(`client.mjs: ${document.error}\n`);
     if (agentRunning()) {
       // The agent leads its own process group: take its subprocesses down with it.
       try {
@@ -157,14 +169,23 @@ function parseArguments(argv) {
   const { values } = parseArgs({
     args: argv.slice(0, separator),
     options: {
+      protocol: { type: "string" },
       cwd: { type: "string" },
       prompt: { type: "string" },
       mode: { type: "string", default: "approve" },
+      "terminal-output": { type: "boolean", default: false },
       timeout: { type: "string", default: "30" },
     },
     strict: true,
     allowPositionals: false,
   });
+  if (values.protocol !== "1" && values.protocol !== "2") {
+    throw new Error(`--protocol must be 1 or 2, not ${values.protocol}\n${USAGE}`);
+  }
+  const protocol = Number(values.protocol);
+  if (values["terminal-output"] && protocol !== 1) {
+    throw new Error(`--terminal-output is a v1 client capability (--protocol 1)\n${USAGE}`);
+  }
   if (!values.cwd || !isAbsolute(values.cwd)) {
     throw new Error(`--cwd must be an absolute directory\n${USAGE}`);
   }
@@ -174,7 +195,13 @@ function parseArguments(argv) {
   }
   const timeout = Number(values.timeout);
   if (!(timeout > 0)) throw new Error(`--timeout must be a positive number of seconds\n${USAGE}`);
-  return { ...values, timeout, command: argv.slice(separator + 1) };
+  return {
+    ...values,
+    protocol,
+    timeout,
+    terminalOutput: values["terminal-output"],
+    command: argv.slice(separator + 1),
+  };
 }
 
 // --- the line-level tap ----------------------------------------------------------------------
@@ -276,7 +303,18 @@ function waitForExit(agent) {
   });
 }
 
+function initializeParams(options) {
+  const clientInfo = { name: clientName(options.protocol), version: "0.1.0" };
+  if (options.protocol === 2) return { protocolVersion: 2, info: clientInfo };
+  const clientCapabilities = { fs: { readTextFile: false, writeTextFile: false }, terminal: false };
+  if (options.terminalOutput) clientCapabilities._meta = { terminal_output: true };
+  return { protocolVersion: 1, clientCapabilities, clientInfo };
+}
+
 async function main(options) {
+  phase = "loading the SDK";
+  acp = await import(SDK_ENTRY_POINTS[options.protocol]);
+
   phase = "spawning the agent";
   const [file, ...args] = options.command;
   child = spawn(file, args, { stdio: ["pipe", "pipe", "inherit"], detached: true });
@@ -296,16 +334,18 @@ async function main(options) {
   });
 
   const { stream, closeStdin } = tappedStream(child);
+  // v2 only: the idle state_update that ends the turn.
   let promptSent = false;
   let resolveIdle;
   const idle = new Promise((resolve) => (resolveIdle = resolve));
 
   const app = acp
-    .client({ name: "acp-toolcalls-ts-v2-client" })
+    .client({ name: clientName(options.protocol) })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       record.updates.push(params);
       const { update } = params;
       if (
+        options.protocol === 2 &&
         promptSent &&
         params.sessionId === record.sessionId &&
         update.sessionUpdate === "state_update" &&
@@ -335,10 +375,7 @@ async function main(options) {
 
   await app.connectWith(stream, async (ctx) => {
     phase = "initialize";
-    record.initialize = await ctx.request(acp.methods.agent.initialize, {
-      protocolVersion: 2,
-      info: CLIENT_INFO,
-    });
+    record.initialize = await ctx.request(acp.methods.agent.initialize, initializeParams(options));
     phase = "session/new";
     await ctx.buildSession(options.cwd).withSession(async (session) => {
       record.sessionId = session.sessionId;
@@ -346,8 +383,12 @@ async function main(options) {
       phase = "session/prompt";
       promptSent = true;
       record.promptResult = await session.prompt(options.prompt);
-      phase = "waiting for an idle state_update";
-      record.stopReason = await idle;
+      if (options.protocol === 1) {
+        record.stopReason = record.promptResult?.stopReason ?? null;
+      } else {
+        phase = "waiting for an idle state_update";
+        record.stopReason = await idle;
+      }
       // Closing the connection drops responses still queued: let them go out first.
       phase = "answering the agent's pending requests";
       if (!(await allAnswered(ANSWER_GRACE_MS))) {
