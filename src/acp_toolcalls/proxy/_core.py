@@ -478,18 +478,9 @@ class ConnectionBridge(_Updates):
     def _agent_request(
         self, request_id: Any, method: str, envelope: rpc.Envelope, line: bytes
     ) -> None:
-        if type(request_id) is not str and type(request_id) is not int:
-            what = f"a request whose id is {request_id!r} (ids are strings or integers)"
-            self._agent_invalid(line, what, INVALID_REQUEST)
-            return
-        if self._to_client.forwarded_id(request_id) is not UNSET:  # two answers for one id
-            what = f"request {request_id!r} reuses the id of a request still waiting for its answer"
-            self._agent(
-                rpc.error(request_id, INVALID_REQUEST, "Invalid Request", {"details": what})
-            )
-            self._note("agent", f"{method}: {what}: refused (-32600)", "error")
-            return
-        if self._policy.refused(self, request_id, method):
+        if self._refused_id(request_id, method, line) or self._policy.refused(
+            self, request_id, method
+        ):
             return
         if method == "session/request_permission":
             converted = self._convert(self._bridge(), line, "agent")

@@ -17,6 +17,8 @@ Rules this module owns (bad input costs nothing else):
   cannot be read (as above: the client's, no approval or an error for the agent; the
   agent's, an error for the client); a notification, or a line whose id cannot be read, is
   only noted (``oversized_line``).
+- An agent request whose id is not a string or an integer, or reuses the id of one still
+  waiting for its answer, is refused ``-32600`` (``_refused_id``).
 """
 
 from __future__ import annotations
@@ -210,6 +212,21 @@ class _Reading(_PassThroughLines):
         if answered:
             message = "Parse error" if code == PARSE_ERROR else "Invalid Request"
             self._agent(rpc.error(plain_id(request_id), code, message, {"details": what}))
+
+    def _refused_id(self, request_id: Any, method: str, line: bytes) -> bool:
+        """Whether an agent request's id is refused (``-32600``): not a string or an integer,
+        or the id of a request of the agent still waiting for its answer (two answers would go
+        back under one id)."""
+        if type(request_id) is not str and type(request_id) is not int:
+            what = f"a request whose id is {request_id!r} (ids are strings or integers)"
+            self._agent_invalid(line, what, INVALID_REQUEST)
+            return True
+        if self._to_client.forwarded_id(request_id) is UNSET:
+            return False
+        what = f"request {request_id!r} reuses the id of a request still waiting for its answer"
+        self._agent(rpc.error(request_id, INVALID_REQUEST, "Invalid Request", {"details": what}))
+        self._note("agent", f"{method}: {what}: refused (-32600)", "error")
+        return True
 
     def _agent_item(self, item: Any, now: float) -> None:
         if not isinstance(item, dict):
