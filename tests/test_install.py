@@ -326,6 +326,9 @@ def test_the_sdist_holds_what_its_tests_read(sdist: Path) -> None:
         "fuzz/acp.dict",
         "tests/conftest.py",
         "tests/interop/node/package-lock.json",
+        "tests/interop/node/client.mjs",
+        "tests/interop/agents/package.json",
+        "tests/interop/agents/package-lock.json",
         "src/acp_toolcalls/data/demo-session.jsonl",
         "src/acp_toolcalls/schemas/v2/schema.json",
     ):
