@@ -323,22 +323,11 @@ def apply_section(text: str, section: PatchSection, *, reverse: bool = False) ->
     out: list[str] = []
     cursor = 0
     for hunk in section.hunks:
-        if reverse:
-            source, target = hunk.new_lines, hunk.old_lines
-            start, count, target_start, target_count = (
-                hunk.new_start,
-                hunk.new_count,
-                hunk.old_start,
-                hunk.old_count,
-            )
-        else:
-            source, target = hunk.old_lines, hunk.new_lines
-            start, count, target_start, target_count = (
-                hunk.old_start,
-                hunk.old_count,
-                hunk.new_start,
-                hunk.new_count,
-            )
+        old = (hunk.old_lines, hunk.old_start, hunk.old_count)
+        new = (hunk.new_lines, hunk.new_start, hunk.new_count)
+        (source, start, count), (target, target_start, target_count) = (
+            (new, old) if reverse else (old, new)
+        )
         at = start if count == 0 else start - 1
         end = at + len(source)
         if at < cursor or end > len(lines) or lines[at:end] != source:
