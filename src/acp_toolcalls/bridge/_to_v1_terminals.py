@@ -63,12 +63,12 @@ class _TerminalRendering(_BridgeState):
 
     def _render_terminal(self, session_id: str, terminal_id: str) -> Any:
         key = (session_id, terminal_id)
-        cached = self._rendered.get(key)
-        if cached is None:
-            cached = self._rendered[key] = self._render_terminal_now(session_id, terminal_id)
-            if len(self._rendered) > _RENDERED:  # renderings are a cache: the oldest go
-                del self._rendered[next(iter(self._rendered))]
-        return cached
+        if key in self._rendered:  # (`None` is a rendering too: nothing to show)
+            return self._rendered[key]
+        rendered = self._rendered[key] = self._render_terminal_now(session_id, terminal_id)
+        if len(self._rendered) > _RENDERED:  # renderings are a cache: the oldest go
+            del self._rendered[next(iter(self._rendered))]
+        return rendered
 
     def _render_terminal_now(self, session_id: str, terminal_id: str) -> Any:
         """The ``text`` profile's item for the terminal (``None``: nothing to show yet)."""
