@@ -21,17 +21,15 @@ method of the request it answers), and the encode guard checks what the library 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.models import VersionName
 from interop.raw import RawClient
+from interop.scripted import SID, ScriptedAgent, answer, text, update
 from interop.sessions import bounded
 
-SCRIPT_AGENT = Path(__file__).resolve().parent / "interop" / "script_agent.py"
-SID = "sess-1"
 V1_EDITOR: dict[str, Any] = {
     "protocolVersion": 1,
     "clientCapabilities": {"fs": {"readTextFile": True}},
@@ -44,38 +42,9 @@ def request(request_id: Any, method: str, params: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
-def answer(saved: str, result: Any) -> dict[str, Any]:
-    return {"send": {"jsonrpc": "2.0", "id": {"$id": saved}, "result": result}}
-
-
-def update(body: dict[str, Any]) -> dict[str, Any]:
-    params = {"sessionId": SID, "update": body}
-    return {"send": {"jsonrpc": "2.0", "method": "session/update", "params": params}}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-class Agent:
-    """A scripted v2 agent and what it read."""
-
-    def __init__(self, tmp: Path, steps: list[dict[str, Any]]) -> None:
-        self.script, self.record = tmp / "script.json", tmp / "record.jsonl"
-        self.script.write_text(json.dumps(steps), encoding="utf-8")
-        self.command = (sys.executable, str(SCRIPT_AGENT), str(self.script), str(self.record))
-
-    def read(self) -> list[dict[str, Any]]:
-        """What the agent read, each message checked against the v2 schema."""
-        if not self.record.exists():
-            return []
-        read = [json.loads(line) for line in self.record.read_bytes().splitlines()]
-        for message in read:
-            assert validate_message(message, "v2") == [], message
-        return read
-
-    def requests(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.read() if m.get("method") == method]
+def v2_agent(tmp: Path, steps: list[dict[str, Any]]) -> ScriptedAgent:
+    """A scripted v2 agent, what it read checked against the v2 schema."""
+    return ScriptedAgent(tmp, steps, "v2")
 
 
 class Editor:
@@ -87,7 +56,7 @@ class Editor:
         self.received: list[dict[str, Any]] = []  # all of it, once finished
 
     @classmethod
-    async def start(cls, agent: Agent) -> Editor:
+    async def start(cls, agent: ScriptedAgent) -> Editor:
         return cls(await RawClient.start("--agent-version", "2", agent=agent.command))
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -185,7 +154,7 @@ def test_a_v2_agents_mode_option_is_a_v1_editors_session_modes(tmp_path: Path) -
         {"await": {"method": "session/set_config_option"}, "as": "other"},
         answer("other", {"configOptions": _with_mode(CLAUDE_MODE, "plan")}),
     ]
-    agent = Agent(tmp_path, steps)
+    agent = v2_agent(tmp_path, steps)
 
     async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]], list[Any]]:
         editor = await Editor.start(agent)
@@ -285,7 +254,7 @@ def test_a_grouped_mode_option_of_any_id_is_flattened_and_set_by_its_id(tmp_path
         {"await": {"method": "session/resume"}, "as": "load"},
         answer("load", {"configOptions": [{**CODEX_MODE, "currentValue": "profile:ci"}]}),
     ]
-    agent = Agent(tmp_path, steps)
+    agent = v2_agent(tmp_path, steps)
 
     async def scenario() -> tuple[dict[str, Any], Any, dict[str, Any]]:
         editor = await Editor.start(agent)
@@ -314,7 +283,7 @@ def test_a_grouped_mode_option_of_any_id_is_flattened_and_set_by_its_id(tmp_path
 
 
 def test_set_mode_without_a_mode_option_is_still_method_not_found(tmp_path: Path) -> None:
-    agent = Agent(tmp_path, setup({"configOptions": [MODEL]}))
+    agent = v2_agent(tmp_path, setup({"configOptions": [MODEL]}))
 
     async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
         editor = await Editor.start(agent)
@@ -359,7 +328,7 @@ INDEXING = {"sessionUpdate": "notice", "severity": "info", "title": "Indexing", 
 
 def _prompt_turn(tmp_path: Path, capabilities: dict[str, Any] | None) -> list[dict[str, Any]]:
     steps = [*setup({}), *_turn(_said("Looking."), RATE_LIMIT, _said(" Done."), INDEXING)]
-    agent = Agent(tmp_path, steps)
+    agent = v2_agent(tmp_path, steps)
 
     async def scenario() -> list[dict[str, Any]]:
         editor = await Editor.start(agent)

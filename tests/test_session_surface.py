@@ -24,7 +24,6 @@ the method of the request they answer).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,10 +32,10 @@ import pytest
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.models import VersionName
 from interop.raw import RawClient
+from interop.scripted import SID, answer, text, update
+from interop.scripted import ScriptedAgent as Agent
 from interop.sessions import bounded
 
-SCRIPT_AGENT = Path(__file__).resolve().parent / "interop" / "script_agent.py"
-SID = "sess-1"
 V1_EDITOR = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}
 V1_EDITOR_INFO = {"name": "zed", "version": "0.200"}
 V2_EDITOR = {"protocolVersion": 2, "info": {"name": "toad", "version": "1"}, "capabilities": {}}
@@ -46,36 +45,6 @@ V2_AGENT = {"protocolVersion": 2, "info": {"name": "agent", "version": "2"}, "ca
 
 def request(request_id: Any, method: str, params: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-
-
-def answer(saved: str, result: Any) -> dict[str, Any]:
-    return {"send": {"jsonrpc": "2.0", "id": {"$id": saved}, "result": result}}
-
-
-def update(body: dict[str, Any], session: str = SID) -> dict[str, Any]:
-    params = {"sessionId": session, "update": body}
-    return {"send": {"jsonrpc": "2.0", "method": "session/update", "params": params}}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-class Agent:
-    """A scripted agent and what it read."""
-
-    def __init__(self, tmp: Path, steps: list[dict[str, Any]]) -> None:
-        self.script, self.record = tmp / "script.json", tmp / "record.jsonl"
-        self.script.write_text(json.dumps(steps), encoding="utf-8")
-        self.command = (sys.executable, str(SCRIPT_AGENT), str(self.script), str(self.record))
-
-    def read(self) -> list[dict[str, Any]]:
-        if not self.record.exists():
-            return []
-        return [json.loads(line) for line in self.record.read_bytes().splitlines()]
-
-    def requests(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.read() if m.get("method") == method]
 
 
 class Editor:
