@@ -16,12 +16,16 @@ Rules this module owns (the ``--log`` format of ``acp-toolcalls bridge``, which 
   ``terminal/create``), each ``_meta`` value of an auth method in an ``initialize`` result, every
   ``authenticate``/``auth/login`` param but ``methodId``, and every value of their results. A
   value becomes ``"<redacted>"`` (names, keys and shapes are kept, so the message stays valid);
-  the record says ``"redacted": true``.
+  the record says ``"redacted": true``. Names are read from the parsed value, whatever their
+  spelling (``"\\u0065nv"`` is ``env``); a line that may name one (a name above, or any
+  escape) but cannot be parsed, or has a key twice in one object, is redacted whole: its
+  message is the string ``"<redacted>"``. Redaction works at any depth the reader accepts.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -104,7 +108,15 @@ REDACTED = "<redacted>"
 
 _SECRET_LISTS = frozenset({"env", "headers"})
 _AUTH_METHODS = frozenset({"authenticate", "auth/login"})
-_TRIGGERS = (b'"env"', b'"headers"', b'"authMethods"', b'"authenticate"', b'"auth/login"')
+_TRIGGERS = (
+    b'"env"',
+    b'"headers"',
+    b'"authMethods"',
+    b'"authenticate"',
+    b'"auth/login"',
+    b"\\u",  # any name may be spelled with escapes: such a line is parsed
+    b"\\/",
+)
 _MAX_ASKED = 1_024
 _ANSWERED_IN: dict[str, str] = {
     "client->proxy": "proxy->client",
@@ -118,8 +130,11 @@ class Redactor:
     """Credentials out of the messages a log records (the module's rules say which).
 
     One per log: it remembers the ids of ``authenticate``/``auth/login`` requests until they
-    are answered, to redact the answer. Lines with none of the keys or methods it looks for
-    are not parsed.
+    are answered, to redact the answer. Redaction reads the parsed value, so a name spelled
+    with escapes (``"\\u0065nv"``) is the name; a line that names a credential in any
+    spelling but cannot be parsed, or has a key twice (readers disagree on which one counts),
+    is redacted whole. Lines that cannot name one (none of the names, no escape) and are no
+    awaited answer are not parsed.
     """
 
     def __init__(self) -> None:
@@ -133,19 +148,22 @@ class Redactor:
         return log_line(direction, protocol, redacted, now, redacted=True)
 
     def redact(self, direction: Direction, line: bytes) -> bytes | None:
-        """``line`` with its credentials replaced, or ``None`` when it holds none."""
+        """``line`` with its credentials replaced (``WHOLE`` when it is redacted whole), or
+        ``None`` when it holds none."""
         waiting = self._asked.get(direction)
         if not waiting and not any(trigger in line for trigger in _TRIGGERS):
             return None
         try:
             value = _read_json.decode(line)
-        except msgspec.DecodeError:
-            return None
-        changed = False
-        for message in value if isinstance(value, list) else [value]:
-            if isinstance(message, dict):
-                changed = self._message(direction, message) or changed
-        return msgspec.json.encode(value) if changed else None
+            if _has_repeats(line, value):
+                return WHOLE
+            changed = False
+            for message in value if isinstance(value, list) else [value]:
+                if isinstance(message, dict):
+                    changed = self._message(direction, message) or changed
+            return msgspec.json.encode(value) if changed else None
+        except (msgspec.MsgspecError, RecursionError, ValueError, TypeError, OverflowError):
+            return WHOLE
 
     def _message(self, direction: Direction, message: dict[str, Any]) -> bool:
         changed = False
@@ -169,38 +187,89 @@ class Redactor:
             asked[request_id] = None
             if len(asked) > _MAX_ASKED:  # never answered: forget the oldest
                 del asked[next(iter(asked))]
-        if method in _AUTH_METHODS and isinstance(params, dict):
-            for key in params:
-                if key != "methodId":
-                    params[key] = _blank(params[key])
-                    changed = True
+        if method in _AUTH_METHODS and "params" in message:
+            if isinstance(params, dict):
+                for key in params:
+                    if key != "methodId":
+                        params[key] = _blank(params[key])
+                        changed = True
+            elif params is not None:
+                message["params"] = _blank(params)
+                changed = True
         return _secret_lists(message) or changed
 
 
+WHOLE = msgspec.json.encode(REDACTED)
+"""What ``Redactor.redact`` gives for a line redacted whole: the record's message is the string
+``REDACTED``."""
+
+_ESCAPED_COLON = re.compile(rb"\\u003[aA]")
+
+
+def _has_repeats(line: bytes, value: Any) -> bool:
+    """Whether ``line`` (parsed as ``value``) has a key twice in one object: its keys
+    outside strings (one ``:`` each) outnumber the parsed value's. An escaped backslash before
+    ``u003a`` counts as a colon's escape: a false alarm only redacts more."""
+    keys = colons = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            keys += len(item)
+            for key, inner in item.items():
+                colons += key.count(":")
+                stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            colons += item.count(":")
+    literal = colons - len(_ESCAPED_COLON.findall(line))  # ":" as is inside strings
+    return line.count(b":") - literal > keys
+
+
 def _blank(value: Any) -> Any:
-    """``value`` with every scalar in it replaced by ``REDACTED`` (keys and shape kept)."""
-    if isinstance(value, dict):
-        return {key: _blank(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_blank(item) for item in value]
-    return REDACTED
+    """``value`` with every scalar in it replaced by ``REDACTED`` (keys and shape kept; any
+    depth: no recursion)."""
+    if not isinstance(value, (dict, list)):
+        return REDACTED
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            if isinstance(item, (dict, list)):
+                copy: Any = {} if isinstance(item, dict) else []
+                stack.append((item, copy))
+            else:
+                copy = REDACTED
+            if isinstance(target, dict):
+                target[key] = copy
+            else:
+                target.append(copy)
+    return root
 
 
 def _secret_lists(value: Any) -> bool:
-    """Blank the values of every ``env``/``headers`` entry in ``value`` (in place)."""
+    """Blank the values of every ``env``/``headers`` entry in ``value`` (in place, any
+    depth)."""
     changed = False
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in _SECRET_LISTS and isinstance(item, (dict, list)) and item:
-                value[key] = (
-                    [_named(entry) for entry in item] if isinstance(item, list) else (_blank(item))
-                )
-                changed = True
-            else:
-                changed = _secret_lists(item) or changed
-    elif isinstance(value, list):
-        for item in value:
-            changed = _secret_lists(item) or changed
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if key in _SECRET_LISTS and isinstance(inner, (dict, list)) and inner:
+                    item[key] = (
+                        [_named(entry) for entry in inner]
+                        if isinstance(inner, list)
+                        else _blank(inner)
+                    )
+                    changed = True
+                elif isinstance(inner, (dict, list)):
+                    stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(inner for inner in item if isinstance(inner, (dict, list)))
     return changed
 
 
