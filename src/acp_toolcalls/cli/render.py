@@ -22,11 +22,16 @@ Rules this module owns:
   names that directory once: long project paths otherwise crowd every other column out.
 - Every string from the log is shown as plain text (never as rich markup), and is cleaned of
   ANSI escape and control sequences, so a log can neither style nor move the cursor.
+  Bidirectional controls and marks are shown as escapes (``\\u202e``), and in values (ids,
+  titles, commands, paths, text excerpts) a carriage return or backspace too (``\\x0d``), so
+  no text can hide or reorder what is shown before it; terminal output keeps a terminal's
+  carriage return (the last text drawn over a line is what shows).
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -36,6 +41,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import bridge, v2
+from ..report import printable
 from ..store import SessionState, TerminalState, ToolCallState, ToolCallStore, ToolCallView
 
 __all__ = [
@@ -77,17 +83,30 @@ _TAIL_BYTES = 16 * 1024  # only the tail of a terminal's output is decoded for i
 
 
 def sanitize(text: str) -> str:
-    """``text`` as safe plain text (``terminal_text.sanitize``), tabs as four spaces."""
-    return bridge.sanitize(text).replace("\t", "    ")
+    """``text`` as safe plain text (``terminal_text.sanitize``), tabs as four spaces, and
+    bidirectional controls and marks shown as escapes (``printable``)."""
+    clean = bridge.sanitize(text).replace("\t", "    ")
+    if clean.isascii():
+        return clean
+    return "\n".join(printable(line) for line in clean.split("\n"))
+
+
+_HIDERS = re.compile("\r(?!\n)|\b")
+
+
+def _value(text: str) -> str:
+    """``sanitize`` of a value (not terminal output): a carriage return or a backspace, which
+    would draw over what precedes it, is shown as an escape (``\\x0d``) instead."""
+    return sanitize(_HIDERS.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
 
 
 def _one_line(text: object) -> str:
     """A value from the log as one printable line (ids, titles, commands)."""
-    return sanitize(str(text)).replace("\n", " ")
+    return _value(str(text)).replace("\n", " ")
 
 
 def _excerpt(text: str) -> str:
-    lines = [line.strip() for line in sanitize(text).split("\n")]
+    lines = [line.strip() for line in _value(text).split("\n")]
     lines = [line for line in lines if line]
     if not lines:
         return ""

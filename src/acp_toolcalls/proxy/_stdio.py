@@ -49,7 +49,7 @@ from ..store import Limits
 from ._core import ConnectionBridge, Outbox, VersionOption
 from ._files import DEFAULT_DISK_DIFF_BYTES, DiskFiles
 from ._input import _READ_AHEAD, Oversized, _batches, _FileFeed, _pollable
-from ._log import _Log, _log_error, open_log
+from ._log import _Log, _log_error, open_log, printable
 from ._output import Side
 from ._process import _Agent, _exit_reason, _group_has_members, _occupy_closed_fds, _set_blocking
 from ._traffic import Direction
@@ -113,7 +113,7 @@ class _Proxy:
         self._closers: list[Callable[[], object]] = []
 
     def say(self, text: str) -> None:
-        self.notes.say(text)
+        self.notes.say(printable(text))  # every note: nothing from either side shows raw
 
     def _client_protocol(self) -> int | None:
         return self.core.client_version
