@@ -162,8 +162,17 @@ class V2ToV1Bridge(_Permissions):
                     return self._take()
         message = read_input(message, "v2", self._losses)
         if isinstance(message, Batch):
-            for item in message.items:
-                self._dispatch(item)
+            # A batch is one flush unit (issue 27): its elements coalesce, then every call
+            # they touched goes out once (v1 has no append: a chunk re-sends the whole content).
+            coalesce, self.coalesce = self.coalesce, True
+            try:
+                for item in message.items:
+                    self._dispatch(item)
+            finally:
+                self.coalesce = coalesce
+            if not coalesce:  # (coalescing already, the policy's own flush points decide)
+                for sid in list(self._dirty):
+                    self._flush_session(sid)
             outputs = self._take()
             return Converted(batched(list(outputs.messages)), outputs.replies, outputs.losses)
         self._dispatch(message)

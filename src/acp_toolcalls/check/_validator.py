@@ -27,6 +27,7 @@ lines (``read_lines``) and prints what this returns.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
@@ -99,9 +100,94 @@ def _wrong_version(message: Mapping[str, Any], protocol: VersionName) -> str | N
 # The validator (no I/O: fed lines, returns findings)
 
 
-def _covered(path: str, violations: list[str]) -> bool:
-    """A schema violation at ``path`` or below it already reports this decoder problem."""
-    return any(v == path or v.startswith((path + ".", path + "[")) for v in violations)
+def _element(path: str) -> str:
+    """The batch element a path is in (``$[3]``), or ``$``."""
+    if path.startswith("$["):
+        end = path.find("]")
+        if end > 0:
+            return path[: end + 1]
+    return "$"
+
+
+def _covered(path: str, violations: dict[str, list[str]]) -> bool:
+    """A schema violation at ``path`` or below it already reports this decoder problem
+    (``violations``: their paths by batch element, so that a batch is read in linear time)."""
+    return any(
+        v == path or v.startswith((path + ".", path + "["))
+        for v in violations.get(_element(path), ())
+    )
+
+
+SHOWN_ALIKE = 3
+"""Findings of one line alike but for their batch element (the same code, path within the
+element and message) listed one by one; the others are counted in one finding (issue 27)."""
+
+
+@dataclass(frozen=True)
+class CountedFinding(Finding):
+    """One finding standing for ``alike`` findings of batch elements, alike but for the
+    element (its path names the first and the last: ``$[3..19999].params``)."""
+
+    alike: int = 1
+
+
+class _Alike:
+    """Batch elements with the same finding, past the first ``SHOWN_ALIKE``."""
+
+    __slots__ = ("count", "finding", "first", "last", "rest")
+
+    def __init__(self, finding: Finding, rest: str, index: str) -> None:
+        self.finding = finding
+        self.rest = rest
+        self.first = self.last = index
+        self.count = 1
+
+    def summary(self) -> Finding:
+        found = self.finding
+        if self.count == 1:
+            return found
+        path = f"$[{self.first}..{self.last}]{self.rest}"
+        message = (
+            f"{found.message} (the same at {self.count:,} more batch elements, $[{self.first}] "
+            f"to $[{self.last}]: counted, not listed)"
+        )
+        return CountedFinding(found.line, path, found.code, message, found.kind, self.count)
+
+
+class _Findings:
+    """A line's findings in order, those of batch elements counted past ``SHOWN_ALIKE`` alike."""
+
+    def __init__(self) -> None:
+        self.items: list[Finding | _Alike] = []
+        self._seen: dict[tuple[str, str, str, str], int | _Alike] = {}
+
+    def add(self, finding: Finding) -> None:
+        path = finding.path
+        end = path.find("]") if path.startswith("$[") else -1
+        if end < 0:
+            self.items.append(finding)
+            return
+        rest = path[end + 1 :]
+        key = (finding.code, rest, finding.message, finding.kind)
+        seen = self._seen.get(key, 0)
+        if isinstance(seen, int):
+            if seen < SHOWN_ALIKE:
+                self._seen[key] = seen + 1
+                self.items.append(finding)
+                return
+            alike = _Alike(finding, rest, path[2:end])
+            self._seen[key] = alike
+            self.items.append(alike)
+            return
+        seen.count += 1
+        seen.last = path[2:end]
+
+    def extend(self, findings: list[Finding]) -> None:
+        for finding in findings:
+            self.add(finding)
+
+    def done(self) -> list[Finding]:
+        return [item if isinstance(item, Finding) else item.summary() for item in self.items]
 
 
 def _prefixed(path: str, prefix: str) -> str:
@@ -224,28 +310,28 @@ class Validator:
                         reason = f"cannot be read: {item.error.reason}"
                         problems.append((item.error.path, "unreadable-message", reason))
 
-        findings: list[Finding] = []
-        violation_paths: list[str] = []
+        findings = _Findings()
+        violation_paths: dict[str, list[str]] = {}
         for index, element in elements:
             self.messages += 1
             prefix = "$" if index is None else f"$[{index}]"
             for violation in self._schema(element, protocol):
                 path = _prefixed(violation.path, prefix)
-                violation_paths.append(path)
+                violation_paths.setdefault(prefix, []).append(path)
                 message = violation.message
-                findings.append(Finding(line, path, "schema-violation", message, "schema"))
+                findings.add(Finding(line, path, "schema-violation", message, "schema"))
             wrong = _wrong_version(element, protocol) if isinstance(element, dict) else None
             if wrong is not None:
                 path = _prefixed("$.method", prefix)
-                findings.append(Finding(line, path, "wrong-version-method", wrong, "schema"))
+                findings.add(Finding(line, path, "wrong-version-method", wrong, "schema"))
         for path, code, message in problems:
             if not _covered(path, violation_paths):
-                findings.append(_decode_finding(line, path, code, message))
+                findings.add(_decode_finding(line, path, code, message))
         if internal is not None:
-            findings.append(internal)  # never hidden behind schema violations
+            findings.add(internal)  # never hidden behind schema violations
         if decoded is not None:
-            findings += self._linter.feed(decoded.value, line, raw=plain)
-        return findings
+            findings.extend(self._linter.feed(decoded.value, line, raw=plain))
+        return findings.done()
 
     def _schema(self, message: object, protocol: VersionName) -> list[SchemaViolation]:
         try:

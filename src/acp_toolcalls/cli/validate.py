@@ -42,6 +42,7 @@ from ..check import (
     ProtocolOption,
     Validator,
 )
+from ..check._validator import CountedFinding
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import LogSide, one_side
 from ._options import positive_int
@@ -105,8 +106,13 @@ class _Report(Protocol):
 class _Counts:
     by_code: dict[str, int]
 
-    def add(self, code: str) -> None:
-        self.by_code[code] = self.by_code.get(code, 0) + 1
+    def add(self, code: str, count: int = 1) -> None:
+        self.by_code[code] = self.by_code.get(code, 0) + count
+
+
+def _alike(finding: Finding) -> int:
+    """How many findings ``finding`` stands for (batch elements alike are counted in one)."""
+    return finding.alike if isinstance(finding, CountedFinding) else 1
 
 
 _STYLES: Mapping[str, str] = {"schema": "red", "decode": "magenta", "lint": "yellow"}
@@ -119,10 +125,13 @@ class _HumanReport:
         self._console = console
         self._counts = _Counts({})
         self.count = 0
+        self.listed = 0
 
     def add(self, finding: Finding) -> None:
-        self.count += 1
-        self._counts.add(finding.code)
+        alike = _alike(finding)
+        self.count += alike
+        self.listed += 1
+        self._counts.add(finding.code, alike)
         text = Text()
         text.append(f"line {finding.line}", style="bold")
         text.append(": ")
@@ -142,6 +151,8 @@ class _HumanReport:
         if self.count:
             summary.append(f"{self.count} finding{'s' if self.count != 1 else ''}", style="bold")
             summary.append(f" ({listed})")
+            if self.listed != self.count:
+                summary.append(f", {self.count - self.listed} of them counted, not listed")
         else:
             summary.append("no findings", style="bold green")
         self._console.print(summary)
@@ -162,15 +173,18 @@ class _JsonReport:
 
     def add(self, finding: Finding) -> None:
         self._spool.write(", " if self.count else "")
-        self.count += 1
-        self._counts.add(finding.code)
-        record = {
+        alike = _alike(finding)
+        self.count += alike
+        self._counts.add(finding.code, alike)
+        record: dict[str, Any] = {
             "line": finding.line,
             "path": finding.path,
             "code": finding.code,
             "kind": finding.kind,
             "message": finding.message,
         }
+        if alike != 1:
+            record["count"] = alike  # batch elements alike, in one finding
         self._spool.write(json.dumps(record))
 
     def close(self, validator: Validator) -> None:

@@ -82,20 +82,43 @@ class SessionConverter(_AgentSide):
             except (msgspec.DecodeError, RecursionError):
                 return self.tool_calls.convert(raw)  # it says why it cannot be read
         if isinstance(value, list) and value:
+            return self._batch(value, sender)
+        if not isinstance(value, dict):
+            return self.tool_calls.convert(message)  # it says why it cannot be read
+        self._message(value, raw, sender)
+        return self._take()
+
+    def _batch(self, value: list[Any], sender: Sender | None) -> Converted:
+        """One batch line: one flush unit (issue 27). Toward v1 its tool-call changes
+        coalesce, then every call it touched goes out once (v1 has no append: sent one by one,
+        each chunk would re-send the call's whole content). Elements that are no message are
+        counted, one loss for them all."""
+        bridge = self.tool_calls if isinstance(self.tool_calls, V2ToV1Bridge) else None
+        holding = bridge is not None and not bridge.coalesce
+        if bridge is not None:
+            bridge.coalesce = True
+        not_objects: list[int] = []
+        try:
             for index, item in enumerate(value):
                 self._root = f"$[{index}]"
                 if not isinstance(item, dict):
-                    self._lost("$", "batch element dropped: not a JSON-RPC message object")
+                    not_objects.append(index)
                     continue
                 try:
                     self._message(item, None, sender)
                 except DecodeError as exc:
                     self._lost(exc.path, f"batch element dropped: {exc.reason}")
+        finally:
             self._root = "$"
-            return self._take()
-        if not isinstance(value, dict):
-            return self.tool_calls.convert(message)  # it says why it cannot be read
-        self._message(value, raw, sender)
+            if bridge is not None and holding:
+                bridge.coalesce = False
+        if not_objects:
+            self._lost(
+                _elements(not_objects),
+                "batch element dropped: not a JSON-RPC message object" + _counted(len(not_objects)),
+            )
+        if bridge is not None and holding:
+            self._converted(bridge.flush())
         return self._take()
 
     def flush(self) -> Converted:
@@ -344,3 +367,17 @@ class SessionConverter(_AgentSide):
             for prompt in self._session(session_id).prompts:
                 if not prompt.acknowledged:
                     self._acknowledge(session_id, prompt)
+
+
+def _elements(indexes: list[int]) -> str:
+    """The batch elements ``indexes`` (ascending) as one path: ``$[3]``, ``$[3,9]`` or
+    ``$[3..20000]`` (the first and the last of more)."""
+    if len(indexes) == 1:
+        return f"$[{indexes[0]}]"
+    if len(indexes) == 2:
+        return f"$[{indexes[0]},{indexes[1]}]"
+    return f"$[{indexes[0]}..{indexes[-1]}]"
+
+
+def _counted(count: int) -> str:
+    return f" ({count:,} elements)" if count > 1 else ""
