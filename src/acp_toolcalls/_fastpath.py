@@ -2,9 +2,10 @@
 
 Rules this module owns: the raw-bytes fast decode, and nothing else. ``decode_message`` decodes
 a raw line into its typed message by the strict decoder alone, wrapped in a ``Decoded``, and
-sends everything else (text, JSON values, batches, other methods, salvage,
-errors, oversized input) to ``codec._decode.decode_message_slow``, so the result never depends
-on whether this module is compiled.
+sends everything else (text, JSON values, batches, other methods, salvage, errors, oversized
+input, input with more opening brackets than ``codec._limits.MAX_DEPTH``, which the strict
+decoder refuses) to ``codec._decode.decode_message_slow``, so the result never depends on
+whether this module is compiled.
 
 Why compiled: on CPython 3.11 the interpreted call around the decoder (argument handling, the
 size check, the ``try``, the ``Decoded`` wrapper) costs about a sixth of a ~1 us decode; as a

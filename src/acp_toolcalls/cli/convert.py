@@ -53,7 +53,14 @@ import msgspec
 
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..check import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector
-from ..codec import DEFAULT_MAX_BYTES, DecodeError, duplicate_keys, encode, to_builtins
+from ..codec import (
+    DEFAULT_MAX_BYTES,
+    DecodeError,
+    check_depth,
+    duplicate_keys,
+    encode,
+    to_builtins,
+)
 from ..convert import ConversionError, Converted, StatelessV1ToV2, StatelessV2ToV1
 from ..models import Batch
 from ..proxy import LogSide, is_record
@@ -282,6 +289,7 @@ class _Run:
         for diagnostic in duplicate_keys(data):  # the converter takes the last value of each
             self._failed(line, diagnostic.path, diagnostic.reason)
         try:
+            check_depth(data)  # the codec's limit, which every writer meets (issue 27)
             converted = self.converter.convert(data, sender)
         except DecodeError as exc:
             self._failed(line, exc.path, unreadable(data, exc) + "; line skipped")

@@ -2,7 +2,8 @@
 
 Layout (implementation modules are private; their public names are exported here):
 
-- ``_limits``: the size limit on one message (``DEFAULT_MAX_BYTES``).
+- ``_limits``: the limits on one message: its size (``DEFAULT_MAX_BYTES``) and its nesting
+  (``MAX_DEPTH``, ``check_depth``), the one depth limit every writer is held to.
 - ``_decode``: ``decode``, the typed-message tables, the strict decoders and the slow path of
   ``decode_message``; JSON errors said plainly.
 - ``_lenient``: the lenient reader, which salvages what the strict decoder rejected
@@ -36,12 +37,14 @@ from ._lenient import Diagnostic
 from ._lenient import ItemError as ItemError  # (these three: for acp_toolcalls.lenient only)
 from ._lenient import Salvage as Salvage
 from ._lenient import reader_for as reader_for
+from ._limits import MAX_DEPTH, check_depth
 from ._loader import StaleBuildWarning
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "FAST_PATH",
     "FAST_PATH_MISSES",
+    "MAX_DEPTH",
     "DecodeError",
     "Decoded",
     "Diagnostic",
@@ -49,6 +52,7 @@ __all__ = [
     "StaleBuildWarning",
     "VersionName",
     "canonical_json",
+    "check_depth",
     "decode",
     "decode_message",
     "duplicate_keys",

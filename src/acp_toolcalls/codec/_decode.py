@@ -7,8 +7,8 @@ Rules this module owns:
 - Reading is lenient by default (``_lenient``); every salvage is returned as a ``Diagnostic``
   next to the value. ``strict=True`` raises the first one as a ``DecodeError``.
 - Bad input of every kind (not JSON, not an object, invalid UTF-8, NaN, numbers out of range,
-  nesting too deep, over ``max_bytes``) raises ``DecodeError`` and nothing else, said plainly
-  (``explain_json_error``).
+  nesting deeper than ``MAX_DEPTH`` (``_limits``), over ``max_bytes``) raises ``DecodeError``
+  and nothing else, said plainly (``explain_json_error``).
 - Per version, ``session/update`` and ``session/request_permission`` messages are typed
   (``_MESSAGE_TYPES``); every other message stays an opaque ``JsonRpcMessage``. A batch's
   unreadable element becomes an ``InvalidMessage`` and costs nothing else.
@@ -33,11 +33,12 @@ from .._errors import DecodeError
 from ..models import Batch, InvalidMessage, JsonRpcMessage, VersionName, WireStruct
 from ._encode import holds_non_finite
 from ._lenient import Diagnostic, ItemError, Salvage, reader_for
-from ._limits import DEFAULT_MAX_BYTES, check_size
+from ._limits import DEFAULT_MAX_BYTES, MAX_DEPTH, check_depth, check_size, check_value_depth
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "FAST_PATH_MISSES",
+    "MAX_DEPTH",
     "Decoded",
     "decode",
     "decode_message_slow",
@@ -82,7 +83,26 @@ def _fast_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
 _MESSAGE_UNIONS: dict[str, Any] = {
     protocol: Union[tuple(types.values())] for protocol, types in _MESSAGE_TYPES.items()
 }
-_HOT_DECODE = {protocol: _fast_decoder(tp).decode for protocol, tp in _MESSAGE_UNIONS.items()}
+
+
+class TooDeep(msgspec.DecodeError):
+    """What a fast decoder raises for a line that may nest deeper than ``MAX_DEPTH`` (more
+    opening brackets than that): ``decode_message`` then measures it, and refuses it or reads
+    it."""
+
+
+def _shallow_only(decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def fast(data: bytes) -> Any:
+        if len(data) > 2 * MAX_DEPTH and data.count(b"[") + data.count(b"{") > MAX_DEPTH:
+            raise TooDeep("may nest too deep")
+        return decode(data)
+
+    return fast
+
+
+_HOT_DECODE = {
+    protocol: _shallow_only(_fast_decoder(tp).decode) for protocol, tp in _MESSAGE_UNIONS.items()
+}
 FAST_PATH_MISSES = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
 """What ``fast_message_decoder`` raises for input that ``decode_message`` must look at."""
 
@@ -91,8 +111,9 @@ def fast_message_decoder(protocol: VersionName) -> Callable[[bytes], Any]:
     """The strict decoder behind ``decode_message``'s fast path, for hot loops with their own
     fallback: it returns the typed ``session/update`` or ``session/request_permission``
     message of ``protocol`` for valid input, and raises one of ``FAST_PATH_MISSES`` for
-    anything else (another method, a salvage, bad JSON), which ``decode_message`` then reads.
-    The caller enforces its own size limit."""
+    anything else (another method, a salvage, bad JSON, a line with more opening brackets
+    than ``MAX_DEPTH``, which may nest too deep), which ``decode_message`` then reads. The
+    caller enforces its own size limit."""
     return _HOT_DECODE[protocol]
 
 
@@ -155,6 +176,7 @@ def _read(
 ) -> Decoded[T]:
     if isinstance(data, (bytes, bytearray, memoryview, str)):
         check_size(data, max_bytes)
+        check_depth(data)
         try:
             return Decoded(_fast_decoder(fast_type).decode(data))
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeEncodeError):
@@ -171,6 +193,10 @@ def _read(
                 encoded = None
         except (msgspec.EncodeError, TypeError, OverflowError, RecursionError, UnicodeEncodeError):
             encoded = None  # not JSON values after all (a str with a lone surrogate: convert)
+        if encoded is not None:
+            check_depth(encoded)
+        else:
+            check_value_depth(plain)
         try:
             if encoded is not None:
                 return Decoded(_fast_decoder(fast_type).decode(encoded))

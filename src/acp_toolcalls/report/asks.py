@@ -25,6 +25,8 @@ from typing import Any
 
 import msgspec
 
+from ..codec import DecodeError, check_depth
+
 __all__ = ["Asks"]
 
 _parse = msgspec.json.Decoder()
@@ -57,8 +59,9 @@ class Asks:
         if not asks and not (self._pending and (b'"outcome"' in data or b'"error"' in data)):
             return
         try:
+            check_depth(data)  # the codec's limit (issue 27): the replay reports the line
             value = _parse.decode(data)
-        except (msgspec.DecodeError, RecursionError):
+        except (msgspec.DecodeError, RecursionError, DecodeError):
             return  # reported by the replay and the validation
         for message in value if isinstance(value, list) else [value]:
             if isinstance(message, dict):

@@ -30,7 +30,7 @@ import msgspec
 
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..check import Finding
-from ..codec import DEFAULT_MAX_BYTES, DecodeError
+from ..codec import DEFAULT_MAX_BYTES, DecodeError, check_depth
 from ..proxy import SIDES, LogSide, is_record, one_side, read_record
 from ..store import StoreProtocol
 from ..v2 import FINAL_STATUSES
@@ -277,8 +277,9 @@ def _record(data: bytes | int) -> Any:
     if not isinstance(data, bytes) or _RECORD_HINT not in data[:200]:
         return None
     try:
+        check_depth(data)  # the codec's limit: deeper values are no record (issue 27)
         value = _parse.decode(data)
-    except (msgspec.DecodeError, RecursionError):
+    except (msgspec.DecodeError, RecursionError, DecodeError):
         return None
     return read_record(value) if is_record(value) else None
 
