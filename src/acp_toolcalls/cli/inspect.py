@@ -10,8 +10,11 @@ Rules this module owns (issue 20):
   by its side); the report shows them with the ``validate`` findings. Never a traceback.
 - The output is ``-o FILE`` (``-`` for stdout); by default the log's name with ``.html`` in
   the current directory (``report.html`` for stdin). It is written whole at the end, so a
-  failed run leaves no half page. Exit 0; 2 for a usage error, an unreadable input or an
-  output that cannot be written.
+  failed run leaves no half page. It is created with the log's permissions (a 0600 log makes a
+  0600 report; input from a pipe, 0600; the demo, the umask's), an existing file is narrowed
+  to them, and a symbolic link at the output path is refused (one line, exit 2), as
+  ``bridge --log`` refuses one. Every stderr line goes through ``printable``. Exit 0; 2 for
+  a usage error, an unreadable input or an output that cannot be written.
 - ``--side client|agent`` reads one side of a ``bridge --log`` file; without it both sides
   are shown next to each other. ``--demo`` inspects the bundled example session.
 """
@@ -19,13 +22,17 @@ Rules this module owns (issue 20):
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
+import io
 import os
+import stat
 import sys
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import LogSide
+from ..report import printable
 from ..report.model import ReportBuilder
 from ..report.page import render_page
 from ..store import StoreProtocol
@@ -107,7 +114,42 @@ def default_output(name: str | None, demo: bool) -> str:
 
 
 def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(printable(text), file=sys.stderr, flush=True)
+
+
+def _mode_of(stream: BinaryIO) -> int:
+    """The mode the report is created with: the log's permissions (a private log makes a
+    private report); 0600 when the input is no regular file (a pipe: whose data it is, is not
+    known)."""
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return 0o600
+    return stat.S_IMODE(status.st_mode) & 0o666 if stat.S_ISREG(status.st_mode) else 0o600
+
+
+def _create(path: str, mode: int) -> int:
+    """``path`` opened to write from its start: created with ``mode`` (less the umask), never
+    through a symbolic link at its last component; an existing file is narrowed to ``mode``."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):
+        raise OSError(errno.ELOOP, "Too many levels of symbolic links")
+    fd = os.open(path, flags, mode)
+    try:
+        status = os.fstat(fd)
+        if stat.S_ISREG(status.st_mode) and stat.S_IMODE(status.st_mode) & ~mode:
+            os.fchmod(fd, stat.S_IMODE(status.st_mode) & mode)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _refusal(path: str, exc: OSError) -> str:
+    if os.path.islink(path):
+        return f"{path} is a symbolic link: refused (name the file itself)"
+    return f"cannot write {path}: {exc.strerror or exc}"
 
 
 def _usage(message: str) -> int:
@@ -142,6 +184,7 @@ def _write(
     try:
         with open_log(name, demo) as stream:
             lines = json_lines(reading(read_lines(stream, builder.max_line_bytes)))
+            mode = 0o666 if demo else _mode_of(stream)
             for number, data in with_progress(lines, stream, "inspecting"):
                 builder.feed(number, data)
                 if number % _FREEZE_EVERY == 0:
@@ -163,7 +206,12 @@ def _write(
         sys.stdout.buffer.write(page)
         sys.stdout.buffer.flush()
     else:
-        with open(output, "wb") as out:
+        try:
+            fd = _create(output, mode)
+        except OSError as exc:
+            _say(f"{PROG}: error: {_refusal(output, exc)}")
+            return 2
+        with os.fdopen(fd, "wb") as out:
             out.write(page)
         _say(
             f"{PROG}: wrote {output} ({calls} tool call{'s' if calls != 1 else ''}, "
