@@ -210,8 +210,7 @@ class ConnectionBridge(_Updates):
         if read is not None:
             parsed, line = read
             if isinstance(parsed, list):
-                for item in parsed:
-                    self._agent_item(item, now)
+                self._batch("agent", parsed, now)
             else:
                 self._agent_message(parsed, line, now)
 

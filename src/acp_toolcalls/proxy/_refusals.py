@@ -11,6 +11,11 @@ Rules this module owns (bad input costs nothing else):
   nested too deeply is dropped (a request answered ``-32600``/``-32700``); a payload that
   cannot be read is answered ``-32700`` (a request) or the client gets an error (an answer).
   An agent line that is not JSON ends the session (``agent_gone``), as the agent's crash does.
+- A batch costs what its size does (D16 amended): its elements that are not messages with an
+  id to answer them under (``0``, ``{}``, ``{"method": 5}``) are counted, not answered or noted
+  one by one: the line gets one note saying how many and, from the client, one ``-32600``
+  (id null); of the notes about its other elements the first ``_BATCH_NOTES`` are kept, the
+  rest counted in that note.
 - A line over ``max_line_bytes`` is skipped unread (``_input`` reads its top-level ``id`` and
   whether it has a ``method`` as it streams by) and nothing waits for it forever, in every
   mode: a request of either side is answered ``-32600`` with its id; an answer is one that
@@ -38,6 +43,9 @@ from ..models import (
 from . import _routing as rpc
 from ._output import Outbox, Side
 from ._passthrough import _PassThroughLines
+
+_BATCH_NOTES = 3
+"""Notes about the elements of one batch line kept as they are; the rest are counted."""
 
 
 class _Reading(_PassThroughLines):
@@ -152,29 +160,87 @@ class _Reading(_PassThroughLines):
             if not value:  # JSON-RPC: an empty batch is one Invalid Request, id null
                 self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
                 self._note("client", "an empty batch: answered -32600", "error")
-            for item in value:
-                self._client_value(item, msgspec.json.encode(item), now)
+            else:
+                self._batch("client", value, now)
         else:
             self._client_value(value, line, now)
 
     def _client_value(self, value: Any, line: bytes, now: float) -> None:
-        """One message of the client (a line, or an element of its batch) as JSON values."""
+        """One message of the client (a line) as JSON values."""
         if not isinstance(value, dict):
             self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
             self._note("client", "a JSON value that is not a message: answered -32600", "error")
             return
+        self._client_item(value, line, now, alone=True)
+
+    def _client_item(self, value: dict[str, Any], line: bytes, now: float, alone: bool) -> bool:
+        """One object of the client (``alone``: a line; else an element of its batch);
+        ``False``: it is not a message and has no id to answer it under (answered ``-32600``,
+        id null: here when ``alone``, else once for all such elements, by ``_batch``)."""
+        if "method" not in value and "id" not in value:
+            if alone:
+                self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self._note("client", "a message with neither method nor id: answered -32600")
+            return False
         try:
             envelope = rpc.read_envelope.decode(line)
         except msgspec.ValidationError as exc:  # e.g. "method": null or 5
             known = plain_id(value.get("id"))
+            if known is None and not alone:
+                return False
             self._client(
                 rpc.error(known, INVALID_REQUEST, "Invalid Request", {"details": str(exc)})
             )
             self._note(
                 "client", f"a JSON value that is not a message ({exc}): answered -32600", "error"
             )
-            return
+            return True
         self._client_message(envelope, line, now)
+        return True
+
+    # ----------------------------------------------------------------------------------------
+    # Batches
+
+    def _batch(self, side: Side, items: list[Any], now: float) -> None:
+        """A batch of ``side``, element by element in array order (D16), its cost linear in
+        its size (D16 amended): the elements that are not messages with an id to answer them
+        under (``0``, ``{}``, ``{"method": 5}``) are counted, and the line gets one note saying
+        how many, and from the client one ``-32600`` (id null); of the notes about its other
+        elements the first ``_BATCH_NOTES`` are kept as they are, the rest counted (a cap's
+        note is always kept: it is rate-limited already)."""
+        notes = self._out.notes
+        keep = len(notes) + _BATCH_NOTES
+        messages = [item for item in items if type(item) is dict]
+        invalid, hidden = len(items) - len(messages), 0
+        for item in messages:
+            if side == "client":
+                answerable = self._client_item(item, msgspec.json.encode(item), now, alone=False)
+            else:
+                answerable = self._agent_item(item, now)
+            invalid += not answerable
+            if len(notes) > keep:
+                extra = notes[keep:]
+                del notes[keep:]
+                limits = [note for note in extra if note.kind == "limit"]
+                notes += limits
+                keep += len(limits)
+                hidden += len(extra) - len(limits)
+        what = f"a batch of {len(items)} element(s)"
+        if invalid:
+            if side == "client":
+                details = (
+                    f"{invalid} of the {len(items)} elements of the batch are not requests "
+                    "(not an object, or no method and no id): one answer for them all"
+                )
+                error = rpc.error(None, INVALID_REQUEST, "Invalid Request", {"details": details})
+                self._client(error)
+                what += f": {invalid} not a message with an id; answered once -32600 (id null)"
+            else:
+                what += f": {invalid} not a message with an id; dropped"
+        if hidden:
+            what += f"; {hidden} more note(s) about its elements not shown"
+        if invalid or hidden:
+            self._note(side, what, "error")
 
     # ----------------------------------------------------------------------------------------
     # The agent
@@ -228,19 +294,21 @@ class _Reading(_PassThroughLines):
         self._note("agent", f"{method}: {what}: refused (-32600)", "error")
         return True
 
-    def _agent_item(self, item: Any, now: float) -> None:
-        if not isinstance(item, dict):
-            self._note("agent", "a batch element that is not a message: dropped", "error")
-            return
+    def _agent_item(self, item: dict[str, Any], now: float) -> bool:
+        """An object in the agent's batch; ``False``: not a message, and nothing answered."""
         line = msgspec.json.encode(item)
         try:
             envelope = rpc.read_envelope.decode(line)
         except msgspec.ValidationError as exc:  # e.g. "method": null
-            self._agent_invalid(
-                line, f"a batch element that is not a message ({exc})", INVALID_REQUEST
-            )
-            return
+            if "method" not in item or plain_id(item.get("id")) is None:
+                return False
+            what = f"a batch element that is not a message ({exc})"
+            self._agent_invalid(line, what, INVALID_REQUEST)
+            return True
+        if envelope.method is UNSET and envelope.id is UNSET:
+            return False
         self._agent_message(envelope, line, now)
+        return True
 
     def _agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         try:

@@ -1,0 +1,125 @@
+"""Issue 27, item 2: a batch line of invalid elements through ``acp-toolcalls bridge``, from
+either side, in every pairing, over real subprocesses (a scripted agent, a raw editor).
+
+A line ``[0,0,…]`` of 200,000 elements (400 KB; the issue's 16.6 MB line peaked at 1.0 GiB from
+the agent with 3.1 million stderr notes, and at 2.2 GiB from the editor with 633 MiB of
+``-32600`` lines sent back): the proxy's peak RSS grows by a bounded amount, what it sends back
+is one ``-32600`` (id null) for the line, not one per element (D16 amended), stderr says once
+how many elements were invalid, and the session goes on: a prompt sent after the batch, by the
+editor, completes its turn through the agent (so neither direction stalled), and the bridge
+exits 0. In pass-through the line is forwarded as it came (the peer answers it) and costs the
+proxy nothing either. Full-size figures: docs/robustness.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_toolcalls.check import validate_message
+from interop.raw import RawClient
+from interop.sessions import bounded
+from test_permission_integrity import CONVERTING, PASS_THROUGH, Session
+from test_proxy_faults import _status, assert_clean, prompt, turn_end, turn_ended
+
+MIB = 1 << 20
+ELEMENTS = 200_000
+BATCH = b"[" + b",".join([b"0"] * ELEMENTS) + b"]"
+GROWTH = 16 * MIB  # before: 66-100+ MiB at this size (a note or an answer per element)
+NOTE_LINES = 4  # stderr lines about the batch, at most
+
+
+def _about_batch(err: str) -> list[str]:
+    return [line for line in err.splitlines() if "batch" in line or "not a message" in line]
+
+
+def _run(
+    tmp_path: Path, pairing: tuple[int, int], side: str
+) -> tuple[Session, list[dict[str, Any]], int, str, int]:
+    """The batch from ``side`` right after session/new, then the editor's prompt, whose turn
+    ends through the agent. Returns what the editor received after the batch, the exit, stderr
+    and the proxy's peak RSS growth over the batch."""
+    editor_version, agent_version = pairing
+    steps: list[dict[str, Any]] = []
+    if side == "agent":
+        steps.append({"raw": BATCH.decode()})
+    steps += [{"await": {"method": "session/prompt"}, "as": "prompt"}, *turn_end(agent_version)]
+    session = Session(tmp_path, editor_version, agent_version, steps)
+
+    async def scenario() -> tuple[list[dict[str, Any]], int, str, int]:
+        client: RawClient = await session.start()
+        pid = client.process.pid
+        before = _status(pid, "VmHWM")
+        seen = len(client.received)
+        if side == "client":
+            await client.send(BATCH)
+        await client.send(prompt(2, "after the batch"))
+        ended = turn_ended(editor_version, 2)
+        await client.until(lambda m: isinstance(m, dict) and ended(m))
+        growth = _status(pid, "VmHWM") - before
+        code, err, rest = await client.finish()
+        after = client.received[seen:]
+        after += [json.loads(line) for line in rest.splitlines() if line.strip()]
+        return after, code, err, growth
+
+    after, code, err, growth = bounded(scenario())
+    return session, after, code, err, growth
+
+
+@pytest.mark.parametrize("pairing", CONVERTING)
+def test_an_editor_batch_of_invalid_elements_is_answered_once_and_costs_little(
+    tmp_path: Path, pairing: tuple[int, int]
+) -> None:
+    session, after, code, err, growth = _run(tmp_path, pairing, "client")
+    assert code == 0, err
+    assert_clean(err)
+    errors = [m for m in after if "error" in m]
+    assert len(errors) == 1, f"{len(errors)} error answers for one batch line"
+    assert errors[0]["id"] is None and errors[0]["error"]["code"] == -32600
+    assert str(ELEMENTS) in json.dumps(errors[0]), errors[0]  # says how many
+    sent_back = sum(len(json.dumps(m)) for m in after)
+    assert sent_back <= 4096, f"{sent_back} bytes sent back for a {len(BATCH)}-byte line"
+    version = "v1" if pairing[0] == 1 else "v2"
+    for message in after:
+        assert validate_message(message, version) == [], message
+    notes = _about_batch(err)
+    assert 1 <= len(notes) <= NOTE_LINES, notes[:5]
+    assert any(str(ELEMENTS) in line for line in notes), notes
+    assert growth <= GROWTH, f"the bridge grew by {growth / MIB:.1f} MiB"
+    assert [m.get("method") for m in session.received()].count("session/prompt") == 1
+
+
+@pytest.mark.parametrize("pairing", CONVERTING)
+def test_an_agent_batch_of_invalid_elements_is_noted_once_and_costs_little(
+    tmp_path: Path, pairing: tuple[int, int]
+) -> None:
+    session, after, code, err, growth = _run(tmp_path, pairing, "agent")
+    assert code == 0, err
+    assert_clean(err)
+    assert not [m for m in after if "error" in m and m.get("id") is None]
+    sent_back = sum(len(json.dumps(m)) for m in session.received())
+    assert sent_back <= 4096, f"the agent was sent {sent_back} bytes"
+    notes = _about_batch(err)
+    assert 1 <= len(notes) <= NOTE_LINES, notes[:5]
+    assert any(str(ELEMENTS) in line for line in notes), notes
+    assert growth <= GROWTH, f"the bridge grew by {growth / MIB:.1f} MiB"
+
+
+@pytest.mark.parametrize("side", ["client", "agent"])
+@pytest.mark.parametrize("pairing", PASS_THROUGH)
+def test_in_pass_through_a_batch_of_invalid_elements_is_forwarded_as_it_came(
+    tmp_path: Path, pairing: tuple[int, int], side: str
+) -> None:
+    session, after, code, err, growth = _run(tmp_path, pairing, side)
+    assert code == 0, err
+    assert_clean(err)
+    assert not _about_batch(err)
+    if side == "client":  # the agent got the line, and answers it (this one does not)
+        assert [0] * ELEMENTS in session.received()
+        assert not [m for m in after if "error" in m]
+    else:
+        assert not [m for m in session.received() if "error" in m]
+    assert growth <= GROWTH, f"the bridge grew by {growth / MIB:.1f} MiB"
