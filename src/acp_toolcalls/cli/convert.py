@@ -66,6 +66,7 @@ from ..models import Batch
 from ..proxy import LogSide, is_record
 from ..sessions import Sender, SessionConverter
 from . import _options
+from ._output import write_all
 from .lines import (
     NotJsonLines,
     ReadError,
@@ -332,7 +333,7 @@ def _writer(out: IO[str]) -> Callable[[bytes], None]:
     def write(data: bytes) -> None:
         try:
             if buffer is not None:
-                buffer.write(data)
+                write_all(buffer, data)  # every byte, or an error (issue 27)
                 buffer.flush()  # a reader downstream sees each line as it is converted
             else:
                 out.write(data.decode("utf-8"))

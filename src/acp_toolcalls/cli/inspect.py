@@ -37,6 +37,7 @@ from ..report.model import ReportBuilder
 from ..report.page import render_page
 from ..store import StoreProtocol
 from . import _options
+from ._output import write_all, write_out
 from .lines import (
     DEMO,
     NotJsonLines,
@@ -202,9 +203,7 @@ def _write(
     findings = len(report["findings"])
     page = render_page(report).encode("utf-8")
     if output == "-":
-        sys.stdout.flush()
-        sys.stdout.buffer.write(page)
-        sys.stdout.buffer.flush()
+        write_out(sys.stdout, page)
     else:
         try:
             fd = _create(output, mode)
@@ -212,7 +211,7 @@ def _write(
             _say(f"{PROG}: error: {_refusal(output, exc)}")
             return 2
         with os.fdopen(fd, "wb") as out:
-            out.write(page)
+            write_all(out, page)
         _say(
             f"{PROG}: wrote {output} ({calls} tool call{'s' if calls != 1 else ''}, "
             f"{findings} finding{'s' if findings != 1 else ''}, {len(page):,} bytes); open it "

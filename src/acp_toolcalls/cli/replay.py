@@ -40,7 +40,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import one_side
@@ -48,6 +48,7 @@ from ..report import Replayer
 from ..store import Limits, StoreProtocol, ToolCallStore
 from . import _options
 from ._follow import FollowReader, changed, is_regular, reader_gone
+from ._output import write_out
 from .lines import (
     DEMO,
     NotJsonLines,
@@ -262,16 +263,7 @@ def _stopped(line: int) -> int:
 
 def _write_json(store: ToolCallStore) -> None:
     # The replayer applied only what decode_message read from the lines: no NaN to look for.
-    data = store.document_json(decoded_only=True) + b"\n"
-    out: IO[str] = sys.stdout
-    buffer = getattr(out, "buffer", None)
-    if buffer is not None:
-        out.flush()
-        buffer.write(data)
-        buffer.flush()
-    else:
-        out.write(data.decode("utf-8"))
-        out.flush()
+    write_out(sys.stdout, store.document_json(decoded_only=True) + b"\n")  # whole (issue 27)
 
 
 _FROM_RENDER = frozenset(
