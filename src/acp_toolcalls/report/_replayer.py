@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from ..codec import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
@@ -84,6 +86,10 @@ class Replayer:
                     value = _FAST[protocol](data)
                 except FAST_PATH_MISSES:
                     pass
+            if value is _MISSED and data.lstrip()[:1] == b"[":
+                plain = msgspec.json.decode(data)  # a batch: element by element (issue 27)
+                if isinstance(plain, list) and plain:
+                    return self._batch(line, data, plain, protocol)
             if value is _MISSED:
                 decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
                 value = decoded.value
@@ -94,6 +100,16 @@ class Replayer:
                 valid = True
                 repeated = duplicate_keys(data, value)
                 events = self.store.apply(value)
+        except (msgspec.DecodeError, RecursionError) as exc:  # (the batch's own parse)
+            try:
+                decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
+            except DecodeError as error:  # the decoder says why, as for any other line
+                self._say(line, error.path, unreadable(data, error) + "; line skipped")
+                return False
+            except Exception:
+                pass
+            self._say(line, "$", f"the line cannot be read ({exc}); line skipped")
+            return False
         except DecodeError as exc:
             self._say(line, exc.path, unreadable(data, exc) + "; line skipped")
             return False
@@ -104,20 +120,66 @@ class Replayer:
         for diagnostic in repeated:  # the store applied the last value of each
             self._say(line, diagnostic.path, diagnostic.reason)
             valid = False
+        notes = _Notes(self)
+        valid = self._events(line, events, valid, notes)
+        notes.close(line)
+        return valid
+
+    def _batch(self, line: int, data: bytes, plain: list[Any], protocol: Any) -> bool:
+        """A batch line the fast decoder did not take, applied element by element: the line
+        parsed once, each element decoded and applied in turn (in array order, as the store
+        applies a batch), so that memory is the parsed line's, not a model and an error per
+        element; notes of elements alike are counted (``_Notes``)."""
+        notes = _Notes(self)
+        valid = True
+        for diagnostic in duplicate_keys(data):  # the store applied the last value of each
+            notes.say(line, diagnostic.path, diagnostic.reason)
+            valid = False
+        for index, element in enumerate(plain):
+            root = f"$[{index}]"
+            plain[index] = None  # what was applied is not held
+            if not isinstance(element, dict):
+                reason = "batch element skipped: expected a JSON-RPC message object"
+                notes.say(line, root, reason)
+                valid = False
+                continue
+            try:
+                decoded = decode_message(element, protocol=protocol, max_bytes=self.max_line_bytes)
+                events = self.store.apply(decoded)
+            except DecodeError as exc:
+                notes.say(line, _rooted(exc.path, root), f"batch element skipped: {exc.reason}")
+                valid = False
+                continue
+            except Exception as exc:  # a library bug must not end the replay with a traceback
+                reason = f"the decoder or store failed ({type(exc).__name__}: {exc}); this is a bug"
+                notes.say(line, root, reason)
+                valid = False
+                continue
+            if decoded.diagnostics:
+                valid = False
+            valid = self._events(line, events, valid, notes, root) and valid
+        notes.close(line)
+        return valid
+
+    def _events(
+        self, line: int, events: list[Any], valid: bool, notes: _Notes, root: str = "$"
+    ) -> bool:
+        say = notes.say
         for event in events:
             if type(event) is ContentAppended:  # the common event: nothing to say of it
                 continue
             if isinstance(event, DiagnosticReported):
+                path = _rooted(event.path, root)
                 if event.kind == "lossy":  # valid v1 that the v2 view has no place for
-                    self._say(line, event.path, f"not shown, valid v1: {event.reason} ({_LOSSY})")
+                    say(line, path, f"not shown, valid v1: {event.reason} ({_LOSSY})")
                     continue
-                self._say(line, event.path, event.reason)
+                say(line, path, event.reason)
                 if event.kind == "invalid":
                     valid = False
             elif isinstance(event, ToolCallReopened):
-                self._say(
+                say(
                     line,
-                    "$",
+                    root,
                     f"tool call {event.tool_call_id!r} reopened: {event.status!r} after "
                     f"{event.previous_status!r} (an id reused after it finished?)",
                 )
@@ -128,3 +190,54 @@ class Replayer:
 
 def _has_invalid_element(value: object) -> bool:
     return isinstance(value, Batch) and any(isinstance(i, InvalidMessage) for i in value.items)
+
+
+def _rooted(path: str, root: str) -> str:
+    """``path`` (of one batch element) as a path of its line."""
+    if root == "$" or not path.startswith("$"):
+        return path
+    return root + path[1:]
+
+
+SHOWN_ALIKE = 3
+"""Notes of one line alike but for their batch element (the same path within the element and
+the same reason) said one by one; the others are counted in one note at the line's end."""
+
+
+class _Notes:
+    """A line's notes, those of batch elements counted past ``SHOWN_ALIKE`` alike (issue 27):
+    ``line N: $[3..19999]: reason (the same at 19,997 more batch elements, ...)``."""
+
+    def __init__(self, replayer: Replayer) -> None:
+        self._say = replayer._say
+        self._seen: dict[tuple[str, str], list[Any]] = {}  # -> [shown, counted, first, last]
+
+    def say(self, line: int, path: str, reason: str) -> None:
+        end = path.find("]") if path.startswith("$[") else -1
+        if end < 0:
+            self._say(line, path, reason)
+            return
+        key = (path[end + 1 :], reason)
+        seen = self._seen.get(key)
+        if seen is None:
+            seen = self._seen[key] = [0, 0, "", ""]
+        if seen[0] < SHOWN_ALIKE:
+            seen[0] += 1
+            self._say(line, path, reason)
+            return
+        if not seen[1]:
+            seen[2] = path[2:end]
+        seen[1] += 1
+        seen[3] = path[2:end]
+
+    def close(self, line: int) -> None:
+        for (rest, reason), (_, count, first, last) in self._seen.items():
+            if count == 1:
+                self._say(line, f"$[{first}]{rest}", reason)
+            elif count:
+                self._say(
+                    line,
+                    f"$[{first}..{last}]{rest}",
+                    f"{reason} (the same at {count:,} more batch elements, $[{first}] to "
+                    f"$[{last}]: counted, not listed)",
+                )
