@@ -23,6 +23,7 @@ from acp_toolcalls.check import validate_message
 from interop.raw import RawClient
 from interop.sessions import bounded
 from test_permission_integrity import CONVERTING, PASS_THROUGH, Session
+from test_proxy_batches import _ready
 from test_proxy_faults import _status, assert_clean, prompt, turn_end, turn_ended
 
 MIB = 1 << 20
@@ -123,3 +124,34 @@ def test_in_pass_through_a_batch_of_invalid_elements_is_forwarded_as_it_came(
     else:
         assert not [m for m in session.received() if "error" in m]
     assert growth <= GROWTH, f"the bridge grew by {growth / MIB:.1f} MiB"
+
+
+# --------------------------------------------------------------------------------------------
+# The core: which elements are counted, which answered
+
+
+def test_elements_with_an_id_keep_their_answer_and_the_rest_share_one() -> None:
+    core = _ready(1, 2, 0.0)
+    request = {"jsonrpc": "2.0", "id": 20, "method": "authenticate", "params": {"methodId": "x"}}
+    bad_with_id = {"jsonrpc": "2.0", "id": 7, "method": 5}
+    batch = [0, {}, {"jsonrpc": "2.0", "method": 5}, bad_with_id, request, "x"]
+    out = core.from_client_lines([json.dumps(batch).encode()], 1.0)
+    answers = [json.loads(line) for line in out.to_client]
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(7, -32600), (None, -32600)]
+    assert "4 of the 6" in answers[1]["error"]["data"]["details"]
+    for answer in answers:
+        assert validate_message(answer, "v1") == [], answer
+    assert json.loads(out.to_agent[-1])["method"] == "auth/login"  # the request went through
+    assert [note.line for note in out.notes] == [0, 0]
+    assert "a batch of 6 element(s): 4 not a message" in out.notes[-1].text
+
+
+@pytest.mark.parametrize("side", ["client", "agent"])
+def test_past_three_notes_about_a_batchs_elements_the_rest_are_counted(side: str) -> None:
+    core = _ready(1, 2, 0.0)
+    answers = [{"jsonrpc": "2.0", "id": 1000 + n, "result": {}} for n in range(10)]
+    line = json.dumps([*answers, 0]).encode()  # answers to no pending request: noted each
+    out = (core.from_client_lines if side == "client" else core.from_agent_lines)([line], 1.0)
+    assert len(out.notes) == 4, out.notes
+    assert "1 not a message" in out.notes[-1].text
+    assert "7 more note(s) about its elements not shown" in out.notes[-1].text
