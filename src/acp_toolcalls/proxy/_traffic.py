@@ -7,8 +7,8 @@ Rules this module owns (the ``--log`` format of ``acp-toolcalls bridge``, which 
   null, "message": <the JSON-RPC message or batch, as it was on the wire>}``. ``D`` is
   ``client->proxy``, ``proxy->agent``, ``agent->proxy`` or ``proxy->client``; ``protocol`` is
   the version that side speaks (``null`` while it is not known yet).
-- A line that is not JSON is kept as text under ``"line"``; a line over the limit, which the
-  proxy skipped unread, is ``"skipped": <its size in bytes>``.
+- A line that is not JSON (or nests too deep to check) is kept as text under ``"line"``; a
+  line over the limit, which the proxy skipped unread, is ``"skipped": <its size in bytes>``.
 - The two directions of a side are one connection's whole stream (``client`` or ``agent``), so
   a side read back is a log like any other; records of the other side are left out.
 - Credentials are left out by default (``Redactor``): the value of every ``env`` and
@@ -87,7 +87,7 @@ def log_line(
     )
     try:
         _is_json.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # too deep to check here: kept as text
         text = line.decode("utf-8", "replace")
         return head + b'"line":' + json.dumps(text).encode() + b"}\n"
     return head + b'"message":' + line + b"}\n"
