@@ -12,7 +12,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7; D5, D28, D29):
   show get a synthetic call (D28), which ends with the outcome: ``completed`` when an allow
   option was chosen, else ``failed``. Repeated option ids keep the first (D5).
 - Each forwarded request is answered once: by the client's answer (mapped; one that is not a
-  known outcome is never approval), or by the bridge, which answers ``cancelled`` when it gives
+  known outcome is never approval, nor is one with both ``result`` and ``error`` or naming an
+  id never offered: D34 amended), or by the bridge, which answers ``cancelled`` when it gives
   the request up (a cap, ``withdraw``, the agent's ``$/cancel_request``) and then sends the
   client ``$/cancel_request`` and drops the client's late answer. A request reusing the id of a
   pending one is refused (``-32600``). A request the client cannot be shown (no options, D29)
@@ -33,6 +34,7 @@ from .. import v1, v2
 from .._mypyc import mypyc_attr
 from ..codec import DecodeError, decode, to_builtins
 from ..convert import (
+    answer_ambiguity,
     permission_request_to_v1,
     permission_response_to_v2,
     prompt_items,
@@ -48,15 +50,21 @@ from ._to_v1_state import _notification, _Overlay, _Session
 class _Asked:
     """A permission request forwarded to the v1 client, until its answer."""
 
-    __slots__ = ("allow", "session_id", "synthetic", "tool_call_id")
+    __slots__ = ("allow", "offered", "session_id", "synthetic", "tool_call_id")
 
     def __init__(
-        self, session_id: str, tool_call_id: str, allow: frozenset[str], synthetic: bool
+        self,
+        session_id: str,
+        tool_call_id: str,
+        allow: frozenset[str],
+        synthetic: bool,
+        offered: frozenset[str],
     ) -> None:
         self.session_id = session_id
         self.tool_call_id = tool_call_id  # the `toolCall` the client shows the prompt on
         self.allow = allow  # offered option ids of an approving kind
         self.synthetic = synthetic  # the bridge made the call up: it ends with the outcome
+        self.offered = offered  # every option id the client was shown
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
@@ -139,7 +147,9 @@ class _Permissions(_Calls):
         allow = frozenset(
             option.option_id for option in request.options if option.kind in ALLOW_OPTION_KINDS
         )
-        oldest = self._forwarded.add(message.id, _Asked(session_id, tool_call_id, allow, synthetic))
+        offered = frozenset(option.option_id for option in request.options)
+        asked = _Asked(session_id, tool_call_id, allow, synthetic, offered)
+        oldest = self._forwarded.add(message.id, asked)
         if oldest is not None:  # past the cap: the oldest is given up
             self._losses.append(oldest[1])
             self._give_up(oldest[0])
@@ -222,15 +232,20 @@ class _Permissions(_Calls):
             if late is not None:
                 self._losses.append(late)
             if asked is not None:
-                answer, selected = self._answer(data)
+                answer, selected = self._answer(data, asked.offered)
                 self._out.append(answer)
                 self._replies.extend(self._settled(asked, selected))
             if known:
                 return
         self._out.append(message)  # not a tool-call message: passed through unchanged
 
-    def _answer(self, data: Any) -> tuple[JsonRpcMessage, str | None]:
-        """The client's answer as the agent's, and the option it selected (``None``: none)."""
+    def _answer(self, data: Any, offered: frozenset[str]) -> tuple[JsonRpcMessage, str | None]:
+        """The client's answer as the agent's, and the option it selected (``None``: none).
+        Only an exactly offered id in an unambiguous answer is a selection (D34 amended)."""
+        ambiguity = answer_ambiguity(data, offered) if isinstance(data, dict) else None
+        if ambiguity is not None:
+            self._loss("$.result", f"{ambiguity}: answered the agent `cancelled`")
+            return response(data.get("id"), CANCELLED_OUTCOME), None
         error = data.get("error")
         if isinstance(error, dict):
             if error.get("code") == REQUEST_CANCELLED:  # cancelled by the client

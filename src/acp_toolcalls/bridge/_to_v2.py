@@ -15,7 +15,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
   only the call's fields that differ from what the client holds (the bridge keeps a digest of
   each field it sent), so the prompt is not copied into a displayed call. With no options it
   is not sent and the agent is answered ``cancelled`` (D5); a repeated option id keeps the first.
-  The client's answer is mapped back; an unknown outcome is never approval.
+  The client's answer is mapped back; an unknown outcome is never approval, nor is an answer
+  with both ``result`` and ``error`` or one naming an id never offered (D34 amended).
 - Each forwarded request is answered once: by the client's answer, or by the bridge, which
   answers ``cancelled`` when it gives the request up (a cap, ``withdraw``), sends the client
   ``$/cancel_request`` and drops the late answer. A request whose id is ``null`` (v2 ids never
@@ -55,6 +56,7 @@ from ..convert import (
     Loss,
     Losses,
     LossReport,
+    answer_ambiguity,
     batched,
     invalid_element,
     permission_request_to_v2,
@@ -100,7 +102,10 @@ class V1ToV2Bridge(SessionTables):
     def __init__(self, *, limits: Limits | None = None) -> None:
         super().__init__(limits)
         self._messages = 0  # message ids made up for chunks without one
-        self._forwarded: Forwarded[str] = Forwarded(self.limits.max_pending_permissions)
+        # Each forwarded request: its session and the option ids the client was offered.
+        self._forwarded: Forwarded[tuple[str, frozenset[str]]] = Forwarded(
+            self.limits.max_pending_permissions
+        )
         self._out: list[Any] = []
         self._replies: list[Any] = []
 
@@ -151,7 +156,7 @@ class V1ToV2Bridge(SessionTables):
             self._bytes -= session.bytes
             if session is self._current:
                 self._current = None
-        self._forwarded.forget(lambda session: session == session_id)
+        self._forwarded.forget(lambda asked: asked[0] == session_id)
         return Converted()
 
     def withdraw(self, request_id: Any) -> Converted:
@@ -357,7 +362,8 @@ class V1ToV2Bridge(SessionTables):
             patch = self._patch(session, subject.tool_call)
             request = models.replace(request, subject=models.replace(subject, tool_call=patch))
             self._remember(params.session_id, session, patch)
-        oldest = self._forwarded.add(message.id, params.session_id)
+        offered = frozenset(option.option_id for option in request.options)
+        oldest = self._forwarded.add(message.id, (params.session_id, offered))
         if oldest is not None:  # past the cap: the oldest is given up
             self._losses.append(oldest[1])
             self._give_up(oldest[0])
@@ -383,12 +389,17 @@ class V1ToV2Bridge(SessionTables):
         if "method" in data or "id" not in data:
             self._out.append(message)
             return
-        known, session_id, late = self._forwarded.answered(data.get("id"))
+        known, asked, late = self._forwarded.answered(data.get("id"))
         if late is not None:
             self._losses.append(late)
-        if session_id is None:
+        if asked is None:
             if not known:
                 self._out.append(message)  # not an answer to a permission request
+            return
+        ambiguity = answer_ambiguity(data, asked[1])
+        if ambiguity is not None:  # only an offered id, unambiguously, is a selection (D34)
+            self._losses.append(Loss("$.result", f"{ambiguity}: answered the agent `cancelled`"))
+            self._out.append(response(data.get("id"), CANCELLED_OUTCOME))
             return
         error = data.get("error")
         if isinstance(error, dict):

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from ._permissions import (
         DEFAULT_PERMISSION_TITLE,
         SYNTHETIC_ID_PREFIX,
+        answer_ambiguity,
         permission_request_to_v1,
         permission_request_to_v2,
         permission_response_to_v1,
@@ -110,6 +111,7 @@ __all__ = [
     "LossReport",
     "StatelessV1ToV2",
     "StatelessV2ToV1",
+    "answer_ambiguity",
     "content_to_v1",
     "content_to_v2",
     "diff_summary",
@@ -168,6 +170,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "_permissions": (
         "DEFAULT_PERMISSION_TITLE",
         "SYNTHETIC_ID_PREFIX",
+        "answer_ambiguity",
         "permission_request_to_v1",
         "permission_request_to_v2",
         "permission_response_to_v1",

@@ -17,13 +17,17 @@ Rules this module owns:
 - Answers: ``selected`` and ``cancelled`` map one to one; an unknown v2 outcome is
   ``cancelled``, never approval, in every mode (``permission_response_to_v1`` never raises: an
   answer must reach the agent).
+- An answer is a selection only when it is unambiguous and names exactly an offered id
+  (``answer_ambiguity``; D34 as amended 2026-12-06): an answer with both ``result`` and
+  ``error``, or a ``selected`` outcome whose ``optionId`` was never offered (``"Allow"`` is not
+  ``"allow"``), reaches the agent as ``cancelled``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -379,3 +383,27 @@ def permission_response_to_v1(
                 losses.lost("$.outcome._meta", "v1's `cancelled` outcome has no `_meta`; dropped")
     response = v1.RequestPermissionResponse(outcome=outcome, meta=copy_meta(resp.meta))
     return response, losses.report()
+
+
+_SHOWN_ID_CHARS = 80  # how much of an option id a reason quotes
+
+
+def answer_ambiguity(answer: Mapping[str, Any], offered: Collection[str]) -> str | None:
+    """Why a client's answer (the whole JSON-RPC response, as JSON values) to a permission
+    request that offered the option ids ``offered`` selects nothing, though it could be read
+    as a selection: both ``result`` and ``error``, or a ``selected`` outcome whose ``optionId``
+    is not exactly one of ``offered``. Such an answer reaches the agent as ``cancelled`` (D34
+    as amended 2026-12-06). ``None``: the answer says one thing (an offered option, a
+    cancel, an error; an outcome no version knows is ``cancelled`` anyway)."""
+    if "result" in answer and "error" in answer:
+        return "an answer with both `result` and `error`"
+    result = answer.get("result")
+    outcome = result.get("outcome") if isinstance(result, Mapping) else None
+    if isinstance(outcome, Mapping) and outcome.get("outcome") == "selected":
+        option = outcome.get("optionId")
+        if not isinstance(option, str) or option not in offered:
+            shown = repr(option)
+            if len(shown) > _SHOWN_ID_CHARS:
+                shown = shown[:_SHOWN_ID_CHARS] + "..."
+            return f"option {shown} was never offered"
+    return None

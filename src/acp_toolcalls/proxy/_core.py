@@ -187,8 +187,7 @@ class ConnectionBridge(_Updates):
 
     def _client_line(self, line: bytes, now: float) -> None:
         if self._policy.mode == "passthrough":
-            self._track_passthrough(line)
-            self._out.to_agent.append(line)
+            self._out.to_agent.append(self._track_passthrough(line))
             return
         read = self._read_client(line)
         if read is not None:
@@ -383,7 +382,7 @@ class ConnectionBridge(_Updates):
         data = rpc.whole(line)
         data["id"] = pending.origin_id
         if pending.method == "session/request_permission":
-            self._permission_answered(pending, data)
+            self._permission_answered(pending, data, line)
             return
         self._agent(data)
 

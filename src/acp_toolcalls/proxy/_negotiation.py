@@ -153,7 +153,9 @@ class _Negotiating(_Reading):
             return
         self.agent_version = answered or asked
         if self.client_version is None or self.agent_version in (None, self.client_version):
-            self._event(AGENT_SAME_VERSION, PassThrough(tracks_turns=self.client_version == 2))
+            cap = self._caps.max_pending_permissions
+            same = PassThrough(tracks_turns=self.client_version == 2, max_asked=cap)
+            self._event(AGENT_SAME_VERSION, same)
             data["id"] = pending.origin_id
             self._client(data)
             self._release_held(0.0)

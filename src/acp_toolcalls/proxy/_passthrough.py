@@ -9,6 +9,9 @@ Rules this module owns:
   ``method`` (``_METHOD_FIRST``).
 - A permission request whose option ids repeat is the one exception: the repeats are dropped
   (the first is the one shown, D5) so that an answer names one option.
+- The option ids of the agent's permission requests are kept until the client answers: an
+  answer that repeats a key, has both ``result`` and ``error``, or selects an id never offered
+  reaches the agent as ``cancelled`` under its id, reported (D34 amended 2026-12-06).
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from ..models import request_key
+from ..codec import duplicate_keys
+from ..models import CANCELLED_OUTCOME, request_key
 from . import _routing as rpc
 from ._permissions import _Bridged
+from ._policy import PassThrough
 
 _PERMISSION_METHOD = b'"session/request_permission"'
 _METHOD_FIRST = (b'{"jsonrpc":"2.0","method":', b'{"jsonrpc": "2.0", "method": ', b'{"method":')
@@ -30,17 +35,60 @@ _METHOD_FIRST = (b'{"jsonrpc":"2.0","method":', b'{"jsonrpc": "2.0", "method": '
 class _PassThroughLines(_Bridged):
     """What pass-through reads of the lines it forwards."""
 
-    def _track_passthrough(self, line: bytes) -> None:
+    def _track_passthrough(self, line: bytes) -> bytes:
+        """What the client's line makes the client wait for; the line to forward (itself, or
+        an ambiguous permission answer as ``cancelled``: ``_checked_answers``)."""
         try:
             parsed = rpc.read_line.decode(line)
         except (msgspec.DecodeError, RecursionError):
-            return  # the agent answers it (-32700); nothing to wait for
+            return line  # the agent answers it (-32700); nothing to wait for
+        asked = self._asked()
+        answers = False
         for item in parsed if isinstance(parsed, list) else (parsed,):
             envelope = _as_envelope(item)
-            if envelope is not None and envelope.method is not UNSET and envelope.id is not UNSET:
+            if envelope is None or envelope.id is UNSET:
+                continue
+            if envelope.method is not UNSET:
                 session_id = _session_of(envelope) if envelope.method == "session/prompt" else None
                 pending = rpc.Pending(envelope.id, envelope.method, session_id)
                 self._to_agent.keep(envelope.id, pending)
+            elif asked and request_key(envelope.id) in asked:
+                answers = True
+        return self._checked_answers(line, parsed) if answers else line
+
+    def _checked_answers(self, line: bytes, parsed: Any) -> bytes:
+        """The client's answers in ``line`` to the agent's permission requests: one that is
+        ambiguous (``_ambiguous_answer``) is sent as ``cancelled`` under its id."""
+        asked = self._asked()
+        try:
+            value = rpc.whole(line)
+        except rpc.Unreadable:
+            return line
+        batch = isinstance(parsed, list) and isinstance(value, list)
+        repeated = duplicate_keys(line)
+        changed = False
+        for index, message in enumerate(value if batch else [value]):
+            if not isinstance(message, dict) or "method" in message or "id" not in message:
+                continue
+            offered = asked.pop(request_key(message["id"]), None)
+            if offered is None:
+                continue
+            prefix = f"$[{index}]" if batch else "$"
+            own = [d for d in repeated if d.path.startswith((prefix + ".", prefix + "["))]
+            if self._ambiguous_answer(message, own, offered) is None:
+                continue
+            answer = rpc.result(message["id"], CANCELLED_OUTCOME)
+            if batch:
+                value[index] = answer
+            else:
+                value = answer
+            changed = True
+        return msgspec.json.encode(value) if changed else line
+
+    def _asked(self) -> dict[Any, frozenset[str]]:
+        """The agent's permission requests the client has not answered, and their option ids."""
+        policy = self._policy
+        return policy.asked if isinstance(policy, PassThrough) else {}
 
     def _unique_options(self, line: bytes) -> bytes:
         """An agent's permission request whose option ids repeat, with the repeats dropped
@@ -51,6 +99,7 @@ class _PassThroughLines(_Bridged):
         except rpc.Unreadable:
             return line
         changed = False
+        policy = self._policy
         for message in value if isinstance(value, list) else [value]:
             if (
                 not isinstance(message, dict)
@@ -76,6 +125,17 @@ class _PassThroughLines(_Bridged):
             if len(kept) != len(options):
                 params["options"] = kept
                 changed = True
+            request_id = message.get("id")
+            if (
+                isinstance(request_id, (str, int))
+                and isinstance(policy, PassThrough)
+                and not policy.permission_forwarded(request_id, frozenset(offered))
+            ):
+                self._limit(
+                    "max_pending_permissions",
+                    f"{policy.max_asked} permission requests wait for the client: the "
+                    "oldest one's answer will not be checked",
+                )
         return msgspec.json.encode(value) if changed else line
 
     def _untrack_passthrough(self, line: bytes) -> None:

@@ -17,15 +17,15 @@ Rules this module owns:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from msgspec import UNSET
 
 from .. import v1, v2
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
-from ..codec import DecodeError, encode
-from ..convert import Converted
+from ..codec import DecodeError, Diagnostic, duplicate_keys, encode
+from ..convert import Converted, answer_ambiguity
 from ..models import CANCELLED_OUTCOME, INTERNAL_ERROR, JsonRpcMessage, replace, request_key
 from . import _routing as rpc
 from ._methods import prompt_error_to_v2
@@ -173,6 +173,7 @@ class _Bridged(_Output):
             session = self._policy.permission_asked(self, session_id)
             session.permissions += 1
             pending = rpc.Pending(message.id, "session/request_permission", session_id)
+            pending.params = frozenset(option.option_id for option in message.params.options)
             self._client(replace(message, id=self._to_client.allocate(pending)))
             return
         if isinstance(message, JsonRpcMessage) and message.method == "$/cancel_request":
@@ -207,16 +208,49 @@ class _Bridged(_Output):
     # ----------------------------------------------------------------------------------------
     # Permissions, cancels, closed sessions
 
-    def _permission_answered(self, pending: rpc.Pending, answer: Any) -> None:
-        """The client's answer to a permission request, through the bridge to the agent."""
+    def _permission_answered(
+        self, pending: rpc.Pending, answer: Any, line: bytes | None = None
+    ) -> None:
+        """The client's answer to a permission request (``line``: the client's text of it),
+        through the bridge to the agent. One that is ambiguous (``_ambiguous_answer``) reaches
+        it as ``cancelled``, reported."""
         session = self._session(pending.session_id)
         session.permissions = max(0, session.permissions - 1)
         bridge = self._bridge()
-        converted = self._convert(bridge, answer, "client")
-        if isinstance(converted, DecodeError):  # an answer that cannot be read: no approval
+        offered = pending.params if isinstance(pending.params, frozenset) else frozenset()
+        repeated = duplicate_keys(line) if line is not None else ()
+        ambiguity = self._ambiguous_answer(answer, repeated, offered)
+        converted = None if ambiguity is not None else self._convert(bridge, answer, "client")
+        if converted is None or isinstance(converted, DecodeError):  # no approval
             converted = bridge.convert(rpc.result(pending.origin_id, CANCELLED_OUTCOME))
         self._bridged(converted, "agent")
         self._policy.permission_answered(self, pending.session_id, session)
+
+    def _ambiguous_answer(
+        self, answer: Any, repeated: Sequence[Diagnostic], offered: frozenset[str]
+    ) -> str | None:
+        """Why the client's answer ``answer`` (``repeated``: the keys its text repeats) to a
+        permission request that offered ``offered`` is no selection, noted; ``None``: it may
+        be one. Only an
+        exactly offered id in an unambiguous answer is a selection (D34 amended 2026-12-06):
+        a key the answer repeats (a reader that keeps the first value could mean the opposite
+        of one that keeps the last), both ``result`` and ``error``, an id never offered."""
+        if repeated:
+            why = f"at {repeated[0]}"
+        elif isinstance(answer, dict):
+            found = answer_ambiguity(answer, offered)
+            if found is None:
+                return None
+            why = found
+        else:
+            return None
+        self._note(
+            "client",
+            f"an ambiguous answer to a permission request ({why}): the agent is answered "
+            "`cancelled`",
+            "error",
+        )
+        return why
 
     def _settle_permissions(self, session_id: Any) -> None:
         """``session/cancel``: the session's pending permission requests are not approved; the

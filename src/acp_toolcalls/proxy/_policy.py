@@ -4,14 +4,17 @@ Rules this module owns (the core chooses a policy once, when the agent has answe
 ``initialize``, ``_state``; no other step asks which versions talk):
 
 - ``NEGOTIATION`` until then; ``PassThrough`` for the same version on both sides (only a v2
-  client's prompt turns are followed, to end them if the agent goes away).
+  client's prompt turns are followed, to end them if the agent goes away, and the option ids
+  of the agent's permission requests, to check the client's answers: D34 amended).
 - ``ToV1Client`` (a v1 client, a v2 agent): requests by ``TO_V2``; the agent's mode option is
   the client's session modes (``_agent_modes``: ``session/set_mode``, ``current_mode_update``);
   the v2 ``session/prompt`` result only acknowledges: the v1 response is sent when the agent
   reports an idle ``state_update``, with its stop reason (``prompt_end_to_v1``); the agent's
   echo of the user message is not forwarded while a prompt is pending (a v1 client shows its
   own prompt); a message upsert reaches the client as chunks once (``upsert_as_chunks``); tool
-  calls go through ``V2ToV1Bridge``, coalesced in time.
+  calls go through ``V2ToV1Bridge``, coalesced in time. The agent's ``fs/*`` and
+  ``terminal/*`` requests get ``-32601``: v2 has neither, so the agent was offered neither,
+  and the v1 client never sees them (issue 27).
 - ``ToV2Client`` (a v2 client, a v1 agent): requests by ``TO_V1`` (``NO_V1``: ``-32602``); the
   prompt is acknowledged at once (``messageId``, a ``user_message`` echo, ``running``) for a
   session the agent set up here, else at the agent's first word on it; the v1 response ends
@@ -155,8 +158,22 @@ class PassThrough(Policy):
 
     mode: ClassVar[Mode] = "passthrough"
 
-    def __init__(self, tracks_turns: bool) -> None:
+    def __init__(self, tracks_turns: bool, max_asked: int | None = 1_000) -> None:
         self.tracks_turns = tracks_turns
+        # The agent's permission requests the client has not answered: the option ids each
+        # offered (request_key -> ids), so that an answer is a selection only when it names
+        # one exactly (D34 amended). Past ``max_asked`` the oldest is forgotten.
+        self.asked: dict[Any, frozenset[str]] = {}
+        self.max_asked = max_asked
+
+    def permission_forwarded(self, request_id: Any, offered: frozenset[str]) -> bool:
+        """Remember a permission request sent to the client; ``False``: past the cap, the
+        oldest was forgotten (its answer is passed on unchecked)."""
+        self.asked[request_key(request_id)] = offered
+        if self.max_asked is None or len(self.asked) <= self.max_asked:
+            return True
+        del self.asked[next(iter(self.asked))]
+        return False
 
 
 class Converting(Policy):
@@ -164,10 +181,29 @@ class Converting(Policy):
 
     mode: ClassVar[Mode] = "convert"
     bridge: V2ToV1Bridge | V1ToV2Bridge
+    v2_side: ClassVar[str] = "client"  # the side that speaks v2
+
+    def refused(self, core: _Bridged, request_id: Any, method: str) -> bool:
+        """The agent's ``fs/*`` and ``terminal/*`` requests: ``-32601``, reported. v2 has no
+        client file system or terminals, and the bridge offers neither to a v1 agent (D38)
+        nor, since v2 has no such capability, to a v2 agent (D38, amended: issue 27)."""
+        if not method.startswith(_CLIENT_OWNED):
+            return False
+        what = "file system" if method.startswith("fs/") else "terminals"
+        capability = "fs" if method.startswith("fs/") else "terminal"
+        message = (
+            f"{method} is not available: the {self.v2_side} speaks ACP v2, which has no "
+            f"client {what} (`clientCapabilities.{capability}` was not advertised)"
+        )
+        core._agent(rpc.error(request_id, METHOD_NOT_FOUND, message))
+        core._note("agent", message, "error")
+        return True
 
 
 class ToV1Client(Converting):
     """A v1 client, a v2 agent."""
+
+    v2_side: ClassVar[str] = "agent"
 
     requests: ClassVar[Mapping[str, MethodMap]] = {**TO_V2, **MODE_OPTION_TO_V2}  # set_mode: below
     missing: ClassVar[Mapping[str, str]] = {}  # (NO_V2's session/set_mode: `_agent_modes`)
@@ -337,19 +373,6 @@ class ToV2Client(Converting):
 
     def established(self, session: _Session, result: Any, value: Any) -> None:
         session.modes = Modes.shown(result, value)
-
-    def refused(self, core: _Bridged, request_id: Any, method: str) -> bool:
-        if not method.startswith(_CLIENT_OWNED):
-            return False
-        what = "file system" if method.startswith("fs/") else "terminals"
-        capability = "fs" if method.startswith("fs/") else "terminal"
-        message = (
-            f"{method} is not available: the client speaks ACP v2, which has no client "
-            f"{what} (`clientCapabilities.{capability}` was not advertised)"
-        )
-        core._agent(rpc.error(request_id, METHOD_NOT_FOUND, message))
-        core._note("agent", message)
-        return True
 
     def permission_asked(self, core: _Bridged, session_id: Any) -> _Session:
         self._agent_works_on(core, session_id)
