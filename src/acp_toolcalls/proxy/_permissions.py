@@ -11,6 +11,10 @@ Rules this module owns:
   agent's ``$/cancel_request``), that request is settled: the client gets ``$/cancel_request``
   (once) and its late answer is dropped and reported. ``session/cancel``, with or without an
   id, withdraws the session's pending permission requests through the bridge.
+- Only an exactly offered option id in an unambiguous answer is a selection (D34 amended
+  2026-12-06): an answer whose line repeats a key, that has both ``result`` and ``error``, or
+  that selects an id the client was not shown (kept with the forwarded request) reaches the
+  agent as ``cancelled``, with one note (``_ambiguous_answer``; pass-through: ``_passthrough``).
 - Past ``max_pending_requests`` waiting one way, the oldest is settled and forgotten
   (``_backlogs``).
 """
