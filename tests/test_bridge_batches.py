@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.proxy import _refusals
+from fuzz.strategies import SESSION_IDS
 from interop.raw import RawClient
 from interop.sessions import bounded
 from test_permission_integrity import CONVERTING, PASS_THROUGH, Session
@@ -83,7 +85,7 @@ def test_an_editor_batch_of_invalid_elements_is_answered_once_and_costs_little(
     assert str(ELEMENTS) in json.dumps(errors[0]), errors[0]  # says how many
     sent_back = sum(len(json.dumps(m)) for m in after)
     assert sent_back <= 4096, f"{sent_back} bytes sent back for a {len(BATCH)}-byte line"
-    version = "v1" if pairing[0] == 1 else "v2"
+    version: Literal["v1", "v2"] = "v1" if pairing[0] == 1 else "v2"
     for message in after:
         assert validate_message(message, version) == [], message
     notes = _about_batch(err)
@@ -155,3 +157,42 @@ def test_past_three_notes_about_a_batchs_elements_the_rest_are_counted(side: str
     assert len(out.notes) == 4, out.notes
     assert "1 not a message" in out.notes[-1].text
     assert "7 more note(s) about its elements not shown" in out.notes[-1].text
+
+
+@pytest.mark.parametrize("side", ["client", "agent"])
+def test_a_batch_in_slices_makes_what_it_makes_whole_and_the_other_side_goes_on(
+    side: str,
+) -> None:
+    """The edge's way (``slice_batches``): the call returns after the first slice; the other
+    side's lines are handled meanwhile; ``more`` does the rest, then the line after it."""
+    elements = 3 * _refusals._SLICE + 5
+    answers = [{"jsonrpc": "2.0", "id": 1000 + n, "result": {}} for n in range(5)]
+    lines = [json.dumps([*answers, *[0] * elements]).encode(), b"[1]"]
+    whole = _ready(1, 2, 0.0)
+    feed = whole.from_client_lines if side == "client" else whole.from_agent_lines
+    expected = feed(lines, 1.0)
+    core = _ready(1, 2, 0.0)
+    core.slice_batches = True
+    feed = core.from_client_lines if side == "client" else core.from_agent_lines
+    outs, slices = [feed(lines, 1.0)], 1
+    other = "agent" if side == "client" else "client"
+    while core.unfinished(side):
+        assert not core.unfinished(other)
+        content = {"type": "text", "text": f"meanwhile {slices}"}
+        chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": content}
+        params = {"sessionId": SESSION_IDS[0], "update": chunk}
+        meanwhile = json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        if side == "client":
+            out = core.from_agent_lines([meanwhile.encode()], 1.0)
+            assert b"meanwhile" in b"".join(out.to_client)
+        else:
+            assert core.from_client_lines([b"[]"], 1.0).to_client  # answered at once
+        outs.append(core.more(side, 1.0))
+        slices += 1
+    assert slices == 4
+    got = [line for out in outs for line in out.to_client + out.to_agent]
+    assert got == expected.to_client + expected.to_agent
+    assert [(n.text, n.line) for out in outs for n in out.notes] == [
+        (n.text, n.line) for n in expected.notes
+    ]
+    assert core.more(side, 1.0) == _refusals.Outbox()  # nothing left

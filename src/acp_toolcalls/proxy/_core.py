@@ -26,7 +26,7 @@ bytes), and where the rest of them live:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from msgspec import UNSET
@@ -42,7 +42,7 @@ from ..models import (
 )
 from . import _routing as rpc
 from ._methods import MODES_TO_V1, Modes, map_params, map_result, prompt_error_to_v2
-from ._output import ConnectionNote, Outbox, Side, Version, VersionOption, _Prompt
+from ._output import ConnectionNote, Outbox, Version, VersionOption, _Prompt
 from ._passthrough import _PERMISSION_METHOD
 from ._permissions import _turn_error
 from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH
@@ -67,7 +67,8 @@ class ConnectionBridge(_Updates):
     them; ``agent_gone(reason)`` answers everything the client still waits for;
     ``oversized_line(side, size, id, has_method, now)`` answers a line over
     ``max_line_bytes`` the edge skipped, from what it read of it (``_refusals``). Each
-    returns an ``Outbox``.
+    returns an ``Outbox``. With ``slice_batches`` (the edge's), a batch line is handled a
+    slice of its elements at a time: ``more(side, now)`` while ``unfinished(side)``.
 
     Kept cheap per line (issue 19): in pass-through an agent line is looked at with byte
     checks only, unless a request of the client waits for an answer and the line does not
@@ -170,20 +171,6 @@ class ConnectionBridge(_Updates):
 
     # ----------------------------------------------------------------------------------------
     # Lines
-
-    def _lines(
-        self, handle: Callable[[bytes, float], None], side: Side, lines: Sequence[bytes], now: float
-    ) -> Outbox:
-        self._now = now
-        for index, line in enumerate(lines):
-            self._line = index
-            try:
-                handle(line, now)
-            except Exception as exc:  # a bug must cost this line, not the others
-                self._bug(side, exc)
-            self._backlogs()
-        self._line = None
-        return self._take()
 
     def _client_line(self, line: bytes, now: float) -> None:
         if self._policy.mode == "passthrough":

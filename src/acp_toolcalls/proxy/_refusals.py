@@ -28,6 +28,9 @@ Rules this module owns (bad input costs nothing else):
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -46,6 +49,18 @@ from ._passthrough import _PassThroughLines
 
 _BATCH_NOTES = 3
 """Notes about the elements of one batch line kept as they are; the rest are counted."""
+_SLICE = 1 << 13
+"""Elements of a batch handled at a time when the edge asks for slices (``slice_batches``)."""
+
+
+@dataclass
+class _Left:
+    """A batch line handled in part: the rest of it, and the lines of its call after it."""
+
+    steps: Iterator[None]
+    handle: Callable[[bytes, float], None]
+    lines: Sequence[bytes]
+    index: int
 
 
 class _Reading(_PassThroughLines):
@@ -207,24 +222,43 @@ class _Reading(_PassThroughLines):
         under (``0``, ``{}``, ``{"method": 5}``) are counted, and the line gets one note saying
         how many, and from the client one ``-32600`` (id null); of the notes about its other
         elements the first ``_BATCH_NOTES`` are kept as they are, the rest counted (a cap's
-        note is always kept: it is rate-limited already)."""
-        notes = self._out.notes
-        keep = len(notes) + _BATCH_NOTES
-        messages = [item for item in items if type(item) is dict]
-        invalid, hidden = len(items) - len(messages), 0
-        for item in messages:
-            if side == "client":
-                answerable = self._client_item(item, msgspec.json.encode(item), now, alone=False)
-            else:
-                answerable = self._agent_item(item, now)
-            invalid += not answerable
-            if len(notes) > keep:
-                extra = notes[keep:]
-                del notes[keep:]
-                limits = [note for note in extra if note.kind == "limit"]
-                notes += limits
-                keep += len(limits)
-                hidden += len(extra) - len(limits)
+        note is always kept: it is rate-limited already). With ``slice_batches``, in a
+        ``from_*_lines`` call, only its first slice is handled here (``_lines``, ``more``)."""
+        steps = self._batch_slices(side, items)
+        if not self.slice_batches or self._line is None:
+            deque(steps, maxlen=0)
+            return
+        for _ in steps:  # more than one slice: the rest is the edge's to ask for
+            self._batch_left = steps
+            return
+
+    def _batch_slices(self, side: Side, items: list[Any]) -> Iterator[None]:
+        """``_batch``'s work, pausing after each ``_SLICE`` elements (read at each element:
+        the time and the outbox, which may be another call's by then)."""
+        invalid = shown = hidden = 0
+        for start in range(0, len(items), _SLICE):
+            if start:
+                yield
+            chunk = items[start : start + _SLICE]
+            messages = [item for item in chunk if type(item) is dict]
+            invalid += len(chunk) - len(messages)
+            for item in messages:
+                notes = self._out.notes
+                mark = len(notes)
+                if side == "client":
+                    line = msgspec.json.encode(item)
+                    invalid += not self._client_item(item, line, self._now, alone=False)
+                else:
+                    invalid += not self._agent_item(item, self._now)
+                if len(notes) > mark:
+                    new = notes[mark:]
+                    del notes[mark:]
+                    for note in new:
+                        if note.kind == "limit" or shown < _BATCH_NOTES:
+                            notes.append(note)
+                            shown += note.kind != "limit"
+                        else:
+                            hidden += 1
         what = f"a batch of {len(items)} element(s)"
         if invalid:
             if side == "client":
@@ -241,6 +275,68 @@ class _Reading(_PassThroughLines):
             what += f"; {hidden} more note(s) about its elements not shown"
         if invalid or hidden:
             self._note(side, what, "error")
+
+    # ----------------------------------------------------------------------------------------
+    # Lines, and batches a slice at a time
+
+    slice_batches = False
+    """Set by the edge: a batch line in a ``from_*_lines`` call is handled ``_SLICE`` elements
+    at a time; the call returns after its first slice and ``more(side, now)`` handles the
+    next one, then the lines after it, while ``unfinished(side)``: the other side's lines are
+    handled in between, and what each slice makes is written before the next."""
+    _batch_left: Iterator[None] | None = None  # the batch a line just left unfinished
+    _left: dict[str, _Left] | None = None  # per side: the batch and the lines after it
+
+    def unfinished(self, side: Side) -> bool:
+        """Whether a batch line of ``side`` is not handled whole yet (``more``)."""
+        return self._left is not None and side in self._left
+
+    def more(self, side: Side, now: float) -> Outbox:
+        """The next slice of ``side``'s unfinished batch; once it is done, the lines that came
+        after it in its ``from_*_lines`` call (each note's ``line`` the index in that call)."""
+        self._now = now
+        left = self._left.pop(side, None) if self._left is not None else None
+        if left is None:
+            return self._take()
+        self._line = left.index
+        try:
+            for _ in left.steps:
+                assert self._left is not None
+                self._left[side] = left
+                break
+        except Exception as exc:  # a bug must cost this batch, not the others
+            self._bug(side, exc)
+        self._backlogs()
+        self._line = None
+        if self.unfinished(side):
+            return self._take()
+        return self._lines(left.handle, side, left.lines, now, left.index + 1)
+
+    def _lines(
+        self,
+        handle: Callable[[bytes, float], None],
+        side: Side,
+        lines: Sequence[bytes],
+        now: float,
+        first: int = 0,
+    ) -> Outbox:
+        self._now = now
+        for index in range(first, len(lines)):
+            self._line = index
+            try:
+                handle(lines[index], now)
+            except Exception as exc:  # a bug must cost this line, not the others
+                self._bug(side, exc)
+                self._batch_left = None
+            self._backlogs()
+            if self._batch_left is not None:  # the rest is ``more``'s
+                if self._left is None:
+                    self._left = {}
+                self._left[side] = _Left(self._batch_left, handle, lines, index)
+                self._batch_left = None
+                break
+        self._line = None
+        return self._take()
 
     # ----------------------------------------------------------------------------------------
     # The agent
