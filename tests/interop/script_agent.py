@@ -33,6 +33,7 @@ import time
 from typing import Any
 
 SCRIPT, RECORD = sys.argv[1], sys.argv[2]
+sys.setrecursionlimit(10_000)  # reads (and answers) JSON nested deeper than 1,000 (issue 27)
 saved: dict[str, dict[str, Any]] = {}
 
 

@@ -71,9 +71,6 @@ def nesting(data: bytes | bytearray | memoryview | str, limit: int = MAX_DEPTH) 
     ``limit`` ends the count). Brackets inside strings do not count; text that is not JSON
     gets some number, which only says that the parser will refuse it or not."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-    opening = raw.count(b"[") + raw.count(b"{")
-    if opening <= limit:
-        return opening  # at most this deep
     brackets = _BRACKETS.sub(b"", _STRINGS.sub(b"", raw))
     depth = deepest = 0
     for mark in brackets:
