@@ -203,5 +203,6 @@ def run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         disk_diffs=args.disk_diffs,
         disk_diff_max_bytes=args.disk_diff_max_bytes,
+        adopt_orphans=True,  # this process starts no other children: the agent's orphans
     )
     return run_proxy(config)

@@ -234,7 +234,10 @@ class _Writer:
             try:
                 await asyncio.wait_for(self.ended.wait(), timeout)
             except asyncio.TimeoutError:
-                self.transport.abort()
+                # A transport already closed and drained is on its way out (its
+                # connection_lost may even have run): aborting it again would fail.
+                if not self.transport.is_closing() or self.transport.get_write_buffer_size():
+                    self.transport.abort()
         self.closed = True
 
 
