@@ -31,6 +31,12 @@ the log ``_log``'s):
   waits for (``agent_gone``), the exit is reported once, exit status 1. Either way whatever is
   left of the agent's group gets SIGTERM, ``term_grace`` seconds, then SIGKILL; no task,
   transport or process outlives the event loop.
+- The client's input also ends when the client closes its end of our stdin while lines of it
+  still wait there because the agent is not reading (a pipe's hang-up, seen by polling our
+  stdin while it is not read): the agent gets ``grace`` seconds in all to take them and exit.
+- With ``adopt_orphans`` (the command), this process is the agent's child subreaper (Linux):
+  its processes that left its group are ended with it, SIGTERM, ``term_grace`` seconds,
+  SIGKILL, reported in one line; those that exit during the session are reaped.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import select
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -53,7 +60,14 @@ from ._files import DEFAULT_DISK_DIFF_BYTES, DiskFiles
 from ._input import _READ_AHEAD, Oversized, _batches, _FileFeed, _pollable
 from ._log import _Log, _log_error, open_log, printable
 from ._output import Side
-from ._process import _Agent, _exit_reason, _group_has_members, _occupy_closed_fds, _set_blocking
+from ._process import (
+    _Agent,
+    _exit_reason,
+    _group_has_members,
+    _occupy_closed_fds,
+    _Orphans,
+    _set_blocking,
+)
 from ._traffic import Direction
 from ._writers import QUEUE_BYTES, _Notes, _Pipe, _Writer
 
@@ -62,6 +76,8 @@ __all__ = ["QUEUE_BYTES", "ProxyConfig", "run_proxy"]
 _STEP = 32  # lines given to the core at a time
 _BURST_BYTES = 1 << 18  # what the lines of one read make, written as soon as it is this much
 _POLL = 0.02  # seconds between looks at the agent's process group while it ends
+_HANGUP_POLL = 0.25  # seconds between looks for the client's hang-up while it is not read
+_REAP_EVERY = 1.0  # seconds between collections of the agent's orphans that exited
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,10 @@ class ProxyConfig:
     and its Git patch (D27 amended; ``False``: ``--no-disk-diffs``)."""
     disk_diff_max_bytes: int = DEFAULT_DISK_DIFF_BYTES
     """The largest file a diff's texts are rebuilt from."""
+    adopt_orphans: bool = False
+    """Make this process the agent's child subreaper (Linux; a no-op elsewhere) and end the
+    agent's processes that left its group with the session (the ``bridge`` command: this
+    process starts no other children)."""
 
 
 class _Proxy:
@@ -113,6 +133,7 @@ class _Proxy:
         self.process: asyncio.SubprocessTransport | None = None
         self.lines = {"client": 0, "agent": 0}
         self.interrupted = False  # SIGINT/SIGTERM: whoever sent it will not wait long
+        self.orphans = _Orphans()
         self._closers: list[Callable[[], object]] = []
 
     def say(self, text: str) -> None:
@@ -262,6 +283,8 @@ class _Proxy:
                 self.say(_log_error(config.log_path, exc))
                 return 2
             self.log = _Log(config, fd, self.say)
+        if config.adopt_orphans:
+            self.orphans.start()
         try:
             try:
                 self.process, self.agent = await self.loop.subprocess_exec(
@@ -276,6 +299,7 @@ class _Proxy:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 self.say(f"cannot start the agent {config.command[0]!r}: {reason}")
                 return 2
+            self.orphans.agent = self.process.get_pid()
             # While the agent starts: what the first rare update would otherwise wait for.
             prepare_update_checks()
             try:
@@ -283,10 +307,12 @@ class _Proxy:
                 return await self._session(client_in)
             finally:
                 await self._end_group()
+                await self._end_orphans()
                 await self.to_client.close(0.5 if self.interrupted else config.grace)
                 await self.to_agent.close(0.0)
                 self.process.close()
         finally:
+            await self.orphans.end(0.0, _POLL)  # a no-op unless the agent did not start
             for close in reversed(self._closers):
                 close()
             if self.log is not None:
@@ -319,13 +345,16 @@ class _Proxy:
         assert self.agent is not None and self.agent.stdout is not None
         client = asyncio.ensure_future(self.pump_client(client_in))
         agent = asyncio.ensure_future(self.pump_agent(self.agent.stdout))
-        tasks = [client, agent, asyncio.ensure_future(self.flusher())]
+        hangup = asyncio.ensure_future(self._client_hangup())
+        tasks = [client, agent, hangup, asyncio.ensure_future(self.flusher())]
+        if self.orphans.active:
+            tasks.append(asyncio.ensure_future(self._reap_orphans()))
         exited = self.agent.exited
         try:
-            await asyncio.wait({client, agent, exited}, return_when=asyncio.FIRST_COMPLETED)
-            if client.done() and not agent.done() and not exited.done():
+            await asyncio.wait({client, agent, exited, hangup}, return_when=asyncio.FIRST_COMPLETED)
+            if (client.done() or hangup.done()) and not agent.done() and not exited.done():
                 _raise_from(client)
-                return await self._client_ended(agent)
+                return await self._client_ended(client, agent)
             _raise_from(agent)
             return await self._agent_ended(agent)
         finally:
@@ -333,21 +362,67 @@ class _Proxy:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _client_ended(self, agent: asyncio.Future[None]) -> int:
-        """The client's input ended: the agent's ends too, and it gets ``grace`` s to exit."""
+    async def _client_hangup(self) -> None:
+        """Returns once the client has closed its end of our stdin (a pipe's or a socket's
+        hang-up), seen even while lines of it wait there unread; never where stdin cannot
+        say so (a regular file, ``/dev/null``: those end by themselves)."""
+        if self.stdin_closed or not _pollable(0):
+            await asyncio.Event().wait()
+        poller = select.poll()
+        hangup = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0)
+        poller.register(0, hangup & ~select.POLLHUP & ~select.POLLERR)
+        while True:
+            await asyncio.sleep(_HANGUP_POLL)
+            with contextlib.suppress(OSError):
+                if any(events & hangup for _, events in poller.poll(0)):
+                    return
+
+    async def _reap_orphans(self) -> None:
+        while True:
+            await asyncio.sleep(_REAP_EVERY)
+            self.orphans.reap()
+
+    async def _end_orphans(self) -> None:
+        """The agent's processes that left its group (a daemon): ended, said in one line."""
+        left = await self.orphans.end(self.config.term_grace, _POLL)
+        if left:
+            pids = ", ".join(map(str, left[:5])) + (", ..." if len(left) > 5 else "")
+            self.say(
+                f"{len(left)} process(es) the agent started outside its process group were "
+                f"still running at the end of the session (pid {pids}); stopped"
+            )
+
+    async def _client_ended(self, client: asyncio.Future[None], agent: asyncio.Future[None]) -> int:
+        """The client's input ended: the agent's ends too, and it gets ``grace`` s to exit.
+        When the client hung up while its lines wait for an agent that does not read them,
+        the agent gets the same ``grace`` s, in all, to take them and exit."""
         assert self.agent is not None
+        deadline = self.loop.time() + self.config.grace
+        if not client.done():  # the client hung up: what it sent waits for the agent
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(client), self.config.grace)
+            _raise_from(client)
+        unread = not client.done()
         if self.stdin_closed:
             self.say("stdin is closed: there is no client to serve; the agent is stopped")
         elif not self.lines["client"]:
             self.say("stdin ended before the client sent anything; the agent is stopped")
-        self.to_agent.end()  # after what waits for it is written
+        if not unread:
+            self.to_agent.end()  # after what waits for it is written
         try:
-            await asyncio.wait_for(asyncio.shield(self.agent.exited), self.config.grace)
+            remaining = max(0.0, deadline - self.loop.time())
+            await asyncio.wait_for(asyncio.shield(self.agent.exited), remaining)
         except asyncio.TimeoutError:
-            self.say(
-                f"the agent did not exit within {self.config.grace:g} s of the end of its "
-                "input; it is stopped"
-            )
+            if unread:
+                self.say(
+                    "the client closed its input while the agent was not reading it; the agent "
+                    f"did not take the rest within {self.config.grace:g} s and is stopped"
+                )
+            else:
+                self.say(
+                    f"the agent did not exit within {self.config.grace:g} s of the end of its "
+                    "input; it is stopped"
+                )
         await self._end_group()
         with contextlib.suppress(asyncio.TimeoutError):  # its last lines still reach the client
             await asyncio.wait_for(asyncio.shield(agent), 1.0)
