@@ -278,14 +278,61 @@ class Validator:
                     line, "$", "not-a-message", f"{_json_type(plain)}, not a JSON-RPC message"
                 )
             ]
-        elements: list[tuple[int | None, Any]] = (
-            list(enumerate(plain)) if isinstance(plain, list) else [(None, plain)]
-        )
         if self._detector is not None:
-            for _, element in elements:
+            for element in plain if isinstance(plain, list) else (plain,):
                 self._detector.observe(element, line)
             self.protocol = self._detector.protocol or "v2"
-        return repeated + self._messages_of(line, plain, elements)
+        if isinstance(plain, list):
+            return repeated + self._batch(line, plain)
+        return repeated + self._messages_of(line, plain, [(None, plain)])
+
+    def _batch(self, line: int, plain: list[Any]) -> list[Finding]:
+        """A batch, element by element (issue 27): each one checked and decoded on its own,
+        so that memory is the parsed line's, not a model and an error per element; findings
+        in the order of a whole batch's (schema, then the decoder's, then lint), those of
+        elements alike counted (``_Findings``)."""
+        protocol = self.protocol
+        schema, problems, internal, lint = _Findings(), _Findings(), _Findings(), _Findings()
+        for index, element in enumerate(plain):
+            self.messages += 1
+            prefix = f"$[{index}]"
+            violations: list[str] = []
+            for violation in self._schema(element, protocol):
+                path = _prefixed(violation.path, prefix)
+                violations.append(path)
+                schema.add(Finding(line, path, "schema-violation", violation.message, "schema"))
+            if not isinstance(element, dict):
+                if not _covered(prefix, {prefix: violations}):
+                    reason = "cannot be read: expected a JSON-RPC message object"
+                    problems.add(_decode_finding(line, prefix, "unreadable-message", reason))
+                continue
+            wrong = _wrong_version(element, protocol)
+            if wrong is not None:
+                path = _prefixed("$.method", prefix)
+                schema.add(Finding(line, path, "wrong-version-method", wrong, "schema"))
+            decoded: Decoded[Any] | None = None
+            found: list[tuple[str, str, str]] = []
+            try:
+                decoded = decode_message(element, protocol=protocol, max_bytes=self.max_line_bytes)
+            except DecodeError as exc:
+                found.append((exc.path, "unreadable-message", f"cannot be read: {exc.reason}"))
+            except Exception as exc:  # a decoder bug must not abort the whole log
+                reason = f"the decoder failed ({type(exc).__name__}: {exc}); this is a bug"
+                internal.add(_decode_finding(line, prefix, "decoder-error", reason))
+            if decoded is not None:
+                for diagnostic in decoded.diagnostics:
+                    found.append((diagnostic.path, "lenient-salvage", diagnostic.reason))
+            by_element = {prefix: violations}
+            for path, code, message in found:
+                path = _prefixed(path, prefix)
+                if not _covered(path, by_element):
+                    problems.add(_decode_finding(line, path, code, message))
+            if decoded is not None:  # as `feed` lints a batch's element (its path kept)
+                linter = self._linter
+                linter._line, linter._out = line, []
+                linter._message(decoded.value, prefix, element)
+                lint.extend(linter._out)
+        return schema.done() + problems.done() + internal.done() + lint.done()
 
     def _messages_of(
         self, line: int, plain: Any, elements: list[tuple[int | None, Any]]
