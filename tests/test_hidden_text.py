@@ -226,3 +226,24 @@ def test_a_bridge_note_never_shows_an_agents_tool_call_id_raw(tmp_path: Path) ->
     assert _hidden(err) == [], err
     ids = {m["params"]["update"].get("toolCallId") for m in received if "params" in m}
     assert call_id in ids  # forwarded unchanged
+
+
+def test_inspects_page_shows_bidirectional_controls_as_escapes(tmp_path: Path) -> None:
+    """In the browser, a title, an id and a text with a right-to-left override show it as an
+    escape; the report's data (what the page reads) keeps it."""
+    from test_inspect_browser import new_browser, open_report
+
+    log = tmp_path / "hiding.jsonl"
+    text = {"type": "content", "content": {"type": "text", "text": "ok\u2066 done"}}
+    log.write_text(_call("evil\u202etxt.exe", content=[text]) + "\n", encoding="utf-8")
+    page = tmp_path / "report.html"
+    assert _inspect(str(log), "-o", str(page), cwd=tmp_path).returncode == 0
+    browser = new_browser()
+    try:
+        open_report(browser, page)
+        shown = browser.execute_script("return document.body.innerText")
+    finally:
+        browser.quit()
+    assert "evil\\u202etxt.exe" in shown and "call\\u202e1" in shown
+    assert "ok\\u2066 done" in shown
+    assert _hidden(shown) == []

@@ -1,6 +1,7 @@
 // acp-toolcalls inspect: renders and filters the report's data; computes no tool-call state.
 // Every state shown was computed in Python (acp_toolcalls/report/history.py): the state after
-// line N is the last history entry at or before N. Log text is always inserted as text.
+// line N is the last history entry at or before N. Log text is always inserted as text, with
+// the characters that would reorder or hide it shown as escapes (`visible`).
 "use strict";
 
 const FINAL = new Set(["completed", "failed", "cancelled"]);
@@ -64,6 +65,12 @@ function cardCalls(card) {
 // ---------------------------------------------------------------------------------------------
 // Small DOM helpers
 
+// Characters that reorder or hide the text around them (bidirectional controls and marks,
+// line and paragraph separators) are shown as escapes, as the commands print them.
+const HIDDEN = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+const visible = (text) =>
+  text.replace(HIDDEN, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+
 function h(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -74,7 +81,7 @@ function h(tag, attrs, ...children) {
   }
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : String(child));
+    node.append(child instanceof Node ? child : visible(String(child)));
   }
   return node;
 }
@@ -498,7 +505,7 @@ async function showRaw(n) {
   let text = n >= 1 ? await rawLine(n) : "";
   try { text = pretty(JSON.parse(text)); } catch (error) { /* not JSON: shown as it is */ }
   document.getElementById("raw-title").textContent = `Line ${n}`;
-  document.getElementById("raw-text").textContent = text;
+  document.getElementById("raw-text").textContent = visible(text);
   const found = R.findings.filter((f) => f[0] === n);
   document.getElementById("raw-findings").replaceChildren(...found.map(findingNode));
   panel.hidden = false;
@@ -536,7 +543,7 @@ function options(select, values) {
 async function main() {
   R = await part("main");
   R.sessions = new Set(R.cards.map((c) => c.session)).size;
-  document.getElementById("heading").textContent = `acp-toolcalls inspect: ${R.name}`;
+  document.getElementById("heading").textContent = visible(`acp-toolcalls inspect: ${R.name}`);
   const statuses = new Set(), kinds = new Set();
   R.calls.forEach((calls) => calls.forEach((c) => {
     c.status.forEach((p) => statuses.add(p[1]));
