@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import pytest
 
+from acp_toolcalls import V1ToV2Bridge, V2ToV1Bridge
 from acp_toolcalls.schema import validate_message
 from interop.raw import RawClient
 from test_permission_integrity import (
@@ -201,3 +202,49 @@ def test_file_system_and_terminal_requests_the_bridge_did_not_offer_are_method_n
         assert err.count(f"{request['method']} is not available") == 1, err
     methods = {m.get("method") for m in client.received}
     assert not methods & {r["method"] for r in CLIENT_OWNED_REQUESTS}
+
+
+# --------------------------------------------------------------------------------------------
+# The library's bridges, without the proxy: the same rule (the proxy alone reads the line's
+# text, so a repeated key is its check)
+
+BRIDGE_CASES: dict[str, Any] = {
+    "result-and-error": {
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
+        "error": {"code": -32603, "message": "Internal error"},
+    },
+    "not-offered": {"result": {"outcome": {"outcome": "selected", "optionId": "allow_always"}}},
+    "case-changed": {"result": {"outcome": {"outcome": "selected", "optionId": "Allow"}}},
+    "not-a-string": {"result": {"outcome": {"outcome": "selected", "optionId": 1}}},
+}
+
+
+@pytest.mark.parametrize("body", list(BRIDGE_CASES.values()), ids=list(BRIDGE_CASES))
+@pytest.mark.parametrize("agent_version", [1, 2], ids=["V1ToV2Bridge", "V2ToV1Bridge"])
+def test_the_bridges_answer_cancelled_to_an_answer_that_selects_no_offered_option(
+    agent_version: int, body: dict[str, Any]
+) -> None:
+    bridge: V1ToV2Bridge | V2ToV1Bridge = V2ToV1Bridge() if agent_version == 2 else V1ToV2Bridge()
+    if agent_version == 2:
+        bridge.convert(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {
+                    "sessionId": SID,
+                    "update": {"sessionUpdate": "tool_call_update", "toolCallId": "edit"},
+                },
+            }
+        )
+    bridge.convert(ask(agent_version, 7, "edit", "Edit a.py?"))
+    converted = bridge.convert({"jsonrpc": "2.0", "id": 7, **body})
+    assert [m.data if hasattr(m, "data") else m for m in converted.messages] == [
+        {"jsonrpc": "2.0", "id": 7, "result": {"outcome": CANCELLED}}
+    ]
+    assert any("answered the agent `cancelled`" in loss.reason for loss in converted.losses)
+    exact = bridge.convert(ask(agent_version, 8, "edit", "Edit a.py?"))
+    assert exact.messages
+    chosen_allow = bridge.convert(chosen(8, "allow"))
+    assert [m.data["result"] for m in chosen_allow.messages] == [
+        {"outcome": {"outcome": "selected", "optionId": "allow"}}
+    ]
