@@ -207,24 +207,13 @@ _ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 
 
 def _has_repeats(line: bytes, value: Any) -> bool:
-    """Whether ``line`` (parsed as ``value``) has a key twice in one object: its keys
-    outside strings (one ``:`` each) outnumber the parsed value's. An escaped backslash before
-    ``u003a`` counts as a colon's escape: a false alarm only redacts more."""
-    keys = colons = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            keys += len(item)
-            for key, inner in item.items():
-                colons += key.count(":")
-                stack.append(inner)
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str):
-            colons += item.count(":")
-    literal = colons - len(_ESCAPED_COLON.findall(line))  # ":" as is inside strings
-    return line.count(b":") - literal > keys
+    """Whether ``line`` (parsed as ``value``) has a key twice in one object. Outside strings a
+    ``:`` follows each key, and msgspec writes a string's ``:`` as is: written back, the value
+    has fewer ``:`` than the line, less its escaped ones (``\\u003a``), exactly when a repeat
+    was dropped. An escaped backslash before ``u003a`` counts as an escape: a false alarm only
+    redacts more."""
+    escaped = len(_ESCAPED_COLON.findall(line)) if b"\\u003" in line else 0
+    return line.count(b":") + escaped > msgspec.json.encode(value).count(b":")
 
 
 def _blank(value: Any) -> Any:
