@@ -46,14 +46,19 @@ TWICE = (
     b'{"jsonrpc":"2.0","id":14,"method":"authenticate","params":{"methodId":"key"},'
     b'"params":{"methodId":"key","_meta":{"apiKey":"sk-twice-secret"}}}'
 )
+METHOD_TWICE = (
+    b'{"jsonrpc":"2.0","id":15,"method":"authenticate","method":"session/load",'
+    b'"params":{"methodId":"key","_meta":{"apiKey":"sk-method-twice-secret"}}}'
+)
 LINES = {
     ENV_ESCAPED: ("sk-env-secret", "sk-hdr-secret"),
     METHOD_ESCAPED: ("sk-escaped-secret",),
     SLASH_ESCAPED: ("sk-slash-secret",),
     TRAILING: ("sk-trailing-secret",),
     TWICE: ("sk-twice-secret",),
+    METHOD_TWICE: ("sk-method-twice-secret",),  # a reader keeping the first key authenticates
 }
-WHOLE = (TRAILING, TWICE)
+WHOLE = (TRAILING, TWICE, METHOD_TWICE)
 
 
 def _records(log: Path) -> list[dict[str, Any]]:
