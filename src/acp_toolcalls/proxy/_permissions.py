@@ -240,7 +240,7 @@ class _Bridged(_Output):
         a key the answer repeats (a reader that keeps the first value could mean the opposite
         of one that keeps the last), both ``result`` and ``error``, an id never offered."""
         if repeated:
-            why = f"at {repeated[0]}"
+            why = f"a repeated key at {repeated[0].path}"
         elif isinstance(answer, dict):
             found = answer_ambiguity(answer, offered)
             if found is None:
