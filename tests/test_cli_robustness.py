@@ -157,7 +157,7 @@ UNREADABLE = {
     ),
     "nesting-100000": (
         deep(100_000),
-        "line 2: $: not valid JSON: nesting is too deep; line skipped",
+        "line 2: $: nesting is too deep (over the limit of 256 levels); line skipped",
         ("$", "invalid-json", "not readable JSON: nested too deeply"),
     ),
     "invalid-utf8": (

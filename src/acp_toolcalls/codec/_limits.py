@@ -7,8 +7,8 @@ Rules this module owns:
 - Text is measured in UTF-8 bytes (a lone surrogate counted as its three bytes), and only
   encoded when its length could exceed the limit.
 - A message nests at most ``MAX_DEPTH`` arrays and objects deep (the message object itself is
-  level 1); a deeper one is a ``DecodeError`` at ``$`` ("nesting is deeper than the limit of
-  256 levels"), whichever decoder reads it, on every Python. This is the one depth limit of the
+  level 1); a deeper one is a ``DecodeError`` at ``$`` ("nesting is too deep (over the limit of
+  256 levels)"), whichever decoder reads it, on every Python. This is the one depth limit of the
   package (issue 27): every writer of what the codec accepted (``encode``, the stores' size
   measure, ``inspect``'s data and page, ``replay --json``, ``convert``, the bridge's lines and
   notes) writes a value ``MAX_DEPTH`` deep at any call depth the package reaches, so nothing
@@ -115,4 +115,4 @@ _NESTS = (dict, list, tuple)
 
 
 def _too_deep() -> str:
-    return f"nesting is deeper than the limit of {MAX_DEPTH} levels"
+    return f"nesting is too deep (over the limit of {MAX_DEPTH} levels)"
