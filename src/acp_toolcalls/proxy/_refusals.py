@@ -15,7 +15,9 @@ Rules this module owns (bad input costs nothing else):
   id to answer them under (``0``, ``{}``, ``{"method": 5}``) are counted, not answered or noted
   one by one: the line gets one note saying how many and, from the client, one ``-32600``
   (id null); of the notes about its other elements the first ``_BATCH_NOTES`` are kept, the
-  rest counted in that note.
+  rest counted in that note. With ``slice_batches`` (the stdio edge sets it) a batch line is
+  handled ``_SLICE`` elements at a time (``unfinished``, ``more``): the other side's lines
+  are handled, and what a slice made is written, before the next slice.
 - A line over ``max_line_bytes`` is skipped unread (``_input`` reads its top-level ``id`` and
   whether it has a ``method`` as it streams by) and nothing waits for it forever, in every
   mode: a request of either side is answered ``-32600`` with its id; an answer is one that
