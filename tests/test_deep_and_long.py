@@ -245,6 +245,17 @@ def test_deep_updates_from_the_agent_never_end_the_bridge(
     for text in BROKEN:
         assert text not in err, err
     assert any(_ended(editor, 2)(m) for m in client.received)
+    seen = {
+        m["params"]["update"].get("toolCallId")
+        for m in client.received
+        if m.get("method") == "session/update"
+    }
+    seen.discard(None)
+    if editor == agent:  # passed through byte for byte
+        assert seen == {step["raw"].split('"toolCallId":"')[1].split('"')[0] for step in raw}
+    else:  # converted: what the codec reads, and nothing deeper (one note each)
+        assert seen == {f"d{MAX_DEPTH}-{where}" for where in WHERE}, err
+        assert err.count("too deep") == len(WHERE) * 3, err
 
 
 @pytest.mark.parametrize("pairing", CONVERTING + PASS_THROUGH)
@@ -264,6 +275,13 @@ def test_a_deep_prompt_from_the_editor_is_answered(
     for text in BROKEN:
         assert text not in err, err
     assert any(_ended(editor, 3)(m) for m in client.received)
+    (answer,) = [m for m in client.received if "method" not in m and m.get("id") == 2] or [
+        {"result": "idle"}  # a v2 editor's turn ends with the idle state
+    ]
+    if editor != agent and depth > MAX_DEPTH:  # read as a value to convert: the codec's limit
+        assert answer["error"]["code"] == -32700 and LIMIT_SAID in err, (answer, err)
+    else:  # converted, or passed through: the agent answered
+        assert "result" in answer, answer
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ..codec import DecodeError, check_depth
 from ..models import request_key
 
 __all__ = [
@@ -82,7 +83,7 @@ _read_plain = msgspec.json.Decoder()
 
 class Unreadable(ValueError):
     """A payload the envelope read skipped over is not JSON the proxy can read (a number out
-    of range, invalid UTF-8 in a string, nesting too deep)."""
+    of range, invalid UTF-8 in a string, nesting deeper than the codec's ``MAX_DEPTH``)."""
 
 
 def plain(raw: msgspec.Raw | UnsetType) -> Any:
@@ -93,7 +94,10 @@ def plain(raw: msgspec.Raw | UnsetType) -> Any:
 def whole(line: bytes | msgspec.Raw) -> Any:
     """The whole message (or payload) as plain JSON values; ``Unreadable`` if it is not JSON."""
     try:
+        check_depth(line if type(line) is bytes else bytes(line))  # the codec's one limit
         return _read_plain.decode(line)
+    except DecodeError as exc:  # deeper than every writer writes (issue 27)
+        raise Unreadable(exc.reason) from None
     except (msgspec.DecodeError, RecursionError) as exc:
         reason = "nesting is too deep" if isinstance(exc, RecursionError) else str(exc)
         raise Unreadable(reason) from None
