@@ -157,7 +157,11 @@ class _Writer:
 
     def resume(self) -> None:
         self._full = False
-        self._feed()
+        # Not from inside the transport's resume_writing: a close there (``end``) while the
+        # transport holds what was just written makes CPython's pipe transport (3.11's
+        # _write_ready) lose its connection with its writer still registered; the callbacks
+        # that follow raise (tracebacks at the end of a session whose peer stopped reading).
+        asyncio.get_running_loop().call_soon(self._feed)
 
     def lost(self) -> None:
         self.closed = True
