@@ -21,13 +21,23 @@ import re
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from acp_toolcalls import ToolCallStore
+from acp_toolcalls.bridge import V1ToV2Bridge, V2ToV1Bridge
 from acp_toolcalls.cli._output import PIECE, write_all, write_out
-from acp_toolcalls.codec import MAX_DEPTH, DecodeError, decode_message, encode
+from acp_toolcalls.codec import (
+    MAX_DEPTH,
+    DecodeError,
+    canonical_json,
+    decode_message,
+    encode,
+    to_builtins,
+)
 from acp_toolcalls.codec._limits import nesting
 from interop.raw import RawClient
 from interop.sessions import bounded
@@ -80,6 +90,45 @@ def test_the_line_builder_nests_exactly() -> None:
             else:
                 with pytest.raises(DecodeError, match=re.escape(LIMIT_SAID)):
                     decode_message(line.encode())
+
+
+def _write_everything(lines: dict[int, list[bytes]]) -> bool:
+    """Each writer over lines at the limit; ``False`` when the reader already refuses them
+    at this call depth (then nothing was read that a writer would have to write)."""
+    try:
+        for version, some in lines.items():
+            for line in some:
+                decode_message(line, protocol="v1" if version == 1 else "v2")
+    except DecodeError:
+        return False
+    for line in lines[2]:
+        value = decode_message(line).value
+        encode(value), to_builtins(value), canonical_json(value)
+    store = ToolCallStore(version="v2")
+    for line in lines[2]:
+        store.apply(line, now=1.0)
+    store.document_json(decoded_only=True)
+    to_v1 = V2ToV1Bridge()
+    out = [m for line in lines[2] for m in to_v1.convert(line).messages]
+    to_v2 = V1ToV2Bridge()
+    out += [m for line in lines[1] for m in to_v2.convert(line).messages]
+    for message in out + list(to_v1.flush().messages):
+        encode(message)
+    return True
+
+
+def _at(extra: int, work: Callable[[], bool]) -> bool:
+    return _at(extra - 1, work) if extra else work()
+
+
+def test_every_writer_writes_what_the_reader_read_at_any_call_depth() -> None:
+    """The reader refuses a value at the limit only where the stack is too deep for its own
+    parse; up to there every writer (encode, to_builtins, the store's document, both bridges)
+    writes it: none recurses more per level than the parser (a v1 ``rawInput`` at the limit
+    failed from 250 frames deeper than a test's stack, issue 27)."""
+    lines = {v: [deep_update(v, w, MAX_DEPTH, f"c-{w}").encode() for w in WHERE] for v in (1, 2)}
+    read = [extra for extra in range(0, 1000, 50) if _at(extra, lambda: _write_everything(lines))]
+    assert read[:3] == [0, 50, 100], read  # read (and written) with room to spare
 
 
 def cli(

@@ -82,28 +82,47 @@ def _struct_layout(cls: type[WireStruct]) -> tuple[tuple[str, ...], tuple[tuple[
 
 
 def _has_extra(obj: Any) -> bool:
-    if isinstance(obj, WireStruct):
-        if extra_fields(obj):
-            return True
-        nested = _NESTED.get(type(obj))
-        if nested is None:
-            nested = _NESTED[type(obj)] = _struct_layout(type(obj))[0]
-        for name in nested:
-            value = getattr(obj, name)
-            if (isinstance(value, (WireStruct, list))) and _has_extra(value):
+    """Whether ``obj`` holds a struct with unknown keys; walked without recursion, so that a
+    value nested ``MAX_DEPTH`` deep costs no stack (issue 27)."""
+    todo = [obj]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, WireStruct):
+            if extra_fields(item):
                 return True
-        return False
-    if isinstance(obj, (list, tuple)):
-        return any(_has_extra(item) for item in obj if isinstance(item, _CONTAINERS))
-    if isinstance(obj, dict):
-        return any(_has_extra(item) for item in obj.values() if isinstance(item, _CONTAINERS))
-    if isinstance(obj, Batch):
-        return any(_has_extra(item) for item in obj.items)
+            nested = _NESTED.get(type(item))
+            if nested is None:
+                nested = _NESTED[type(item)] = _struct_layout(type(item))[0]
+            for name in nested:
+                value = getattr(item, name)
+                if isinstance(value, (WireStruct, list)):
+                    todo.append(value)
+        elif isinstance(item, (list, tuple)):
+            todo.extend(value for value in item if isinstance(value, _CONTAINERS))
+        elif isinstance(item, dict):
+            todo.extend(value for value in item.values() if isinstance(value, _CONTAINERS))
+        elif isinstance(item, Batch):
+            todo.extend(item.items)
+    return False
+
+
+def _holds_struct(obj: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> bool:
+    """Whether plain containers ``obj`` hold a struct or a batch anywhere (no recursion)."""
+    todo: list[Any] = [obj]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (WireStruct, Batch)):
+            return True
+        if isinstance(item, (list, tuple)):
+            todo.extend(value for value in item if isinstance(value, _WALKED))
+        elif isinstance(item, dict):
+            todo.extend(value for value in item.values() if isinstance(value, _WALKED))
     return False
 
 
 _NESTED: dict[type, tuple[str, ...]] = {}
 _CONTAINERS = (WireStruct, list, tuple, dict)
+_WALKED = (WireStruct, Batch, list, tuple, dict)
 
 
 def _to_plain(obj: Any) -> Any:
@@ -120,6 +139,8 @@ def _to_plain(obj: Any) -> Any:
         for key, value in extra_fields(obj).items():
             out.setdefault(key, value)
         return out
+    if isinstance(obj, (list, tuple, dict)) and not _holds_struct(obj):
+        return obj  # plain JSON values as they are: no recursion down a deep value
     if isinstance(obj, (list, tuple)):
         return [_to_plain(item) for item in obj]
     if isinstance(obj, dict):
@@ -130,30 +151,36 @@ def _to_plain(obj: Any) -> Any:
 
 
 def holds_non_finite(obj: Any) -> bool:
-    """Whether ``obj`` holds a NaN or infinite float (which msgspec would write as ``null``)."""
-    kind = type(obj)
-    if kind is str or kind is int or obj is None or obj is UNSET or kind is bool:
-        return False
-    if kind is float:
-        return not math.isfinite(obj)
-    if kind is list or kind is tuple:
-        return any(map(holds_non_finite, obj))
-    if kind is dict:
-        return any(map(holds_non_finite, obj.values()))
-    if isinstance(obj, WireStruct):
-        if any(map(holds_non_finite, msgspec.structs.astuple(obj))):
-            return True
-        return extras_seen() and holds_non_finite(extra_fields(obj))
-    if isinstance(obj, (UnknownVariant, JsonRpcMessage, InvalidMessage)):
-        return holds_non_finite(obj.data)
-    if isinstance(obj, Batch):
-        return holds_non_finite(obj.items)
-    if isinstance(obj, float):
-        return not math.isfinite(obj)
-    if isinstance(obj, (list, tuple)):
-        return any(map(holds_non_finite, obj))
-    if isinstance(obj, Mapping):
-        return any(map(holds_non_finite, obj.values()))
+    """Whether ``obj`` holds a NaN or infinite float (which msgspec would write as ``null``);
+    walked without recursion (issue 27)."""
+    todo = [obj]
+    while todo:
+        item = todo.pop()
+        kind = type(item)
+        if kind is str or kind is int or item is None or item is UNSET or kind is bool:
+            continue
+        if kind is float:
+            if not math.isfinite(item):
+                return True
+        elif kind is list or kind is tuple:
+            todo.extend(item)
+        elif kind is dict:
+            todo.extend(item.values())
+        elif isinstance(item, WireStruct):
+            todo.extend(msgspec.structs.astuple(item))
+            if extras_seen():
+                todo.append(extra_fields(item))
+        elif isinstance(item, (UnknownVariant, JsonRpcMessage, InvalidMessage)):
+            todo.append(item.data)
+        elif isinstance(item, Batch):
+            todo.append(item.items)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+        elif isinstance(item, Mapping):
+            todo.extend(item.values())
     return False
 
 
