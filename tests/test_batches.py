@@ -207,3 +207,15 @@ def test_replay_json_of_a_batch_of_non_messages_stays_small(tmp_path: Path) -> N
     from_lines = run(tmp_path, "replay", "--json", str(lines))
     assert from_batch.stdout == from_lines.stdout
     assert json.loads(from_batch.stdout)["sessions"]["s1"]["toolCalls"]
+
+
+def test_validate_of_a_2_mb_batch_stays_small(tmp_path: Path) -> None:
+    count = 1_000_000  # a 2 MB line; before: ~1 GiB (a model and an error per element)
+    log = tmp_path / "zeros.jsonl"
+    log.write_bytes(zeros(count))
+    ran = run(tmp_path, "validate", "--protocol", "v2", "--json", str(log))
+    assert ran.code == 1, ran.stderr
+    document = json.loads(ran.stdout)
+    assert document["summary"] == {"schema-violation": count}
+    assert len(document["findings"]) == 4
+    assert ran.peak <= 150 * MIB, f"peak RSS {ran.peak / MIB:.0f} MiB"
