@@ -237,11 +237,16 @@ class _Orphans:
                     await asyncio.sleep(poll)
             return found
         finally:
-            if self._restore:
-                prctl = _prctl()
-                if prctl is not None:
-                    prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-            self.active = False
+            self.stop()
+
+    def stop(self) -> None:
+        """No more subreaper (unless this process was one before ``start``)."""
+        if self._restore:
+            self._restore = False
+            prctl = _prctl()
+            if prctl is not None:
+                prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        self.active = False
 
 
 def _reap(pids: Iterable[int]) -> None:

@@ -312,7 +312,7 @@ class _Proxy:
                 await self.to_agent.close(0.0)
                 self.process.close()
         finally:
-            await self.orphans.end(0.0, _POLL)  # a no-op unless the agent did not start
+            self.orphans.stop()  # the agent did not start, or its orphans are ended
             for close in reversed(self._closers):
                 close()
             if self.log is not None:
