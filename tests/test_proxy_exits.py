@@ -66,6 +66,11 @@ pidfile = sys.argv[1]
 if os.fork() == 0:  # a setsid daemon, double-forked, that keeps stdout and stderr
     os.setsid()
     if os.fork() == 0:
+        if sys.argv[2:] == ["stubborn"]:  # ignores SIGTERM, and has a child of its own
+            import signal
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            if os.fork() == 0:
+                time.sleep(600)
         with open(pidfile + ".tmp", "w") as file:
             file.write(str(os.getpid()))
         os.rename(pidfile + ".tmp", pidfile)
@@ -219,12 +224,15 @@ def _check(lines: list[str], about: str) -> None:
     assert len([line for line in lines if about in line]) == 1, lines
 
 
+@pytest.mark.parametrize("how", ["plain", "stubborn"])
 def test_a_setsid_daemon_holding_the_agents_stdout_is_ended_with_the_session(
-    tmp_path: Path,
+    tmp_path: Path, how: str
 ) -> None:
+    """``stubborn``: the daemon ignores SIGTERM (SIGKILL after ``term_grace``) and has a
+    child of its own (found below it, then re-parented to the bridge)."""
     pidfile = tmp_path / "daemon.pid"
     try:
-        code, lines, marker = run_editor(tmp_path, DAEMON_AGENT, 1, 1, 0, str(pidfile))
+        code, lines, marker = run_editor(tmp_path, DAEMON_AGENT, 1, 1, 0, str(pidfile), how)
         assert code == 0, lines
         daemon = int(pidfile.read_text())
         _check(lines, "outside its process group")
