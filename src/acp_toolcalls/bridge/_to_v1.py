@@ -6,9 +6,11 @@ bridge's entry points and options, and what reaches which layer.
 - ``convert`` takes one message (or batch) of the agent -> client direction, or the client's
   answer to a forwarded permission request, as raw bytes, JSON values or typed models; raw
   input is decoded leniently (what was salvaged is reported), a batch's outputs go out as one
-  batch. Session updates go to their handler by type, permission requests and other JSON-RPC
-  messages to the permission layer; notification ``_meta`` and unknown envelope keys are
-  reported, never carried.
+  batch. A batch is one flush unit (issue 27): its elements coalesce, then each call they
+  touched goes out once (with ``coalesce``, the policy's own flush points decide). Session
+  updates go to their handler by type, permission requests and other JSON-RPC messages to the
+  permission layer; notification ``_meta`` and unknown envelope keys are reported, never
+  carried.
 - Every loss is reported; caps come from the store's ``Limits`` (its terminals keep about the
   tail a v1 client is shown, ``4 * tail_chars`` bytes); ``close_session`` frees all.
 - A ``notice`` reaches a client that did not advertise ``session.notices`` as agent message

@@ -18,6 +18,10 @@ Rules this module owns (issue 16; docs/conversion.md, "Converting whole sessions
   call its own title back after a prompt) is written after the answer. Errors, extension
   methods, unknown methods and methods both versions share pass through unchanged.
 - A turn that never ends in the log is reported at the end (toward v1 it has no response).
+- A batch line is one flush unit (issue 27): toward v1 its tool-call changes coalesce and each
+  call it touched goes out once at its end (not once per element: v1 has no append), so the
+  output and the memory stay linear in the line; its elements that are no message object are
+  one loss, counted (``$[3..20000]``, "(19,998 elements)").
 """
 
 from __future__ import annotations
