@@ -87,9 +87,12 @@ def test_the_line_builder_nests_exactly() -> None:
             line = deep_update(2, where, depth)
             if depth <= MAX_DEPTH:
                 assert json.loads(encode(decode_message(line.encode()).value)) == json.loads(line)
-            else:
+            else:  # in every form the codec reads: text, bytes, buffers, parsed values
+                for form in (line, line.encode(), bytearray(line.encode()), json.loads(line)):
+                    with pytest.raises(DecodeError, match=re.escape(LIMIT_SAID)):
+                        decode_message(form)
                 with pytest.raises(DecodeError, match=re.escape(LIMIT_SAID)):
-                    decode_message(line.encode())
+                    decode_message(memoryview(line.encode()))
 
 
 def _write_everything(lines: dict[int, list[bytes]]) -> bool:

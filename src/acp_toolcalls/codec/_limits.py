@@ -61,8 +61,10 @@ def check_size(data: bytes | bytearray | memoryview | str, max_bytes: int) -> No
         raise DecodeError("$", f"message of {size} bytes exceeds the limit of {max_bytes} bytes")
 
 
-def shallow(data: bytes) -> bool:
+def shallow(data: bytes | bytearray | str) -> bool:
     """Whether JSON text ``data`` certainly nests no deeper than ``MAX_DEPTH`` (few brackets)."""
+    if isinstance(data, str):
+        return data.count("[") + data.count("{") <= MAX_DEPTH
     return data.count(b"[") + data.count(b"{") <= MAX_DEPTH
 
 
@@ -87,7 +89,7 @@ def nesting(data: bytes | bytearray | memoryview | str, limit: int = MAX_DEPTH) 
 
 def check_depth(data: bytes | bytearray | memoryview | str) -> None:
     """Raise ``DecodeError`` when JSON text ``data`` nests deeper than ``MAX_DEPTH``."""
-    if isinstance(data, bytes) and shallow(data):
+    if not isinstance(data, memoryview) and shallow(data):
         return
     if nesting(data) > MAX_DEPTH:
         raise DecodeError("$", _too_deep())
