@@ -219,3 +219,17 @@ def test_validate_of_a_2_mb_batch_stays_small(tmp_path: Path) -> None:
     assert document["summary"] == {"schema-violation": count}
     assert len(document["findings"]) == 4
     assert ran.peak <= 150 * MIB, f"peak RSS {ran.peak / MIB:.0f} MiB"
+
+
+def test_convert_counts_the_losses_of_batch_elements_alike(tmp_path: Path) -> None:
+    elements = [chunk("c0", f"t{i}") for i in range(2_000)]
+    for element in elements:
+        element["params"]["_meta"] = {"trace": 1}  # not carried to v1: a loss per element
+    log = tmp_path / "meta.jsonl"
+    log.write_bytes(line(elements) + zeros(2_000))
+    ran = run(tmp_path, "convert", "--to", "v1", str(log))
+    assert ran.code == 0, ran.stderr
+    notes = ran.stderr.decode().splitlines()
+    assert len(notes) <= 8, notes[:10]  # before: a line per element, 4,000
+    assert any("$[3..1999].params._meta" in note and "1,997" in note for note in notes), notes
+    assert any("line 2: $[0..1999]" in note and "2,000 elements" in note for note in notes)

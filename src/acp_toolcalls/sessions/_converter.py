@@ -34,7 +34,7 @@ from msgspec import UNSET
 from .. import v1, v2
 from ..bridge import V2ToV1Bridge
 from ..codec import DecodeError, decode, to_builtins
-from ..convert import Converted, permission_response_to_v1, permission_response_to_v2, rooted
+from ..convert import Converted, Loss, permission_response_to_v1, permission_response_to_v2, rooted
 from ..proxy import MESSAGE_CHUNKS as _CHUNKS
 from ..proxy import MODE_UPDATES as _MODE_UPDATES
 from ..proxy import MODES_TO_V2, MethodMap, Modes, map_params, map_result, rpc
@@ -102,6 +102,8 @@ class SessionConverter(_AgentSide):
         if bridge is not None:
             bridge.coalesce = True
         not_objects: list[int] = []
+        losses = self._frame.losses
+        before = len(losses)
         try:
             for index, item in enumerate(value):
                 self._root = f"$[{index}]"
@@ -123,6 +125,7 @@ class SessionConverter(_AgentSide):
             )
         if bridge is not None and holding:
             self._converted(bridge.flush())
+        losses[before:] = _alike_counted(losses[before:])
         return self._take()
 
     def flush(self) -> Converted:
@@ -381,6 +384,49 @@ def _elements(indexes: list[int]) -> str:
     if len(indexes) == 2:
         return f"$[{indexes[0]},{indexes[1]}]"
     return f"$[{indexes[0]}..{indexes[-1]}]"
+
+
+SHOWN_ALIKE = 3
+"""Losses of one batch line alike but for their element (the same path within the element and
+the same reason) reported one by one; the others are counted in one loss (issue 27)."""
+
+
+def _alike_counted(losses: list[Loss]) -> list[Loss]:
+    """``losses`` (of one batch line, in order) with those of elements alike past the first
+    ``SHOWN_ALIKE`` counted in one, ``$[3..20000].params._meta``, where the fourth was."""
+    out: list[Loss | list[Any]] = []
+    seen: dict[tuple[str, str], int | list[Any]] = {}  # -> shown, or [loss, count, first, last]
+    for loss in losses:
+        path = loss.path
+        end = path.find("]") if path.startswith("$[") else -1
+        if end < 0:
+            out.append(loss)
+            continue
+        key = (path[end + 1 :], loss.reason)
+        held = seen.get(key, 0)
+        if isinstance(held, int):
+            if held < SHOWN_ALIKE:
+                seen[key] = held + 1
+                out.append(loss)
+            else:
+                group: list[Any] = [loss, 1, path[2:end], path[2:end]]
+                seen[key] = group
+                out.append(group)
+            continue
+        held[1] += 1
+        held[3] = path[2:end]
+    return [item if isinstance(item, Loss) else _alike_loss(*item) for item in out]
+
+
+def _alike_loss(loss: Loss, count: int, first: str, last: str) -> Loss:
+    if count == 1:
+        return loss
+    rest = loss.path[loss.path.find("]") + 1 :]
+    reason = (
+        f"{loss.reason} (the same at {count:,} more batch elements, $[{first}] to $[{last}]: "
+        "counted, not listed)"
+    )
+    return Loss(f"$[{first}..{last}]{rest}", reason, loss.code)
 
 
 def _counted(count: int) -> str:
