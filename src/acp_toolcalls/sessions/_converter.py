@@ -101,14 +101,19 @@ class SessionConverter(_AgentSide):
         holding = bridge is not None and not bridge.coalesce
         if bridge is not None:
             bridge.coalesce = True
-        not_objects: list[int] = []
+        not_objects: list[int] = []  # the first two and the last (counted: memory stays flat)
+        dropped = 0
         losses = self._frame.losses
         before = len(losses)
         try:
             for index, item in enumerate(value):
                 self._root = f"$[{index}]"
                 if not isinstance(item, dict):
-                    not_objects.append(index)
+                    dropped += 1
+                    if len(not_objects) < 3:
+                        not_objects.append(index)
+                    else:
+                        not_objects[2] = index
                     continue
                 try:
                     self._message(item, None, sender)
@@ -121,7 +126,7 @@ class SessionConverter(_AgentSide):
         if not_objects:
             self._lost(
                 _elements(not_objects),
-                "batch element dropped: not a JSON-RPC message object" + _counted(len(not_objects)),
+                "batch element dropped: not a JSON-RPC message object" + _counted(dropped),
             )
         if bridge is not None and holding:
             self._converted(bridge.flush())
@@ -383,7 +388,7 @@ def _elements(indexes: list[int]) -> str:
         return f"$[{indexes[0]}]"
     if len(indexes) == 2:
         return f"$[{indexes[0]},{indexes[1]}]"
-    return f"$[{indexes[0]}..{indexes[-1]}]"
+    return f"$[{indexes[0]}..{indexes[-1]}]"  # (the elements between: the count says how many)
 
 
 SHOWN_ALIKE = 3
