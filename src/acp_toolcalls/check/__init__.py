@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         FindingKind,
         ToolCallLinter,
     )
-    from ._validator import DECODE_CODES, ProtocolOption, Validator
+    from ._validator import DECODE_CODES, CountedFinding, ProtocolOption, Validator
 
     __all__ = [
         "CODES",
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         "LOOKAHEAD_BYTES",
         "LOOKAHEAD_LINES",
         "MAX_CALLS",
+        "CountedFinding",
         "Finding",
         "FindingKind",
         "MethodSpec",
@@ -90,7 +91,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "validate_message",
         "validate_payload",
     ),
-    "_validator": ("DECODE_CODES", "ProtocolOption", "Validator"),
+    "_validator": ("DECODE_CODES", "CountedFinding", "ProtocolOption", "Validator"),
 }
 """Module -> the names this package exports from it."""
 

@@ -244,6 +244,14 @@ class ToolCallLinter:
             self._message(value, "$", raw)
         return self._out
 
+    def feed_element(self, value: Any, line: int, path: str, raw: Any = None) -> list[Finding]:
+        """Lint one message of a batch line, ``value`` decoded on its own, at ``path``
+        (``$[i]``): what ``feed`` of the whole batch gives for that element."""
+        self._line = line
+        self._out = []
+        self._message(value, path, raw)
+        return self._out
+
     def finish(self) -> list[Finding]:
         """End of the log: ``never-final`` for every open call, in order of last report."""
         out = []

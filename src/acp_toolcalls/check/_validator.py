@@ -328,10 +328,7 @@ class Validator:
                 if not _covered(path, by_element):
                     problems.add(_decode_finding(line, path, code, message))
             if decoded is not None:  # as `feed` lints a batch's element (its path kept)
-                linter = self._linter
-                linter._line, linter._out = line, []
-                linter._message(decoded.value, prefix, element)
-                lint.extend(linter._out)
+                lint.extend(self._linter.feed_element(decoded.value, line, prefix, element))
         return schema.done() + problems.done() + internal.done() + lint.done()
 
     def _messages_of(

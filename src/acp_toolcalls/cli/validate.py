@@ -37,12 +37,12 @@ from ..check import (
     DETECTION_HINTS,
     LOOKAHEAD_BYTES,
     LOOKAHEAD_LINES,
+    CountedFinding,
     Finding,
     ProtocolDetector,
     ProtocolOption,
     Validator,
 )
-from ..check._validator import CountedFinding
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import LogSide, one_side
 from ._options import positive_int
