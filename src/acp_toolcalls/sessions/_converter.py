@@ -33,7 +33,7 @@ from msgspec import UNSET
 
 from .. import v1, v2
 from ..bridge import V2ToV1Bridge
-from ..codec import DecodeError, decode, to_builtins
+from ..codec import DecodeError, check_depth, decode, to_builtins
 from ..convert import Converted, Loss, permission_response_to_v1, permission_response_to_v2, rooted
 from ..proxy import MESSAGE_CHUNKS as _CHUNKS
 from ..proxy import MODE_UPDATES as _MODE_UPDATES
@@ -81,6 +81,7 @@ class SessionConverter(_AgentSide):
             raw = message
         value = message
         if raw is not None:
+            check_depth(raw)  # the codec's one depth limit, which every writer meets
             try:
                 value = msgspec.json.decode(raw)
             except (msgspec.DecodeError, RecursionError):
