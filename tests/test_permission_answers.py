@@ -164,6 +164,35 @@ def test_in_a_pass_through_batch_only_the_ambiguous_answer_is_cancelled(
     assert err.count(NOTE) == 1, err
 
 
+@pytest.mark.parametrize("pairing", CONVERTING)
+def test_in_a_batch_to_a_converting_bridge_a_repeated_key_is_still_seen(
+    tmp_path: Path, pairing: tuple[int, int]
+) -> None:
+    """The bridge re-encodes each element of a batch, which keeps only the last value of a
+    repeated key: the repeat is read from the line's text first."""
+    _editor_version, agent_version = pairing
+    steps = [
+        {"send": ask(agent_version, 7, "edit", "Edit a.py?")},
+        {"send": ask(agent_version, 8, "rm", "Run rm?")},
+    ]
+
+    async def editor(client: RawClient, session: Session) -> None:
+        first = await client.request("session/request_permission")
+        second = await client.request("session/request_permission")
+        bad = AMBIGUOUS["outcome-twice-reject-first"](second["id"])
+        await client.send(
+            b"[" + json.dumps(chosen(first["id"], "reject")).encode() + b"," + bad + b"]"
+        )
+        await asyncio.sleep(0.3)
+
+    session, _client, code, err = run(tmp_path, pairing, steps, editor)
+    assert code == 0, err
+    outcomes = [a["result"]["outcome"] for a in _valid_answers(session, 7)]
+    assert outcomes == [{"outcome": "selected", "optionId": "reject"}]
+    assert [a["result"]["outcome"] for a in _valid_answers(session, 8)] == [CANCELLED]
+    assert err.count(NOTE) == 1, err
+
+
 # --------------------------------------------------------------------------------------------
 # Item 10: the client's file system and terminals, which the bridge did not offer
 

@@ -39,6 +39,10 @@ from ._output import Outbox, Side, _Output
 class _Bridged(_Output):
     """The connection's output through its bridge, and what each side waits on."""
 
+    _element_repeats: tuple[Diagnostic, ...] = ()
+    """The keys the client's batch line repeats inside the element being handled (its text
+    is gone once the element is re-encoded: an answer in it is ambiguous all the same)."""
+
     def _take(self) -> Outbox:
         self._backlogs()
         out, self._out = self._out, Outbox()
@@ -222,7 +226,7 @@ class _Bridged(_Output):
         session.permissions = max(0, session.permissions - 1)
         bridge = self._bridge()
         offered = pending.params if isinstance(pending.params, frozenset) else frozenset()
-        repeated = duplicate_keys(line) if line is not None else ()
+        repeated = (*duplicate_keys(line), *self._element_repeats) if line is not None else ()
         ambiguity = self._ambiguous_answer(answer, repeated, offered)
         converted = None if ambiguity is not None else self._convert(bridge, answer, "client")
         if converted is None or isinstance(converted, DecodeError):  # no approval

@@ -30,6 +30,7 @@ Rules this module owns (bad input costs nothing else):
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
+from ..codec import Diagnostic, duplicate_keys
 from ..models import (
     CANCELLED_OUTCOME,
     INTERNAL_ERROR,
@@ -178,7 +180,7 @@ class _Reading(_PassThroughLines):
                 self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
                 self._note("client", "an empty batch: answered -32600", "error")
             else:
-                self._batch("client", value, now)
+                self._batch("client", value, now, line)
         else:
             self._client_value(value, line, now)
 
@@ -218,7 +220,7 @@ class _Reading(_PassThroughLines):
     # ----------------------------------------------------------------------------------------
     # Batches
 
-    def _batch(self, side: Side, items: list[Any], now: float) -> None:
+    def _batch(self, side: Side, items: list[Any], now: float, line: bytes = b"") -> None:
         """A batch of ``side``, element by element in array order (D16), its cost linear in
         its size (D16 amended): the elements that are not messages with an id to answer them
         under (``0``, ``{}``, ``{"method": 5}``) are counted, and the line gets one note saying
@@ -226,7 +228,7 @@ class _Reading(_PassThroughLines):
         elements the first ``_BATCH_NOTES`` are kept as they are, the rest counted (a cap's
         note is always kept: it is rate-limited already). With ``slice_batches``, in a
         ``from_*_lines`` call, only its first slice is handled here (``_lines``, ``more``)."""
-        steps = self._batch_slices(side, items)
+        steps = self._batch_slices(side, items, _repeats_by_element(line))
         if not self.slice_batches or self._line is None:
             deque(steps, maxlen=0)
             return
@@ -234,7 +236,9 @@ class _Reading(_PassThroughLines):
             self._batch_left = steps
             return
 
-    def _batch_slices(self, side: Side, items: list[Any]) -> Iterator[None]:
+    def _batch_slices(
+        self, side: Side, items: list[Any], repeats: dict[int, tuple[Diagnostic, ...]]
+    ) -> Iterator[None]:
         """``_batch``'s work, pausing after each ``_SLICE`` elements (read at each element:
         the time and the outbox, which may be another call's by then)."""
         invalid = shown = hidden = 0
@@ -242,14 +246,18 @@ class _Reading(_PassThroughLines):
             if start:
                 yield
             chunk = items[start : start + _SLICE]
-            messages = [item for item in chunk if type(item) is dict]
+            messages = [(i, item) for i, item in enumerate(chunk, start) if type(item) is dict]
             invalid += len(chunk) - len(messages)
-            for item in messages:
+            for index, item in messages:
                 notes = self._out.notes
                 mark = len(notes)
                 if side == "client":
                     line = msgspec.json.encode(item)
-                    invalid += not self._client_item(item, line, self._now, alone=False)
+                    self._element_repeats = repeats.get(index, ())
+                    try:
+                        invalid += not self._client_item(item, line, self._now, alone=False)
+                    finally:
+                        self._element_repeats = ()
                 else:
                     invalid += not self._agent_item(item, self._now)
                 if len(notes) > mark:
@@ -430,3 +438,20 @@ class _Reading(_PassThroughLines):
 
 def _surrogates_replaced(count: int) -> str:
     return f"{count} unpaired UTF-16 surrogate escape(s) (half of an emoji, say) replaced by U+FFFD"
+
+
+_ELEMENT = re.compile(r"\$\[(\d+)\]")
+
+
+def _repeats_by_element(line: bytes) -> dict[int, tuple[Diagnostic, ...]]:
+    """The keys a batch line repeats, by the element they are in (read from the raw text:
+    re-encoding an element keeps only the last value of a repeated key)."""
+    found: dict[int, tuple[Diagnostic, ...]] = {}
+    if not line or b'"' not in line:
+        return found
+    for diagnostic in duplicate_keys(line):
+        match = _ELEMENT.match(diagnostic.path)
+        if match is not None:
+            index = int(match.group(1))
+            found[index] = (*found.get(index, ()), diagnostic)
+    return found
