@@ -18,7 +18,8 @@ import acp_toolcalls
 PACKAGE = Path(acp_toolcalls.__file__ or "").parent
 
 LAYERS: list[set[str]] = [
-    {"_errors", "_compiled_digest", "_fastpath_digest", "_lazy", "_mypyc"},  # (digests: by a build)
+    # (the digests: written by a build)
+    {"_errors", "_compiled_digest", "_fastpath_digest", "_lazy", "_mypyc", "_text"},
     {"models"},
     {"codec"},
     {"schema", "_compiled"},

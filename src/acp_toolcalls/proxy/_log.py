@@ -3,16 +3,14 @@
 Rules this module owns: every line read and written, with direction and time (``_traffic``'s
 records, credentials redacted unless ``log_secrets``), in a file created 0600 and never opened
 through a symbolic link; past ``log_max_bytes`` or on a write error, logging stops with one
-line on stderr and the session goes on. ``printable``: what every stderr note of the bridge is
-shown through (the set ``report.printable`` escapes, the same way), so no note can move the
-cursor or reorder the text (a tool-call id, a method name, a path from either side).
+line on stderr and the session goes on. (Every stderr note of the bridge is shown through
+``_text.printable``, so no note can move the cursor or reorder the text.)
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -95,22 +93,3 @@ def _log_error(path: str, exc: OSError) -> str:
     if os.path.islink(path):
         return f"error: --log {path} is a symbolic link: refused (name the file itself)"
     return f"error: cannot open --log {path}: {exc.strerror or exc}"
-
-
-_UNPRINTABLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f"  # C0, DEL, C1
-    "\u061c\u200e\u200f"  # the bidirectional marks
-    "\u202a-\u202e\u2066-\u2069"  # the bidirectional embeddings, overrides and isolates
-    "\u2028\u2029]"  # line and paragraph separators
-)
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters escaped (``\\x1b``; bidirectional controls and marks
-    as ``\\u202e``), as ``report.printable`` shows them: one note is one line as written."""
-    return _UNPRINTABLE.sub(_escape, text)

@@ -52,13 +52,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from .._text import printable
 from ..codec import DEFAULT_MAX_BYTES
 from ..convert import prepare_update_checks
 from ..store import Limits
 from ._core import ConnectionBridge, Outbox, VersionOption
 from ._files import DEFAULT_DISK_DIFF_BYTES, DiskFiles
 from ._input import _READ_AHEAD, Oversized, _batches, _FileFeed, _pollable
-from ._log import _Log, _log_error, open_log, printable
+from ._log import _Log, _log_error, open_log
 from ._output import Side
 from ._process import (
     _Agent,

@@ -10,8 +10,7 @@ the specification, which users do not have: tests/test_decisions.py.)
 
 from __future__ import annotations
 
-import re
-
+from .._text import printable
 from ..codec import DecodeError
 
 __all__ = ["overlong", "printable", "unreadable"]
@@ -32,22 +31,3 @@ def unreadable(data: bytes, exc: DecodeError) -> str:
     except UnicodeDecodeError as bad:
         return f"not valid UTF-8 at byte {bad.start}: {bad.reason}"
     return exc.reason
-
-
-_UNPRINTABLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f"  # C0, DEL, C1
-    "\u061c\u200e\u200f"  # the bidirectional marks
-    "\u202a-\u202e\u2066-\u2069"  # the bidirectional embeddings, overrides and isolates
-    "\u2028\u2029]"  # line and paragraph separators
-)
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters escaped (``\\x1b``; bidirectional controls and marks
-    as ``\\u202e``): log values never move the cursor nor reorder what is shown."""
-    return _UNPRINTABLE.sub(_escape, text)
