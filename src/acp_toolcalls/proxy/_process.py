@@ -22,7 +22,7 @@ import ctypes.util
 import os
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ._writers import _Writer
@@ -64,9 +64,8 @@ class _Agent(asyncio.subprocess.SubprocessStreamProtocol):
 def _group_has_members(group: int) -> bool:
     """Whether a process of ``group`` is still running (zombies are not: nothing reaps the
     agent's orphans where PID 1 does not)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
+    stats = _stats()
+    if stats is None:
         try:
             os.killpg(group, 0)
         except ProcessLookupError:
@@ -74,17 +73,11 @@ def _group_has_members(group: int) -> bool:
         except OSError:
             return True
         return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as file:
-                fields = file.read().rpartition(b")")[2].split()
-        except OSError:
-            continue
-        if len(fields) > 2 and fields[2] == b"%d" % group and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+    member = b"%d" % group
+    return any(
+        len(fields) > 2 and fields[2] == member and fields[0] not in (b"Z", b"X")
+        for _pid, fields in stats
+    )
 
 
 def _set_blocking(fd: int) -> None:
@@ -134,11 +127,27 @@ def _prctl() -> Any:
 
 def _processes() -> dict[int, tuple[int, bytes]] | None:
     """Every process's parent and state, from ``/proc`` (``None``: no ``/proc``)."""
+    stats = _stats()
+    if stats is None:
+        return None
+    return {
+        pid: (int(fields[1]), fields[0])
+        for pid, fields in stats
+        if len(fields) > 1 and fields[1].isdigit()
+    }
+
+
+def _stats() -> Iterator[tuple[int, list[bytes]]] | None:
+    """Each process's ``/proc/PID/stat`` fields after its name (state, parent, group, ...),
+    read as they are iterated; ``None``: no ``/proc``."""
     try:
         entries = os.listdir("/proc")
     except OSError:
         return None
-    found: dict[int, tuple[int, bytes]] = {}
+    return _stat_fields(entries)
+
+
+def _stat_fields(entries: list[str]) -> Iterator[tuple[int, list[bytes]]]:
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -147,9 +156,7 @@ def _processes() -> dict[int, tuple[int, bytes]] | None:
                 fields = file.read().rpartition(b")")[2].split()
         except OSError:
             continue
-        if len(fields) > 1 and fields[1].isdigit():
-            found[int(entry)] = (int(fields[1]), fields[0])
-    return found
+        yield int(entry), fields
 
 
 class _Orphans:
