@@ -134,10 +134,9 @@ def test_an_exactly_offered_id_still_selects_without_a_note(
     assert NOTE not in err
 
 
-@pytest.mark.parametrize("pairing", PASS_THROUGH)
-def test_in_a_pass_through_batch_only_the_ambiguous_answer_is_cancelled(
-    tmp_path: Path, pairing: tuple[int, int]
-) -> None:
+def _batch_of_two_answers(tmp_path: Path, pairing: tuple[int, int]) -> tuple[Session, str]:
+    """Two permission requests (7, 8), answered in one batch line: 7 rejected, 8 with its
+    ``outcome`` twice; what the agent read, and stderr."""
     _editor_version, agent_version = pairing
     steps = [
         {"send": ask(agent_version, 7, "edit", "Edit a.py?")},
@@ -155,6 +154,14 @@ def test_in_a_pass_through_batch_only_the_ambiguous_answer_is_cancelled(
 
     session, _client, code, err = run(tmp_path, pairing, steps, editor)
     assert code == 0, err
+    return session, err
+
+
+@pytest.mark.parametrize("pairing", PASS_THROUGH)
+def test_in_a_pass_through_batch_only_the_ambiguous_answer_is_cancelled(
+    tmp_path: Path, pairing: tuple[int, int]
+) -> None:
+    session, err = _batch_of_two_answers(tmp_path, pairing)
     [batch] = [m for m in session.received() if isinstance(m, list)]
     outcomes = {json.dumps(m["id"]): m["result"]["outcome"] for m in batch}
     assert outcomes == {
@@ -170,23 +177,7 @@ def test_in_a_batch_to_a_converting_bridge_a_repeated_key_is_still_seen(
 ) -> None:
     """The bridge re-encodes each element of a batch, which keeps only the last value of a
     repeated key: the repeat is read from the line's text first."""
-    _editor_version, agent_version = pairing
-    steps = [
-        {"send": ask(agent_version, 7, "edit", "Edit a.py?")},
-        {"send": ask(agent_version, 8, "rm", "Run rm?")},
-    ]
-
-    async def editor(client: RawClient, session: Session) -> None:
-        first = await client.request("session/request_permission")
-        second = await client.request("session/request_permission")
-        bad = AMBIGUOUS["outcome-twice-reject-first"](second["id"])
-        await client.send(
-            b"[" + json.dumps(chosen(first["id"], "reject")).encode() + b"," + bad + b"]"
-        )
-        await asyncio.sleep(0.3)
-
-    session, _client, code, err = run(tmp_path, pairing, steps, editor)
-    assert code == 0, err
+    session, err = _batch_of_two_answers(tmp_path, pairing)
     outcomes = [a["result"]["outcome"] for a in _valid_answers(session, 7)]
     assert outcomes == [{"outcome": "selected", "optionId": "reject"}]
     assert [a["result"]["outcome"] for a in _valid_answers(session, 8)] == [CANCELLED]
