@@ -16,6 +16,12 @@ bridge's entry points and options, and what reaches which layer.
 - A ``notice`` reaches a client that did not advertise ``session.notices`` as agent message
   text of a message of its own (``acp-toolcalls-notice-`` and a number; D30 as amended), in
   stream order; one that did gets the ``notice``.
+- The unstable updates (``convert._unstable``) reach a client that advertised ``subagents``
+  (``subagent_update``, session messages) or ``plan`` (``plan_removed``, and ``plan_update``
+  with its id) as their v1 forms.
+  For one that did not, a session message's content is agent message text under its
+  ``messageId`` (once per message: a later upsert of a message shown is reported, as v1 only
+  appends); the rest is reported.
 
 Theory of operation: ``V2ToV1Bridge`` is one object built in layers, one module each, each a
 base class of the next: ``_to_v1_state`` (the shared state and the store's events),
@@ -33,7 +39,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from .. import v2
+from .. import v1, v2
 from .._mypyc import mypyc_attr
 from ..codec import (
     DEFAULT_MAX_BYTES,
@@ -43,14 +49,16 @@ from ..codec import (
 from ..convert import (
     NO_LOSSES,
     Converted,
+    Losses,
     LossReport,
     batched,
     invalid_element,
     read_input,
+    session_message_as_text,
     session_update_to_v1,
     unknown_keys,
 )
-from ..models import Batch, InvalidMessage, JsonRpcMessage
+from ..models import UNSTABLE_SESSION_UPDATES, Batch, InvalidMessage, JsonRpcMessage
 from ..store import Limits, ToolCallStore
 from ._disk_diffs import ReadFile
 from ._forwarded import Forwarded
@@ -61,6 +69,10 @@ from ._to_v1_state import TERMINAL_PROFILES, TerminalProfile
 __all__ = ["TerminalProfile", "V2ToV1Bridge"]
 
 _FAST_DECODE = fast_message_decoder("v2")
+_UNSTABLE = UNSTABLE_SESSION_UPDATES["v2"]
+_SESSION_MESSAGES = frozenset({"session_message", "session_message_chunk"})
+_MAX_MESSAGES_SHOWN = 4096
+"""Session messages shown as agent message text that are remembered (the oldest forgotten)."""
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # subclassable, compiled or not
@@ -92,6 +104,8 @@ class V2ToV1Bridge(_Permissions):
         limits: Limits | None = None,
         notices: bool = False,
         compaction: bool = False,
+        subagents: bool = False,
+        plan: bool = False,
         max_message_bytes: int = DEFAULT_MAX_BYTES,
         read_file: ReadFile | None = None,
     ) -> None:
@@ -102,6 +116,10 @@ class V2ToV1Bridge(_Permissions):
         # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
         self.notices = notices
         self.compaction = compaction
+        # What it advertised of the unstable surface (`subagents`, `plan`: `convert._unstable`).
+        self.subagents = subagents
+        self.plan = plan
+        self._messages_shown = {}
         self.terminal_profile = terminal_profile
         self.tail_chars = tail_chars
         self.max_message_bytes = max_message_bytes
@@ -216,6 +234,7 @@ class V2ToV1Bridge(_Permissions):
         self._compactions = {k: v for k, v in self._compactions.items() if k[0] != session_id}
         self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
         self._streams = {k: v for k, v in self._streams.items() if k[0] != session_id}
+        self._messages_shown = {k: None for k in self._messages_shown if k[0] != session_id}
         self._forwarded.forget(lambda asked: asked.session_id == session_id)
         return self._take()
 
@@ -232,10 +251,13 @@ class V2ToV1Bridge(_Permissions):
 
     def _on_other_update(self, session_id: str, update: Any) -> None:
         """A ``notice`` for a client that did not advertise ``session.notices``: agent message
-        text of a message of its own (D30 as amended); any other update: the calls layer's."""
-        if self.notices or not (
-            isinstance(update, v2.OpaqueSessionUpdate) and update.tag == "notice"
-        ):
+        text of a message of its own (D30 as amended); the unstable updates: ``_on_unstable``;
+        any other update: the calls layer's."""
+        tag = update.tag if isinstance(update, v2.OpaqueSessionUpdate) else None
+        if tag in _UNSTABLE or (tag == "plan_update" and self.plan):
+            self._on_unstable(session_id, update)
+            return
+        if self.notices or tag != "notice":
             super()._on_other_update(session_id, update)
             return
         self._flush_session(session_id)  # keeps the v1 client's view in stream order
@@ -245,6 +267,50 @@ class V2ToV1Bridge(_Permissions):
         self._extend(losses, "$.params.update")
         if mapped is not None:
             self._emit_update(session_id, mapped)
+
+    def _on_unstable(self, session_id: str, update: Any) -> None:
+        """An unstable update (``convert._unstable``): its v1 form for a client that advertised
+        its capability; a session message for one that did not, as agent message text once
+        per message (v1 only appends: a later upsert of a message shown is reported)."""
+        self._flush_session(session_id)  # keeps the v1 client's view in stream order
+        data = update.data
+        if self.subagents or update.tag not in _SESSION_MESSAGES:
+            mapped, report = session_update_to_v1(
+                update,
+                notices=self.notices,
+                compaction=self.compaction,
+                subagents=self.subagents,
+                plan=self.plan,
+            )
+            self._extend(report, "$.params.update")
+            if mapped is not None:
+                self._emit_update(session_id, mapped)
+            return
+        key = (session_id, data.get("messageId"))
+        if update.tag == "session_message":
+            if not isinstance(data.get("content"), list):
+                self._loss(
+                    "$.params.update",
+                    "`session_message` without content: its participants have no v1 form "
+                    "for a client without `subagents`; not forwarded",
+                )
+                return
+            if key in self._messages_shown:
+                self._loss(
+                    "$.params.update",
+                    f"`session_message` replaces content a v1 client already has (messageId "
+                    f"{key[1]!r}); not forwarded",
+                )
+                return
+        losses = Losses(False)
+        for chunk in session_message_as_text(data, losses):
+            self._emit_update(session_id, v1.OpaqueSessionUpdate(chunk))
+        self._extend(losses.report(), "$.params.update")
+        shown = self._messages_shown
+        shown.pop(key, None)
+        shown[key] = None
+        if len(shown) > _MAX_MESSAGES_SHOWN:
+            del shown[next(iter(shown))]
 
     def _dispatch(self, message: Any) -> None:
         kind = type(message)

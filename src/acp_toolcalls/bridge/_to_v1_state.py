@@ -132,6 +132,11 @@ class _BridgeState:
     # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
     notices: bool
     compaction: bool
+    # What it advertised of the unstable surface (`subagents`, `plan`: `convert._unstable`).
+    subagents: bool
+    plan: bool
+    # (session, message id) of session messages shown as agent message text, oldest first
+    _messages_shown: dict[tuple[str, Any], None]
     terminal_profile: TerminalProfile
     tail_chars: int
     max_message_bytes: int

@@ -14,7 +14,8 @@ side by side in each:
 - ``_tool_calls``: the tool-call field tables and the D10 title chain; ``_plain``: their fast
   paths for the common loss-free shapes.
 - ``_permissions``: permission requests and answers.
-- ``_opaque`` and ``_session_updates``: session updates (the JSON-level rules, the dispatch).
+- ``_opaque``, ``_session_updates`` and ``_unstable``: session updates (the JSON-level rules,
+  the dispatch, the unstable surface).
 - ``_stateless``: ``StatelessV2ToV1``/``StatelessV1ToV2``, message by message.
 - ``_fence``: Markdown fenced blocks nothing inside can close (diffs, commands, transcripts).
 - ``_terminal_meta``: a v1 agent's ``_meta`` terminal extension read as v2 display terminals.
@@ -98,6 +99,7 @@ if TYPE_CHECKING:
     from ._tool_calls import create_defaults as create_defaults
     from ._tool_calls import create_values as create_values
     from ._tool_calls import update_values as update_values
+    from ._unstable import session_message_as_text as session_message_as_text
 
 __all__ = [
     "DEFAULT_PERMISSION_TITLE",
@@ -189,6 +191,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "session_update_to_v2",
     ),
     "_stateless": ("StatelessV1ToV2", "StatelessV2ToV1"),
+    "_unstable": ("session_message_as_text",),
     "_terminal_meta": (
         "EXTENSION_KEYS",
         "TERMINAL_BYTES",

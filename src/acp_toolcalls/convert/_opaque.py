@@ -180,10 +180,13 @@ def opaque(
 @dataclass(frozen=True)
 class ToV1:
     """What the v2 -> v1 rules are told: which optional updates the v1 client advertised
-    (``session.notices``, ``session.compaction``; D30)."""
+    (``session.notices``, ``session.compaction``; D30; the unstable ``subagents`` and ``plan``:
+    ``_unstable``)."""
 
     notices: bool
     compaction: bool
+    subagents: bool = False
+    plan: bool = False
 
 
 def block_to_v1(value: Any, path: str, losses: Losses, dropped: str) -> Any:

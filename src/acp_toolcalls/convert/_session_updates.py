@@ -6,16 +6,20 @@ Rules this module owns:
   repeated ``tool_call`` merges); message chunks keep their variant but need a ``messageId``
   v1 may lack; ``plan`` becomes the ``plan_update`` of one fixed plan id (``V1_PLAN_ID``);
   commands and config options are renamed into their v2 shapes; the other shared variants are
-  copied; ``current_mode_update`` and unknown updates are dropped.
+  copied; the unstable v1 updates map one to one (``_unstable``); ``current_mode_update`` and
+  unknown updates are dropped.
 - v2 -> v1: ``tool_call_update`` becomes a v1 ``tool_call_update``; message chunks,
   ``plan_update`` (as ``plan``; a cancelled entry is left out), commands, config options,
   session info and usage are mapped into their v1 shapes; ``notice`` and compaction updates
   only for a client that advertised them (D30); given a message id (a stateful caller's, as
   the bridge gives), a ``notice`` for any other client is agent message text of a message of
-  its own, worded as codex-acp words its notices toward such clients (D30 as amended).
-  ``tool_call_content_chunk`` and terminal updates need a stateful bridge; ``state_update``,
-  message upserts, unstable-only and unknown updates have no v1 form: all dropped and
-  reported, never forwarded raw.
+  its own, worded as codex-acp words its notices toward such clients (D30 as amended). The
+  unstable updates both schemas have (``subagent_update``, session messages,
+  ``plan_removed``) map one to one only for a client that advertised ``subagents`` / ``plan``
+  (``_unstable``); for one that advertised ``plan``, ``plan_update`` is the unstable v1
+  ``plan_update``, its id kept. ``tool_call_content_chunk`` and terminal updates need a
+  stateful bridge; ``state_update``, message upserts and unknown updates have no v1 form: all
+  dropped and reported, never forwarded raw.
 - Only what the target cannot represent depends on ``strict`` (strict raises); the other drops
   are the mapping itself, the same in both modes.
 
@@ -49,6 +53,7 @@ from ._opaque import (
     summary_chunk,
 )
 from ._tool_calls import closed_enum, fields_to_v1, fields_to_v2
+from ._unstable import UNSTABLE_TO_V1, UNSTABLE_TO_V2
 
 # --------------------------------------------------------------------------------------------
 # v1 -> v2
@@ -105,6 +110,7 @@ _OPAQUE_TO_V2: dict[str, OpaqueRule] = {
     "compaction_summary_chunk": OpaqueRule(
         summary_chunk(block_to_v2), "compaction_summary_chunk", "CompactionSummaryChunk"
     ),
+    **UNSTABLE_TO_V2,
 }
 
 _NOT_TO_V2: dict[str, str] = {
@@ -190,6 +196,27 @@ def _plan_to_v1(data: Mapping[str, Any], losses: Losses, opts: ToV1) -> Json | N
     return {"entries": entries, **out}
 
 
+def _plan_update_to_v1(data: Mapping[str, Any], losses: Losses, opts: ToV1) -> Json | None:
+    """For a client that advertised ``plan``: the unstable v1 ``plan_update``, its plan id kept
+    (so that a ``plan_removed`` names a plan it has); items plans only, entries as ``plan``'s."""
+    out = copy_keys(data, ("plan", "_meta"), losses)
+    plan = out.pop("plan", None)
+    if not isinstance(plan, dict) or plan.get("type") != "items":
+        kind = plan.get("type") if isinstance(plan, dict) else None
+        losses.instead("$", f"v1 has no plan of type {kind!r}", "dropped")
+        return None
+    plan = copy_keys(plan, ("type", "planId", "entries", "_meta"), losses)
+    entries = plan.get("entries")
+    if isinstance(entries, list):
+        converted = (_plan_entry(e, f"$.plan.entries[{i}]", losses) for i, e in enumerate(entries))
+        plan["entries"] = [entry for entry in converted if entry is not None]
+    return {"plan": plan, **out}
+
+
+_PLAN_UPDATE_TO_V1 = {"plan_update": OpaqueRule(_plan_update_to_v1, "plan_update", None)}
+"""``plan_update`` for a client that advertised ``plan`` (the unstable v1 form)."""
+
+
 def command_to_v1(command: Any, path: str, losses: Losses) -> Any:
     if not isinstance(command, dict):
         return command  # the schema check reports it
@@ -255,23 +282,18 @@ _OPAQUE_TO_V1: dict[str, OpaqueRule] = {
         "compaction_summary_chunk",
         "CompactionSummaryChunk",
     ),
+    **UNSTABLE_TO_V1,
 }
 
 _MESSAGE_UPSERT = (
     "a message upsert replaces content a v1 client only appends to; only a stateful adapter "
     "that knows what the v1 side received can map it (9.8)"
 )
-_UNSTABLE = "an unstable-only v2 update with no v1 form (9.8)"
-
 _NOT_TO_V1: dict[str, str] = {
     "state_update": "v1 has no `state_update` (9.8)",
     "user_message": _MESSAGE_UPSERT,
     "agent_message": _MESSAGE_UPSERT,
     "agent_thought": _MESSAGE_UPSERT,
-    "plan_removed": _UNSTABLE,
-    "subagent_update": _UNSTABLE,
-    "session_message": _UNSTABLE,
-    "session_message_chunk": _UNSTABLE,
 }
 
 
@@ -307,7 +329,8 @@ def _terminal_update(update: Any, losses: Losses, opts: ToV1) -> v1.SessionUpdat
 
 
 def _opaque_update(update: Any, losses: Losses, opts: ToV1) -> v1.SessionUpdate | None:
-    out = opaque(update.data, _OPAQUE_TO_V1, _NOT_TO_V1, "v1", losses, opts)
+    rules = _PLAN_UPDATE_TO_V1 if opts.plan and update.tag == "plan_update" else _OPAQUE_TO_V1
+    out = opaque(update.data, rules, _NOT_TO_V1, "v1", losses, opts)
     return None if out is None else v1.OpaqueSessionUpdate(out)
 
 
@@ -363,6 +386,8 @@ def session_update_to_v1(
     notices: bool = False,
     compaction: bool = False,
     notice_id: str | None = None,
+    subagents: bool = False,
+    plan: bool = False,
 ) -> tuple[v1.SessionUpdate | None, LossReport]:
     """A v2 ``session/update`` payload as a v1 one (``None``: nothing to send), and the losses.
 
@@ -372,7 +397,8 @@ def session_update_to_v1(
     shapes; ``notice`` and compaction updates only when the client advertised
     ``session.notices`` / ``session.compaction`` (``notices``/``compaction``, D30); given a
     ``notice_id``, a ``notice`` for a client without ``notices`` is agent message text of the
-    message ``notice_id`` instead (``notice_as_text``, D30 as amended). Everything
+    message ``notice_id`` instead (``notice_as_text``, D30 as amended). The unstable updates
+    go only to a client that advertised ``subagents`` / ``plan`` (``_unstable``). Everything
     else (``tool_call_content_chunk``, terminal updates, ``state_update``, message upserts,
     unknown updates) is dropped and reported, never forwarded raw. Strict mode raises
     ``ConversionError`` instead of any drop or substitution.
@@ -386,7 +412,7 @@ def session_update_to_v1(
     ):
         text = notice_as_text(update.data, notice_id, losses)
         return (None if text is None else v1.OpaqueSessionUpdate(text)), losses.report()
-    opts = ToV1(notices=notices, compaction=compaction)
+    opts = ToV1(notices=notices, compaction=compaction, subagents=subagents, plan=plan)
     return lookup(_UPDATES, update, TO_V1_MISSING)(update, losses, opts), losses.report()
 
 

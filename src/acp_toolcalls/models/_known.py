@@ -8,6 +8,9 @@ Rules this module owns:
   and ``cancelled`` statuses). An unknown string in v1 is kept and reported (D32).
 - ``FINAL_STATUSES``: the statuses after which a tool call is finished (v2; v1's are a subset).
 - ``VersionName`` names the two protocol versions wherever a version is chosen by name.
+- ``UNSTABLE_SESSION_UPDATES``: per version, the ``sessionUpdate`` tags its unstable schema
+  adds; they are known variants (kept, never reported as unknown), carried by the bridges
+  (``convert._unstable``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ __all__ = [
     "KNOWN_STATUSES",
     "REJECT_OPTION_KINDS",
     "TOOL_CALL_ENUMS",
+    "UNSTABLE_SESSION_UPDATES",
     "PermissionOptionKind",
     "ToolCallStatus",
     "ToolKind",
@@ -120,3 +124,18 @@ KNOWN_SESSION_UPDATES = frozenset(
     }
 )  # fmt: skip
 """Every ``sessionUpdate`` of the stable v1 schema."""
+UNSTABLE_SESSION_UPDATES: Mapping[VersionName, frozenset[str]] = {
+    "v1": frozenset(
+        {
+            "plan_update",
+            "plan_removed",
+            "subagent_update",
+            "session_message",
+            "session_message_chunk",
+        }
+    ),
+    "v2": frozenset(
+        {"plan_removed", "subagent_update", "session_message", "session_message_chunk"}
+    ),
+}
+"""The ``sessionUpdate`` tags each version's unstable schema adds to its stable one."""

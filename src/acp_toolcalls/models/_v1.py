@@ -34,7 +34,13 @@ from ._fields import (
     UInt32,
     meta_field,
 )
-from ._known import KNOWN_KINDS, KNOWN_OPTION_KINDS, KNOWN_SESSION_UPDATES, KNOWN_STATUSES
+from ._known import (
+    KNOWN_KINDS,
+    KNOWN_OPTION_KINDS,
+    KNOWN_SESSION_UPDATES,
+    KNOWN_STATUSES,
+    UNSTABLE_SESSION_UPDATES,
+)
 from ._v2_content import BlobResourceContents, TextResourceContents
 from ._wire import CLOSED_ENUM, AnyOf, Open, UnknownVariant
 
@@ -211,7 +217,10 @@ if TYPE_CHECKING:
 else:
     SessionUpdate = Annotated[
         ToolCall | SessionToolCallUpdate,
-        Open(OpaqueSessionUpdate, known_opaque=KNOWN_SESSION_UPDATES),
+        Open(
+            OpaqueSessionUpdate,
+            known_opaque=KNOWN_SESSION_UPDATES | UNSTABLE_SESSION_UPDATES["v1"],
+        ),
     ]
 
 

@@ -182,6 +182,8 @@ class _Negotiating(_Reading):
                     max_message_bytes=self.max_line_bytes,
                     notices=isinstance(session_caps.get("notices"), dict),
                     compaction=isinstance(session_caps.get("compaction"), dict),
+                    subagents=isinstance(self._client_caps.get("subagents"), dict),
+                    plan=isinstance(self._client_caps.get("plan"), dict),
                     read_file=self.read_file,
                 )
             )

@@ -258,9 +258,13 @@ class SessionConverter(_AgentSide):
 
     def _client_capabilities(self, params: Any) -> None:
         """Toward v1: what the v1 client advertises (the mapped ``initialize``) decides what
-        the bridge may send it (notices, compaction: D30)."""
+        the bridge may send it (notices, compaction: D30; the unstable subagents and plan:
+        ``convert._unstable``)."""
         caps = params.get("clientCapabilities") if isinstance(params, dict) else None
         session = caps.get("session") if isinstance(caps, dict) else None
+        if isinstance(self.tool_calls, V2ToV1Bridge) and isinstance(caps, dict):
+            self.tool_calls.subagents = isinstance(caps.get("subagents"), dict)
+            self.tool_calls.plan = isinstance(caps.get("plan"), dict)
         if isinstance(self.tool_calls, V2ToV1Bridge) and isinstance(session, dict):
             self.tool_calls.notices = isinstance(session.get("notices"), dict)
             self.tool_calls.compaction = isinstance(session.get("compaction"), dict)

@@ -7,7 +7,7 @@ Rules this module owns:
   here: a v1 result (``prompt_result_to_v2``) or error (``prompt_error_to_v2``) is the v2 idle
   ``state_update`` that ends the turn; a v2 idle ``state_update`` with a stop reason is the v1
   response (``prompt_end_to_v1``: ``error`` becomes a JSON-RPC error, a stop reason v1 lacks
-  ``end_turn``, reported).
+  ``end_turn``, reported; the idle state's unstable ``usage``, reported).
 - A v2 message upsert reaches v1 as chunks of its content, one per block, under its
   ``messageId`` (``message_chunks``).
 """
@@ -109,6 +109,8 @@ def prompt_end_to_v1(state: Any) -> Mapped:
             error["data"] = data
         return Mapped({"error": error})
     losses = _Losses(False)
+    if state.get("usage") is not None:  # (the unstable v1 response has one; the stable, none)
+        losses.lost("$.usage", "the turn's token usage has no form in a v1 prompt response")
     if stop not in V1_STOP_REASONS:
         losses.lost("$.stopReason", f"stop reason {stop!r} has no v1 form: sent `end_turn`")
         stop = "end_turn"

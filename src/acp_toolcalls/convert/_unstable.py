@@ -1,0 +1,174 @@
+"""The unstable session updates both versions share: their rules, one table per direction.
+
+Rules this module owns (D30 as extended to the unstable surface; the subagents RFD,
+agentclientprotocol.com/rfds/subagents):
+
+- ``subagent_update``, ``session_message``, ``session_message_chunk`` and ``plan_removed``
+  exist in the unstable schemas of both versions, with the same shapes. v1 -> v2 they map one
+  to one (their content blocks converted; a v2 client understands them as baseline).
+- v2 -> v1 they go as their v1 form only to a client that advertised the capability that
+  covers them: ``clientCapabilities.subagents`` (``subagent_update`` and the session
+  messages) or ``clientCapabilities.plan`` (``plan_removed``); otherwise they are dropped and
+  reported here (a stateful bridge shows a session message's content as agent message text
+  instead: ``session_message_as_text``).
+- A v2 child ``state`` toward v1 loses its ``background`` list (a v1 child state has none):
+  reported.
+- ``UNSTABLE_SESSION_UPDATES``: the tags each version's unstable schema adds, known (kept, not
+  reported as unknown) wherever a log is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..models import UNSTABLE_SESSION_UPDATES
+from ._kernel import Json, Losses, copy_keys
+from ._opaque import OpaqueConvert, OpaqueRule, ToV1, block_to_v1, block_to_v2
+
+__all__ = [
+    "UNSTABLE_SESSION_UPDATES",
+    "UNSTABLE_TO_V1",
+    "UNSTABLE_TO_V2",
+    "session_message_as_text",
+]
+
+_SUBAGENT_KEYS = (
+    "sessionId", "title", "description", "capabilities", "state", "cwd",
+    "additionalDirectories", "_meta",
+)  # fmt: skip
+_MESSAGE_KEYS = (
+    "messageId", "senderSessionId", "recipientSessionId", "senderMessageId",
+    "recipientMessageId", "content", "_meta",
+)  # fmt: skip
+_STATE_KEYS_V1 = ("state", "stopReason", "usage", "error", "_meta")
+"""What a v1 child state carries (its idle variant: a stop reason and usage)."""
+
+_CAPABILITY: Mapping[str, str] = {
+    "subagent_update": "subagents",
+    "session_message": "subagents",
+    "session_message_chunk": "subagents",
+    "plan_removed": "plan",
+}
+"""v2 -> v1: the v1 client capability each unstable update needs."""
+
+
+def _blocks(convert: Any) -> OpaqueConvert:
+    """A session message upsert: its ``content`` list converted block by block."""
+
+    def message(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+        out = copy_keys(data, _MESSAGE_KEYS, losses)
+        content = out.get("content")
+        if isinstance(content, list):
+            blocks = (
+                convert(b, f"$.content[{i}]", losses, f"$.content[{i}]")
+                for i, b in enumerate(content)
+            )
+            out["content"] = [block for block in blocks if block is not None]
+        return out
+
+    return message
+
+
+def _chunk(convert: Any) -> OpaqueConvert:
+    def chunk(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+        out = copy_keys(data, ("messageId", "content", "_meta"), losses)
+        block = convert(data.get("content"), "$.content", losses, "$")
+        if block is None:
+            return None
+        out["content"] = block
+        return out
+
+    return chunk
+
+
+def _subagent_to_v1(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+    out = copy_keys(data, _SUBAGENT_KEYS, losses)
+    state = out.get("state")
+    if isinstance(state, dict):
+        if "background" in state:
+            losses.lost("$.state.background", "a v1 child state has no background list; dropped")
+        out["state"] = {key: state[key] for key in _STATE_KEYS_V1 if key in state}
+    return out
+
+
+def _subagent_to_v2(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+    return copy_keys(data, _SUBAGENT_KEYS, losses)
+
+
+def _plan_removed(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+    return copy_keys(data, ("planId", "_meta"), losses)
+
+
+def _advertised(tag: str, convert: OpaqueConvert) -> OpaqueConvert:
+    capability = _CAPABILITY[tag]
+
+    def guarded(data: Mapping[str, Any], losses: Losses, opts: ToV1) -> Json | None:
+        if not getattr(opts, capability):
+            losses.instead(
+                "$",
+                f"`{tag}` has a v1 form only in the unstable v1 schema, for clients that "
+                f"advertised `clientCapabilities.{capability}`",
+                "dropped",
+            )
+            return None
+        return convert(data, losses, opts)
+
+    return guarded
+
+
+UNSTABLE_TO_V1: Mapping[str, OpaqueRule] = {
+    tag: OpaqueRule(_advertised(tag, convert), tag, None)
+    for tag, convert in (
+        ("subagent_update", _subagent_to_v1),
+        ("session_message", _blocks(block_to_v1)),
+        ("session_message_chunk", _chunk(block_to_v1)),
+        ("plan_removed", _plan_removed),
+    )
+}
+"""v2 -> v1: the unstable updates, for a client that advertised their capability (their
+blocks valid by construction; v1's stable schema has no ``$defs`` entry to check them by)."""
+
+UNSTABLE_TO_V2: Mapping[str, OpaqueRule] = {
+    "subagent_update": OpaqueRule(_subagent_to_v2, "subagent_update", None),
+    "session_message": OpaqueRule(_blocks(block_to_v2), "session_message", None),
+    "session_message_chunk": OpaqueRule(_chunk(block_to_v2), "session_message_chunk", None),
+    "plan_removed": OpaqueRule(_plan_removed, "plan_removed", None),
+    "plan_update": OpaqueRule(
+        lambda data, losses, opts: copy_keys(data, ("plan", "_meta"), losses),
+        "plan_update",
+        "PlanUpdate",
+    ),
+}
+"""v1 (its unstable schema) -> v2: one to one (``plan_update`` is stable in v2 and checked
+against its entry; the others, valid by construction: the stable schema has no entry)."""
+
+
+def session_message_as_text(data: Mapping[str, Any], losses: Losses) -> list[Json]:
+    """A v2 ``session_message_chunk``, or a ``session_message`` upsert's content, as v1
+    ``agent_message_chunk`` values under its ``messageId``, for a client that did not
+    advertise ``subagents``: its content shown as agent message text; its participants are not
+    said (reported)."""
+    content = data.get("content")
+    if data.get("sessionUpdate") == "session_message_chunk":
+        blocks = [("$.content", content)]
+    else:
+        items = content if isinstance(content, list) else []
+        blocks = [(f"$.content[{i}]", block) for i, block in enumerate(items)]
+    message_id = data.get("messageId")
+    chunks: list[Json] = []
+    for path, value in blocks:
+        block = block_to_v1(value, path, losses, path)
+        if block is None:
+            continue
+        chunk: Json = {"sessionUpdate": "agent_message_chunk", "content": block}
+        if isinstance(message_id, str):
+            chunk["messageId"] = message_id
+        chunks.append(chunk)
+    losses.instead(
+        "$",
+        f"`{data.get('sessionUpdate')}` has a v1 form only for clients that advertised "
+        "`clientCapabilities.subagents`; its sender and recipient are not shown",
+        "shown as agent message text",
+    )
+    return chunks
