@@ -362,3 +362,50 @@ def test_the_fixture_replays_without_unknown_updates() -> None:
     assert "unknown" not in done.stderr, done.stderr
     sessions = json.loads(done.stdout)["sessions"]
     assert [c["toolCallId"] for c in sessions["sess_child_1"]["toolCalls"]] == ["toolu_child_01"]
+
+
+# --------------------------------------------------------------------------------------------
+# v1 agent -> v2 editor, through the connection (in process); background work of a subagent
+
+
+def test_a_v1_agents_unstable_updates_reach_a_v2_editor_one_to_one() -> None:
+    from acp_toolcalls.proxy import ConnectionBridge
+
+    core = ConnectionBridge(agent_version=1)
+    to_client: list[dict[str, Any]] = []
+    to_agent: list[dict[str, Any]] = []
+
+    def take(out: Any) -> None:
+        to_client.extend(json.loads(line) for line in out.to_client)
+        to_agent.extend(json.loads(line) for line in out.to_agent)
+
+    def client(message: dict[str, Any]) -> None:
+        take(core.from_client(json.dumps(message).encode(), 0.0))
+
+    def agent(message: dict[str, Any]) -> None:
+        take(core.from_agent(json.dumps(message).encode(), 0.0))
+
+    def reply(value: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": to_agent[-1]["id"], "result": value}
+
+    info = {"name": "zed", "version": "1"}
+    init = {"protocolVersion": 2, "info": info, "capabilities": {}}
+    client({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+    agent(reply({"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}))
+    client({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/tmp"}})
+    agent(reply({"sessionId": SID}))
+    idle = {"state": "idle", "stopReason": "end_turn", "usage": USAGE}
+    bodies = [{**SUBAGENT, "state": idle}, TO_CHILD, FROM_CHILD_CHUNK, PLAN, PLAN_REMOVED]
+    before = len(to_client)
+    for body in bodies:
+        agent(notification(body))
+    sent = [m["params"]["update"] for m in to_client[before:]]
+    assert sent == bodies
+    for message in to_client:
+        assert validate_message(message, "v2") == [], message
+
+
+def test_a_subagent_in_the_background_names_no_call_nor_terminal() -> None:
+    from acp_toolcalls.v2 import background_work
+
+    assert background_work(UNKNOWN_STATE) == (frozenset(), frozenset())
