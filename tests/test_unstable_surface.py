@@ -409,3 +409,15 @@ def test_a_subagent_in_the_background_names_no_call_nor_terminal() -> None:
     from acp_toolcalls.v2 import background_work
 
     assert background_work(UNKNOWN_STATE) == (frozenset(), frozenset())
+
+
+def test_an_unstable_update_without_its_id_is_a_reported_drop_both_ways() -> None:
+    nameless = [{"sessionUpdate": "subagent_update", "title": "T"},
+                {"sessionUpdate": "plan_removed", "planId": 7}]  # fmt: skip
+    for bridge in (V2ToV1Bridge(subagents=True, plan=True), V1ToV2Bridge()):
+        out = list(through(bridge, nameless))
+        assert [messages for messages, _ in out] == [[], []]
+        assert [losses for _, losses in out] == [
+            ["not a valid `subagent_update`: no string `sessionId`; dropped"],
+            ["not a valid `plan_removed`: no string `planId`; dropped"],
+        ]

@@ -12,7 +12,8 @@ agentclientprotocol.com/rfds/subagents):
   reported here (a stateful bridge shows a session message's content as agent message text
   instead: ``session_message_as_text``).
 - A v2 child ``state`` toward v1 loses its ``background`` list (a v1 child state has none):
-  reported.
+  reported. An update without its string id (``_REQUIRED``) is dropped and reported: no
+  stable schema entry checks these results.
 - ``UNSTABLE_SESSION_UPDATES``: the tags each version's unstable schema adds, known (kept, not
   reported as unknown) wherever a log is read.
 """
@@ -51,6 +52,31 @@ _CAPABILITY: Mapping[str, str] = {
     "plan_removed": "plan",
 }
 """v2 -> v1: the v1 client capability each unstable update needs."""
+
+
+_REQUIRED: Mapping[str, str] = {
+    "subagent_update": "sessionId",
+    "session_message": "messageId",
+    "session_message_chunk": "messageId",
+    "plan_removed": "planId",
+}
+"""The id each unstable update must carry, a string (the schemas' one required key; a chunk
+also needs its content, which its conversion checks)."""
+
+
+def _identified(tag: str, convert: OpaqueConvert) -> OpaqueConvert:
+    """``convert``, for an update that names what it is about (``_REQUIRED``); one that does
+    not is dropped and reported (no schema entry checks these results: the stable schemas have
+    none)."""
+    key = _REQUIRED[tag]
+
+    def checked(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+        if not isinstance(data.get(key), str):
+            losses.instead("$", f"not a valid `{tag}`: no string `{key}`", "dropped")
+            return None
+        return convert(data, losses, opts)
+
+    return checked
 
 
 def _blocks(convert: Any) -> OpaqueConvert:
@@ -102,6 +128,7 @@ def _plan_removed(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | 
 
 def _advertised(tag: str, convert: OpaqueConvert) -> OpaqueConvert:
     capability = _CAPABILITY[tag]
+    checked = _identified(tag, convert)
 
     def guarded(data: Mapping[str, Any], losses: Losses, opts: ToV1) -> Json | None:
         if not getattr(opts, capability):
@@ -112,28 +139,27 @@ def _advertised(tag: str, convert: OpaqueConvert) -> OpaqueConvert:
                 "dropped",
             )
             return None
-        return convert(data, losses, opts)
+        return checked(data, losses, opts)
 
     return guarded
 
 
+_SHARED: Mapping[str, tuple[OpaqueConvert, OpaqueConvert]] = {
+    "subagent_update": (_subagent_to_v1, _subagent_to_v2),
+    "session_message": (_blocks(block_to_v1), _blocks(block_to_v2)),
+    "session_message_chunk": (_chunk(block_to_v1), _chunk(block_to_v2)),
+    "plan_removed": (_plan_removed, _plan_removed),
+}
+"""The updates both unstable schemas have: their rule toward v1, and toward v2."""
+
 UNSTABLE_TO_V1: Mapping[str, OpaqueRule] = {
-    tag: OpaqueRule(_advertised(tag, convert), tag, None)
-    for tag, convert in (
-        ("subagent_update", _subagent_to_v1),
-        ("session_message", _blocks(block_to_v1)),
-        ("session_message_chunk", _chunk(block_to_v1)),
-        ("plan_removed", _plan_removed),
-    )
+    tag: OpaqueRule(_advertised(tag, to_v1), tag, None) for tag, (to_v1, _) in _SHARED.items()
 }
 """v2 -> v1: the unstable updates, for a client that advertised their capability (their
 blocks valid by construction; v1's stable schema has no ``$defs`` entry to check them by)."""
 
 UNSTABLE_TO_V2: Mapping[str, OpaqueRule] = {
-    "subagent_update": OpaqueRule(_subagent_to_v2, "subagent_update", None),
-    "session_message": OpaqueRule(_blocks(block_to_v2), "session_message", None),
-    "session_message_chunk": OpaqueRule(_chunk(block_to_v2), "session_message_chunk", None),
-    "plan_removed": OpaqueRule(_plan_removed, "plan_removed", None),
+    **{tag: OpaqueRule(_identified(tag, to_v2), tag, None) for tag, (_, to_v2) in _SHARED.items()},
     "plan_update": OpaqueRule(
         lambda data, losses, opts: copy_keys(data, ("plan", "_meta"), losses),
         "plan_update",
