@@ -412,7 +412,7 @@ def test_a_subagent_in_the_background_names_no_call_nor_terminal() -> None:
 
 
 def test_an_unstable_update_without_its_id_is_a_reported_drop_both_ways() -> None:
-    nameless = [{"sessionUpdate": "subagent_update", "title": "T"},
+    nameless: list[dict[str, Any]] = [{"sessionUpdate": "subagent_update", "title": "T"},
                 {"sessionUpdate": "plan_removed", "planId": 7}]  # fmt: skip
     for bridge in (V2ToV1Bridge(subagents=True, plan=True), V1ToV2Bridge()):
         out = list(through(bridge, nameless))
