@@ -148,6 +148,9 @@ def check_item(item: Any, where: str) -> None:
     elif isinstance(item, v2.Terminal):
         if not isinstance(item.terminal_id, str) or not item.terminal_id:
             raise SenderError(f"{where}.terminalId", "must be a non-empty string")
+    elif isinstance(item, v2.SessionReference):
+        if not isinstance(item.session_id, str) or not item.session_id:
+            raise SenderError(f"{where}.sessionId", "must be a non-empty string")
     elif isinstance(item, v2.UnknownToolCallContent):
         check_open_value(item.tag, _CONTENT_TYPES, f"{where}.type")
     else:

@@ -344,6 +344,8 @@ class _Calls(_Projection):
 
     def _on_other_update(self, session_id: str, update: Any) -> None:
         tag = update.tag if isinstance(update, v2.OpaqueSessionUpdate) else type(update).__name__
+        if tag == "session_info_update":  # the store keeps its title: `session` items
+            self._apply_update(session_id, update)
         if tag not in _UNFLUSHING_TAGS:
             self._flush_session(session_id)  # keeps the v1 client's view in stream order
         if tag in _FLUSHING_TAGS:

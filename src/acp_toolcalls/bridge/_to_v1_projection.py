@@ -11,6 +11,9 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6, 9.9; D10, D39):
   replacement array or a cap that trimmed the content starts it afresh; terminal slots are
   filled from their renderings at every flush. Where a cap dropped items, a text item says
   how many.
+- A ``session`` item is a text item naming the session, with its title when the store has
+  one (``session_title``: that session's ``session_info_update`` seen so far), reported
+  (docs/decisions.md, the `session` content variant).
 - ``_meta`` goes out whole, merged with the terminal keys (a v1 client replaces it; D39), and
   only when it changed. A prompt shown on the call keeps its title and items ahead of the
   content until its answer.
@@ -28,11 +31,13 @@ from .. import v1, v2
 from .._mypyc import mypyc_attr
 from ..codec import encode
 from ..convert import (
+    Losses,
     content_to_v1,
     create_defaults,
     create_values,
     plain_stored_fields,
     plain_text_to_v1,
+    session_reference_to_v1,
     unknown_keys,
     update_values,
 )
@@ -250,6 +255,13 @@ class _Projection(_TerminalRendering):
                 call.terminals.add(item.terminal_id)
                 readers = self._session(session_id).readers
                 readers.setdefault(item.terminal_id, set()).add(tc.tool_call_id)
+                continue
+            if isinstance(item, v2.SessionReference):  # named with its title, when known
+                found = Losses(False)
+                title = self.store.session_title(item.session_id)
+                path = f"$.content[{index}]"
+                call.flat.append(session_reference_to_v1(item, title, path, found))
+                self._extend(found.report(), "$.params.update")
                 continue
             if type(item) is v2.Diff:  # its files' texts from disk, where they can be
                 call.flat.extend(self._diff_to_v1(session_id, call, item, f"$.content[{index}]"))

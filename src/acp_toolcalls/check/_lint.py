@@ -114,7 +114,7 @@ KNOWN_V2_VALUES: Mapping[str, frozenset[str]] = {
     "tool kind": frozenset(k.value for k in v2.ToolKind),
     "tool call status": frozenset(s.value for s in v2.ToolCallStatus),
     "permission option kind": frozenset(k.value for k in v2.PermissionOptionKind),
-    "tool call content type": _tags(v2.Content, v2.Diff, v2.Terminal),
+    "tool call content type": _tags(v2.Content, v2.Diff, v2.Terminal, v2.SessionReference),
     "content block type": _tags(
         v2.TextContent, v2.ImageContent, v2.AudioContent, v2.ResourceLink, v2.EmbeddedResource
     ),

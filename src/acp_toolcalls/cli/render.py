@@ -16,8 +16,9 @@ Rules this module owns:
   for every row.
 - Content summary: the first text excerpt (and how many items follow), every file of a diff
   from its authoritative ``changes`` (with line counts from a ``git_patch``), and for a
-  ``terminal`` item the terminal's command, exit and last output lines. Terminals that no call
-  references get a table of their own.
+  ``terminal`` item the terminal's command, exit and last output lines, for a ``session`` item
+  that session, its title and how many of its calls the log has (each session has its own
+  table, a session the client never created too). Terminals no call references get a table.
 - Absolute paths under one common directory are shown relative to it, and the table title
   names that directory once: long project paths otherwise crowd every other column out.
 - Every string from the log is shown as plain text (never as rich markup), and is cleaned of
@@ -31,7 +32,6 @@ Rules this module owns:
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -40,9 +40,12 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from .. import bridge, v2
-from ..report import printable
+from .. import v2
 from ..store import SessionState, TerminalState, ToolCallState, ToolCallStore, ToolCallView
+from ._render_text import excerpt as _excerpt
+from ._render_text import one_line as _one_line
+from ._render_text import sanitize
+from ._render_text import variant_tag as _tag
 
 __all__ = [
     "BLOCKS_BELOW",
@@ -67,8 +70,6 @@ STATUS_STYLES: Mapping[str, str] = {
 }
 """Rich style per known status; any other status is shown plain."""
 
-EXCERPT_CHARS = 80
-"""A text excerpt is cut to this many characters."""
 TERMINAL_LINES = 3
 """Last output lines shown for a terminal."""
 SUMMARY_AFTER = 200
@@ -80,46 +81,6 @@ LISTED_CALLS = 20
 BLOCKS_BELOW = 120
 """Narrower than this many columns, each call is a block of lines instead of a table row."""
 _TAIL_BYTES = 16 * 1024  # only the tail of a terminal's output is decoded for its last lines
-
-
-def sanitize(text: str) -> str:
-    """``text`` as safe plain text (``terminal_text.sanitize``), tabs as four spaces, and
-    bidirectional controls and marks shown as escapes (``printable``)."""
-    clean = bridge.sanitize(text).replace("\t", "    ")
-    if clean.isascii():
-        return clean
-    return "\n".join(printable(line) for line in clean.split("\n"))
-
-
-_HIDERS = re.compile("\r(?!\n)|\b")
-
-
-def _value(text: str) -> str:
-    """``sanitize`` of a value (not terminal output): a carriage return or a backspace, which
-    would draw over what precedes it, is shown as an escape (``\\x0d``) instead."""
-    return sanitize(_HIDERS.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
-
-
-def _one_line(text: object) -> str:
-    """A value from the log as one printable line (ids, titles, commands)."""
-    return _value(str(text)).replace("\n", " ")
-
-
-def _excerpt(text: str) -> str:
-    lines = [line.strip() for line in _value(text).split("\n")]
-    lines = [line for line in lines if line]
-    if not lines:
-        return ""
-    first = lines[0]
-    if len(first) > EXCERPT_CHARS:
-        return first[: EXCERPT_CHARS - 1] + "…"
-    return first + (" …" if len(lines) > 1 else "")
-
-
-def _tag(value: Any, key: str) -> str:
-    """The discriminator of an unknown variant, kept verbatim in its ``data``."""
-    data = getattr(value, "data", None)
-    return _one_line(data.get(key, "?")) if isinstance(data, dict) else "?"
 
 
 def _block_summary(block: Any) -> Text:
@@ -250,7 +211,8 @@ def _session_paths(calls: Iterable[ToolCallView]) -> list[str]:
 class _SessionView:
     """Renders the calls of one session; knows its terminals and the common path prefix."""
 
-    def __init__(self, session: SessionState, calls: list[ToolCallView]) -> None:
+    def __init__(self, store: ToolCallStore, session: SessionState, calls: list[ToolCallView]):
+        self.store = store
         self.session = session
         self.calls = calls
         self.base = _base_dir(_session_paths(calls))
@@ -291,6 +253,8 @@ class _SessionView:
             elif isinstance(item, v2.Terminal):
                 terminal = self.session.terminals.get(item.terminal_id)
                 lines += _terminal_lines(item.terminal_id, terminal)
+            elif isinstance(item, v2.SessionReference):
+                lines.append(self.reference(item.session_id))
             else:
                 lines.append(Text(f"[{_tag(item, 'type')} item]", style="cyan"))
         if text_items > 1:
@@ -298,6 +262,15 @@ class _SessionView:
         if tc.dropped_items:
             lines.append(Text(f"({tc.dropped_items} item(s) dropped by the cap)", style="dim"))
         return Group(*lines)
+
+    def reference(self, session_id: str) -> Text:
+        """A ``session`` item: the session, its title, and its calls in this log."""
+        title = self.store.session_title(session_id)
+        text = Text(f"session {_one_line(session_id)}", style="cyan")
+        text.append(f" \u201c{_one_line(title)}\u201d" if title else "")
+        other = self.store.sessions.get(session_id)
+        count = len(other.tool_calls) if other is not None else 0
+        return text.append(f" ({count or 'no'} tool call(s) in this log)", style="dim")
 
     def locations(self, tc: ToolCallView) -> Text:
         out = []
@@ -362,9 +335,8 @@ class _Session:
             kept, self.summary = _summarized(states)
         else:
             kept = states if max_rows is None else states[-max_rows:]
-        self.view = _SessionView(
-            session, [store.view(session.session_id, tc.tool_call_id) for tc in kept]
-        )
+        views = [store.view(session.session_id, tc.tool_call_id) for tc in kept]
+        self.view = _SessionView(store, session, views)
         self.caption = _counts(states, self.summary)
         # (calls not shown before this row, the row's call): only the live view's cut is shown
         # as a row; a summary's caption says which calls it shows.

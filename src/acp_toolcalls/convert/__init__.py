@@ -33,6 +33,7 @@ TYPE_CHECKING = False  # not `from typing import ...`: importing this package st
 if TYPE_CHECKING:
     from ._content import content_to_v1, content_to_v2
     from ._content import plain_text_to_v1 as plain_text_to_v1
+    from ._content import session_reference_to_v1 as session_reference_to_v1
     from ._diffs import change_line as change_line
     from ._diffs import diff_item_to_v1 as diff_item_to_v1
     from ._diffs import diff_summary, diff_to_v2, git_patch
@@ -135,7 +136,12 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "_content": ("content_to_v1", "content_to_v2", "plain_text_to_v1"),
+    "_content": (
+        "content_to_v1",
+        "content_to_v2",
+        "plain_text_to_v1",
+        "session_reference_to_v1",
+    ),
     "_diffs": (
         "change_line",
         "diff_item_to_v1",

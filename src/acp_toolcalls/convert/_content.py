@@ -1,6 +1,7 @@
 """Content both ways: tool-call content items, content blocks, locations.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.4; D7, D19, D38):
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.4; D7, D19, D38; docs/decisions.md, the
+``session`` content variant):
 
 - A content block, its annotations and resources, and a location are copied field by field
   into the other version's class (``_STRUCTS_TO_V2``/``_STRUCTS_TO_V1``: class -> (target
@@ -16,11 +17,17 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.4; D7, D19, D38):
   removed; content blocks and items of unknown types are dropped; a terminal reference is a
   text item naming the terminal (its output is state only a stateful bridge has, 9.6). Fixes
   see ``null`` too (``icons: null`` must go: v1 has no such field).
+- A ``session`` item (a reference to another session, a subagent's) is copied one to one
+  v1 -> v2; toward v1 it is a text item naming the session, and its title when the caller
+  knows it (``session_reference_to_v1``), reported: v1 editors on today's SDKs reject a
+  content type they do not know. The id is a code span and the title has every ASCII
+  punctuation escaped: agent text never becomes markup in an editor that renders CommonMark.
 - Diff items are ``_diffs``'s; every item is mapped through ``_ITEMS_TO_V2``/``_ITEMS_TO_V1``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -99,6 +106,7 @@ _STRUCTS_TO_V2: dict[type[Any], tuple[type[WireStruct], dict[str, Fix]]] = {
         {"audience": lambda roles, _p, _l: list(roles), "priority": _priority, "meta": meta_fix},
     ),
     v1.ToolCallLocation: (v2.ToolCallLocation, {"line": _line, "meta": meta_fix}),
+    v1.SessionReference: (v2.SessionReference, {"meta": meta_fix}),
 }
 
 
@@ -120,6 +128,7 @@ _ITEMS_TO_V2: dict[type[Any], Callable[[Any, str, Losses], v2.ToolCallContent | 
     v1.Diff: diff_item_to_v2,
     DisplayTerminal: _display_terminal_to_v2,  # before its base: `lookup` reads the MRO
     v1.Terminal: _terminal_to_v2,
+    v1.SessionReference: struct_to_v2,
 }
 
 
@@ -239,6 +248,52 @@ def _terminal_to_v1(item: v2.Terminal, path: str, losses: Losses) -> list[Any]:
     return [v1.Content(content=v1.TextContent(text=text), meta=copy_meta(item.meta))]
 
 
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+_LINE_BREAKS = re.compile(r"[\r\n]+")
+_BACKTICK_RUNS = re.compile(r"`+")
+
+
+def _code_span(text: str) -> str:
+    """``text`` as a CommonMark code span (literal: no markup inside), on one line."""
+    text = _LINE_BREAKS.sub(" ", text)
+    longest = max((len(run) for run in _BACKTICK_RUNS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _literal(text: str) -> str:
+    """``text`` on one line with every ASCII punctuation backslash-escaped: plain text in
+    CommonMark (no emphasis, link, HTML or entity)."""
+    return _PUNCTUATION.sub(lambda match: "\\" + match.group(), _LINE_BREAKS.sub(" ", text))
+
+
+def session_reference_text(session_id: str, title: str | None = None) -> str:
+    """The v1 text of a ``session`` item: ``Session `ID```, or ``Session “TITLE” (`ID`)``."""
+    if title:
+        return f"Session \u201c{_literal(title)}\u201d ({_code_span(session_id)})"
+    return f"Session {_code_span(session_id)}"
+
+
+def session_reference_to_v1(
+    item: v2.SessionReference, title: str | None, path: str, losses: Losses
+) -> v1.Content:
+    """A ``session`` item as the v1 text item naming the session (and ``title``, that
+    session's title when the caller knows it), reported."""
+    report_extra(item, path, losses)
+    losses.lost(
+        path,
+        "v1 editors on today's SDKs reject a `session` content item (a reference to another "
+        "session, such as a subagent's); sent as a text item naming the session",
+    )
+    text = session_reference_text(item.session_id, title)
+    return v1.Content(content=v1.TextContent(text=text), meta=copy_meta(item.meta))
+
+
+def _session_to_v1(item: v2.SessionReference, path: str, losses: Losses) -> list[Any]:
+    return [session_reference_to_v1(item, None, path, losses)]
+
+
 def _unknown_item(item: v2.UnknownToolCallContent, path: str, losses: Losses) -> list[Any]:
     losses.instead(path, f"unknown content type {item.tag!r} has no v1 form", "dropped")
     return []
@@ -248,6 +303,7 @@ _ITEMS_TO_V1: dict[type[Any], Callable[[Any, str, Losses], list[Any]]] = {
     v2.Content: _content_item,
     v2.Diff: diff_item_to_v1,
     v2.Terminal: _terminal_to_v1,
+    v2.SessionReference: _session_to_v1,
     v2.UnknownToolCallContent: _unknown_item,
 }
 
@@ -260,7 +316,8 @@ def content_to_v1(
     ``path`` is where the item sits in its message, for the loss paths (``$.content[2]``).
     Content blocks are copied (``icons`` and unknown audience roles removed); a diff is a v1
     diff when it adds one text file whose whole text is in its Git patch, otherwise a text
-    item (9.5); a terminal is a text item naming it; unknown blocks and items are dropped.
+    item (9.5); a terminal or a session reference is a text item naming it; unknown
+    blocks and items are dropped.
     Strict mode raises ``ConversionError`` for anything but an exact mapping.
     """
     plain = plain_text_to_v1(item)

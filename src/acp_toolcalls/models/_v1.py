@@ -15,6 +15,9 @@ Rules this module owns (shared/spec/TOOL-CALLS.md section 8):
   ``content``). Other ``sessionUpdate`` variants are carried untouched as
   ``OpaqueSessionUpdate``; one that v1 does not define is kept and reported.
 - v1 diffs are whole-file texts: ``{path, oldText?, newText}``; terminals are client-owned.
+- A ``session`` item (``SessionReference``: ``{sessionId, _meta?}``, a subagent's session) is
+  read as the Rust crate's v1 reads it (5.5.1); the bundled v1 schema knows it through an
+  overlay. Toward v1 peers the converters still send text (today's v1 SDKs reject it).
 """
 
 from __future__ import annotations
@@ -155,7 +158,15 @@ class Terminal(Struct, kw_only=True, tag_field="type", tag="terminal"):
     meta: MetaField = meta_field()
 
 
-ToolCallContent = Union[Content, Diff, Terminal]
+class SessionReference(Struct, kw_only=True, tag_field="type", tag="session"):
+    """A display-only reference to another session this tool call operates on (a subagent);
+    not in the stable v1 schema, but in the v1 of the Rust crate since 5.5.1."""
+
+    session_id: str
+    meta: MetaField = meta_field()
+
+
+ToolCallContent = Union[Content, Diff, Terminal, SessionReference]
 
 
 class ToolCallLocation(Struct, kw_only=True):
@@ -318,6 +329,7 @@ __all__ = [
     "ResourceLink",
     "SelectedPermissionOutcome",
     "SessionNotification",
+    "SessionReference",
     "SessionToolCallUpdate",
     "SessionUpdate",
     "SessionUpdateMessage",

@@ -8,6 +8,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md sections 5-6):
 - ``kind`` and ``status`` are open strings (``models.ToolKind``/``ToolCallStatus`` list the
   known ones); the diff ``format`` and file types are open too.
 - Tool-call content and diff changes are open unions (``Unknown*`` fallbacks keep every key).
+  ``session`` (``SessionReference``, stable since 2026-11-20) is a display-only reference to
+  another session the call operates on (a subagent's): a known item, never an unknown one.
   A content chunk appends exactly one item: an invalid item invalidates the whole chunk.
 - A location's ``line`` is 1-based; ``0`` or out of range reads as no line.
 """
@@ -32,6 +34,7 @@ __all__ = [
     "DiffPatch",
     "ModifyDiffChange",
     "MoveDiffChange",
+    "SessionReference",
     "SessionToolCallUpdate",
     "Terminal",
     "ToolCallCancelCapabilities",
@@ -142,6 +145,14 @@ class Terminal(Struct, kw_only=True, tag_field="type", tag="terminal"):
     meta: MetaField = meta_field()
 
 
+class SessionReference(Struct, kw_only=True, tag_field="type", tag="session"):
+    """A display-only reference to another session that this tool call operates on, such as
+    a subagent; that session's updates arrive under its own ``sessionId``."""
+
+    session_id: str
+    meta: MetaField = meta_field()
+
+
 class UnknownToolCallContent(UnknownVariant):
     """A tool-call content item of a type this library does not know, kept verbatim."""
 
@@ -149,9 +160,11 @@ class UnknownToolCallContent(UnknownVariant):
 
 
 if TYPE_CHECKING:
-    ToolCallContent = Union[Content, Diff, Terminal, UnknownToolCallContent]
+    ToolCallContent = Union[Content, Diff, Terminal, SessionReference, UnknownToolCallContent]
 else:
-    ToolCallContent = Annotated[Content | Diff | Terminal, Open(UnknownToolCallContent)]
+    ToolCallContent = Annotated[
+        Content | Diff | Terminal | SessionReference, Open(UnknownToolCallContent)
+    ]
 
 
 class ToolCallLocation(Struct, kw_only=True):

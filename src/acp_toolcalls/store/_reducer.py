@@ -7,7 +7,8 @@ stored tool-call or terminal state.
 - A ``session/update`` goes by the type of its update: a tool-call update or content chunk
   (``_tool_calls``), a terminal update or output chunk (``_terminals``), a v1 tool call
   (``_v1``). Other updates and messages are ignored; a ``state_update`` is read for its
-  ``background`` list only; a v1-only ``tool_call`` on a v2 stream is ignored and reported
+  ``background`` list only, a ``session_info_update`` or ``subagent_update`` for its title
+  (``_sessions``); a v1-only ``tool_call`` on a v2 stream is ignored and reported
   (D17).
 - A permission request's ``tool_call`` subject is applied exactly like an update, when the
   request is read (D18); its ``title`` and ``description`` never touch stored state, and a
@@ -112,6 +113,8 @@ class ToolCallStore(_V1Input):
         self._opaque_updates: dict[str, Callable[[str, Any, list[Event]], None]] = {
             "tool_call": self._stray_tool_call,
             "state_update": self._state_update,
+            "session_info_update": self._session_info,
+            "subagent_update": self._subagent_info,
         }
         self._methods: dict[str, Callable[[Mapping[str, Any], list[Event], Any], None]] = {
             "initialize": self._initialize,

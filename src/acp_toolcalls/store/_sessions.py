@@ -11,6 +11,11 @@ Rules this module owns (spec 7.1, 8.7):
   ``max_terminals`` the same goes for a session's calls or terminals (``_tool_calls``,
   ``_terminals`` choose them). ``on_evict`` sees each dropped state first, and each eviction
   is reported (``SessionEvicted``, ``ToolCallEvicted``, ``TerminalEvicted``).
+- A session's title (``session_title``) is the latest ``title`` of its ``session_info_update``
+  (``null`` forgets it), or of a ``subagent_update`` naming it: what a ``session`` content item
+  referring to it is shown with. Titles are kept beside the sessions, never create one (a title
+  is no tool-call state), at most ``TITLE_CHARS`` each and, past ``max_sessions`` of them, the
+  oldest set goes first.
 - Every byte a state holds is counted three times, in the state, its session and the store
   (``_grow``), which the byte caps (``_budgets``) compare with.
 """
@@ -19,12 +24,16 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from typing import Any
 
 from .._mypyc import mypyc_attr
 from ..events import Event, SessionEvicted, TerminalEvicted, ToolCallEvicted
 from ._limits import Limits, as_cap, limit_reached, trim_block
 from ._state import SessionState, TerminalState, ToolCallState
 from ._view import _Views
+
+TITLE_CHARS = 500
+"""Characters of a session title kept (a longer one is cut, with an ellipsis)."""
 
 EvictionHook = Callable[[str, SessionState | ToolCallState | TerminalState], None]
 
@@ -43,6 +52,7 @@ class _Sessions(_Views):
         before a cap drops it (a bridge sends what it still holds back about it)."""
         self._current: SessionState | None = None  # the session the last message was about
         self._switches = 0  # counts switches between sessions: `SessionState.touched`
+        self._titles: dict[str, str] = {}  # session id -> its title, the latest set last
 
     @property
     def limits(self) -> Limits:
@@ -58,6 +68,39 @@ class _Sessions(_Views):
         self._call_cap = as_cap(limits.max_call_bytes)
         self._session_cap = as_cap(limits.max_session_bytes)
         self._store_cap = as_cap(limits.max_store_bytes)
+
+    def session_title(self, session_id: str) -> str | None:
+        """The session's title (its latest ``session_info_update`` or ``subagent_update``
+        title), ``None`` when none was given; the session need not hold any call."""
+        return self._titles.get(session_id)
+
+    def _set_title(self, session_id: Any, title: Any) -> None:
+        if not isinstance(session_id, str):
+            return
+        if title is None:
+            self._titles.pop(session_id, None)
+            return
+        if not isinstance(title, str):
+            return  # a malformed title: the validation reports it
+        if len(title) > TITLE_CHARS:
+            title = title[: TITLE_CHARS - 1] + "\u2026"
+        self._titles.pop(session_id, None)
+        self._titles[session_id] = title
+        cap = self.limits.max_sessions
+        if cap is not None and len(self._titles) > cap:
+            del self._titles[next(iter(self._titles))]
+
+    def _session_info(self, session_id: str, update: Any, _events: Any) -> None:
+        # Only its title is read: what references to the session show (``session`` items).
+        data = update.data
+        if "title" in data:
+            self._set_title(session_id, data["title"])
+
+    def _subagent_info(self, _session_id: str, update: Any, _events: Any) -> None:
+        # A subagent's title, announced in its parent session, under the subagent's id.
+        data = update.data
+        if "title" in data:
+            self._set_title(data.get("sessionId"), data["title"])
 
     def drop_session(self, session_id: str) -> None:
         """Forget a session and everything in it (a closed session); no events."""
