@@ -92,6 +92,10 @@ class V2ToV1Bridge(_Permissions):
     itself) lets it show a v2 diff's files as v1 diffs, their texts rebuilt from the file and
     the diff's Git patch, for files under the directories ``set_roots`` gave the session
     (``_disk_diffs``, D27 as amended).
+
+    ``notices``, ``compaction``, ``subagents`` and ``plan``: what the v1 client advertised
+    (``session.notices``, ``session.compaction``, D30; the unstable ``subagents`` and ``plan``,
+    which decide whether the unstable updates reach it in their v1 forms: ``convert._unstable``).
     """
 
     def __init__(
