@@ -16,7 +16,6 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
-import msgspec
 import pytest
 
 from acp_toolcalls import (
@@ -35,7 +34,7 @@ from acp_toolcalls import (
 )
 from acp_toolcalls.check import validate_message, validate_payload
 from acp_toolcalls.codec import _decode as codec_decode
-from acp_toolcalls.models import VersionName
+from acp_toolcalls.models import TOOL_CALL_FIELDS, V1_TOOL_CALL_FIELDS, VersionName
 
 SchemaCheck = Callable[..., None]  # the `schema_valid` fixture of conftest.py
 
@@ -744,10 +743,8 @@ def test_p15_v1_update_and_permission_tool_call_keep_raw_strings_too() -> None:
 # ============================================================================================
 # Omitted versus null, both directions, for every ToolCallUpdate field
 
-PATCH_FIELDS = [
-    f.name for f in msgspec.structs.fields(v2.ToolCallUpdate) if f.name != "tool_call_id"
-]
-WIRE_NAME = {f.name: f.encode_name for f in msgspec.structs.fields(v2.ToolCallUpdate)}
+PATCH_FIELDS = [f.attr for f in TOOL_CALL_FIELDS]
+WIRE_NAME = {f.attr: f.key for f in (*TOOL_CALL_FIELDS, *V1_TOOL_CALL_FIELDS)}
 SAMPLE_VALUE: dict[str, Any] = {
     "name": "read_file",
     "title": "Read",
@@ -815,10 +812,7 @@ def test_null_and_omitted_stay_distinct_inside_a_message(schema_valid: SchemaChe
     schema_valid(out, "v2")
 
 
-@pytest.mark.parametrize(
-    "field",
-    ["kind", "status", "title", "name", "content", "locations", "raw_input", "raw_output", "meta"],
-)
+@pytest.mark.parametrize("field", [f.attr for f in V1_TOOL_CALL_FIELDS])
 def test_v1_null_is_kept_as_none_for_exact_re_encoding(
     field: str, schema_valid: SchemaCheck
 ) -> None:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from msgspec import UNSET
 
 from acp_toolcalls import ToolCallStore, v1, v2
-from acp_toolcalls.bridge import _to_v1, _to_v1_calls, _to_v1_state, _to_v2
+from acp_toolcalls.bridge import _to_v1, _to_v1_state, _to_v2
 from acp_toolcalls.codec import DecodeError, canonical_json
 from acp_toolcalls.convert import (
     Converted,
@@ -36,7 +36,12 @@ from acp_toolcalls.convert._tool_calls import _mapped_fields_to_v1 as _mapped_fi
 from acp_toolcalls.convert._tool_calls import (
     _mapped_fields_to_v2 as _mapped_tool_call_fields,
 )
-from acp_toolcalls.models import replace, with_extra_fields
+from acp_toolcalls.models import (
+    TOOL_CALL_FIELDS,
+    V1_TOOL_CALL_FIELDS,
+    replace,
+    with_extra_fields,
+)
 from acp_toolcalls.store import Limits
 from fuzz.strategies import examples
 from fuzz.test_fuzz_bridges import SMALL_LIMITS, steps
@@ -94,6 +99,24 @@ def _field(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(st.just(UNSET), st.none(), values)
 
 
+V2_FIELD_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
+    "title": _field(_TEXT),
+    "name": _field(_TEXT),
+    "kind": _field(st.sampled_from(["read", "edit", "execute", "other", "weird", ""])),
+    "status": _field(st.sampled_from(["pending", "completed", "cancelled", "paused", "x"])),
+    "content": _field(st.lists(_content_item(), max_size=3)),
+    "locations": _field(st.lists(_location(), max_size=3)),
+    "raw_input": _field(st.integers() | _TEXT | st.dictionaries(_TEXT, st.integers())),
+    "raw_output": _field(st.integers() | _TEXT),
+    "capabilities": _field(st.just(v2.ToolCallCapabilities())),
+    "meta": st.one_of(st.just(UNSET), _META),
+}
+"""Per field of ``v2.ToolCallUpdate``: its values (omitted, ``null`` or set) in the updates the
+fast paths are compared on; ``tool_call_updates`` draws every field of the registry
+(``models.TOOL_CALL_FIELDS``), so a field without an entry fails here, and
+tests/test_field_registry.py names this table."""
+
+
 @st.composite
 def tool_call_updates(
     draw: st.DrawFn, classes: tuple[type, ...] = (v2.ToolCallUpdate, v2.SessionToolCallUpdate)
@@ -103,18 +126,7 @@ def tool_call_updates(
     locations and content items with and without ``_meta`` or unknown keys, ``capabilities``,
     ``_meta`` with ``null`` keys; sometimes the update itself carries an unknown key."""
     fields: dict[str, Any] = {"tool_call_id": "c1"}
-    candidates = {
-        "title": _field(_TEXT),
-        "name": _field(_TEXT),
-        "kind": _field(st.sampled_from(["read", "edit", "execute", "other", "weird", ""])),
-        "status": _field(st.sampled_from(["pending", "completed", "cancelled", "paused", "x"])),
-        "content": _field(st.lists(_content_item(), max_size=3)),
-        "locations": _field(st.lists(_location(), max_size=3)),
-        "raw_input": _field(st.integers() | _TEXT | st.dictionaries(_TEXT, st.integers())),
-        "raw_output": _field(st.integers() | _TEXT),
-        "capabilities": _field(st.just(v2.ToolCallCapabilities())),
-        "meta": st.one_of(st.just(UNSET), _META),
-    }
+    candidates = {f.attr: V2_FIELD_STRATEGIES[f.attr] for f in TOOL_CALL_FIELDS}
     for name, strategy in candidates.items():
         value = draw(strategy)
         if value is not UNSET:
@@ -157,17 +169,6 @@ def test_plain_stored_fields_are_the_mapped_snapshot(updates: list[Any]) -> None
     assert losses.found == []
 
 
-def test_held_fields_are_the_patch_attributes() -> None:
-    update = v2.ToolCallUpdate(
-        tool_call_id="c1",
-        # A placeholder string in every field, whatever its type: deliberately wrong types.
-        **{attr: f"<{attr}>" for attr, _wire in _to_v1_calls._PATCH_ATTRS},  # type: ignore[arg-type]
-    )
-    held: dict[str, Any] = {}
-    _to_v1_calls._hold_fields(update, held)
-    assert held == {attr: f"<{attr}>" for attr, _wire in _to_v1_calls._PATCH_ATTRS}
-
-
 @st.composite
 def _v1_content_item(draw: st.DrawFn) -> Any:
     kind = draw(st.integers(0, 9))
@@ -196,6 +197,20 @@ def _v1_location(draw: st.DrawFn) -> Any:
     return _maybe_extra(v1.ToolCallLocation, draw(st.integers(0, 9)) == 0, **fields)
 
 
+V1_FIELD_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
+    "title": _field(_TEXT),
+    "name": _field(_TEXT),
+    "kind": _field(st.sampled_from(["read", "other", "weird"])),
+    "status": _field(st.sampled_from(["pending", "completed", "cancelled"])),
+    "content": _field(st.lists(_v1_content_item(), max_size=3)),
+    "locations": _field(st.lists(_v1_location(), max_size=3)),
+    "raw_input": _field(st.integers() | _TEXT),
+    "raw_output": _field(st.integers() | _TEXT),
+    "meta": st.one_of(st.just(UNSET), _META),
+}
+"""``V2_FIELD_STRATEGIES`` for the fields of v1's tool calls (``models.V1_TOOL_CALL_FIELDS``)."""
+
+
 @st.composite
 def v1_tool_calls(draw: st.DrawFn) -> Any:
     """A v1 ``tool_call`` or ``tool_call_update``, any field omitted, ``null`` or set (defaults
@@ -205,17 +220,7 @@ def v1_tool_calls(draw: st.DrawFn) -> Any:
     fields: dict[str, Any] = {"tool_call_id": "c1"}
     if cls is v1.ToolCall:
         fields["title"] = draw(_TEXT)
-    candidates = {
-        "title": _field(_TEXT),
-        "name": _field(_TEXT),
-        "kind": _field(st.sampled_from(["read", "other", "weird"])),
-        "status": _field(st.sampled_from(["pending", "completed", "cancelled"])),
-        "content": _field(st.lists(_v1_content_item(), max_size=3)),
-        "locations": _field(st.lists(_v1_location(), max_size=3)),
-        "raw_input": _field(st.integers() | _TEXT),
-        "raw_output": _field(st.integers() | _TEXT),
-        "meta": st.one_of(st.just(UNSET), _META),
-    }
+    candidates = {f.attr: V1_FIELD_STRATEGIES[f.attr] for f in V1_TOOL_CALL_FIELDS}
     for name, strategy in candidates.items():
         value = draw(strategy)
         if value is not UNSET and not (name == "title" and cls is v1.ToolCall and value is None):

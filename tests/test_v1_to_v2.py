@@ -29,6 +29,7 @@ from acp_toolcalls.convert import (
     tool_call_to_v2,
     tool_call_update_to_v2,
 )
+from acp_toolcalls.models import V1_TOOL_CALL_FIELDS
 
 Json = Any
 SchemaCheck = Callable[..., None]  # the `schema_valid` fixture of conftest.py
@@ -660,10 +661,7 @@ def test_c3_nulls_are_unchanged() -> None:
     assert not losses
 
 
-@pytest.mark.parametrize(
-    "field",
-    ["kind", "status", "title", "name", "content", "locations", "rawInput", "rawOutput", "_meta"],
-)
+@pytest.mark.parametrize("field", [f.key for f in V1_TOOL_CALL_FIELDS])
 def test_update_null_is_omitted_for_every_field(field: str) -> None:
     out, _ = tool_call_update_to_v2(v1_update(toolCallId="c", **{field: None}))
     assert as_json(out) == {"toolCallId": "c"}

@@ -47,7 +47,7 @@ from acp_toolcalls.agent import (
     text_content,
 )
 from acp_toolcalls.codec import canonical_json
-from acp_toolcalls.models import VersionName
+from acp_toolcalls.models import TOOL_CALL_FIELDS, VersionName
 
 from .invariants import Receiver
 from .strategies import examples, weighted
@@ -157,6 +157,8 @@ FIELDS: dict[str, S[Any]] = {
     "capabilities": CAPABILITIES,
     "meta": META,
 }
+"""Per field of ``v2.ToolCallUpdate``: the values the emitter is asked to send (every field of
+the registry, ``models.TOOL_CALL_FIELDS``; tests/test_field_registry.py holds it to that)."""
 
 
 def _kwargs(names: tuple[str, ...], clear: bool = True) -> S[dict[str, Any]]:
@@ -190,11 +192,9 @@ OPS: S[tuple[str, dict[str, Any]]] = weighted(
                 optional={
                     "status": OPEN_STATUS,
                     **{
-                        n: FIELDS[n]
-                        for n in (
-                            *("kind", "name", "content", "locations", "raw_input"),
-                            *("raw_output", "capabilities", "meta"),
-                        )
+                        n: strategy
+                        for n, strategy in FIELDS.items()
+                        if n not in ("title", "status")  # (drawn above)
                     },
                 },
             ),
@@ -436,14 +436,10 @@ class _Model:
 
 
 _FIELD_KEYS = {
-    "title": "title",
-    "name": "name",
-    "kind": "kind",
-    "raw_input": "rawInput",
-    "raw_output": "rawOutput",
-    "locations": "locations",
-    "capabilities": "capabilities",
+    f.attr: f.key for f in TOOL_CALL_FIELDS if f.attr not in ("status", "content", "meta")
 }
+"""Attribute -> wire name of the fields compared as they are (``status``, ``content`` and
+``_meta`` are compared on their own): every other field of the registry (issue 28)."""
 
 
 def _plain(value: Any) -> Any:

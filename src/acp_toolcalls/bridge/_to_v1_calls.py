@@ -22,7 +22,7 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.8, 9.9; D22, D30, D39):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
@@ -32,7 +32,7 @@ from .. import v1, v2
 from .._mypyc import mypyc_attr
 from ..convert import plain_fields, session_update_to_v1, unknown_keys
 from ..events import ContentAppended
-from ..models import extras_seen
+from ..models import UnhandledFieldError, extras_seen, patch_fields
 from ..store import TerminalState, ToolCallState, patch_meta, trim_block
 from . import _to_v1_state
 from ._to_v1_projection import _Projection
@@ -50,17 +50,14 @@ _MAX_COMPACTIONS = 1_000
 _UNFLUSHING_TAGS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 """Opaque v2 updates that are no flush point: message text streams beside tool calls."""
 
-_PATCH_ATTRS: tuple[tuple[str, str], ...] = tuple(
-    (f.name, f.encode_name)
-    for f in msgspec.structs.fields(v2.ToolCallUpdate)
-    if f.name not in ("tool_call_id", "content", "meta")
-)
+_FROM_STORE = frozenset({"content", "meta"})
+"""The fields a flush reads back from the store instead of holding them."""
 
 
 def _hold_fields(update: v2.ToolCallUpdate, pending: dict[str, Any]) -> None:
-    """Put the fields ``update`` sets (but ``content`` and ``_meta``, which the flush reads
-    from the store) into ``pending``, by attribute name: ``_PATCH_ATTRS``, written out, read by
-    position as ``store``'s patcher reads them (tests/test_fast_paths.py holds the positions)."""
+    """Put the fields ``update`` sets (but ``_FROM_STORE``, which the flush reads from the
+    store) into ``pending``, by attribute name: written out, read by position as ``store``'s
+    patcher reads them (``check_hold_fields`` holds them to the model's fields, at import)."""
     values = astuple(update)
     unset = UNSET  # a local: compiled, a module's global is a lookup at each use
     value: Any = values[1]
@@ -87,6 +84,23 @@ def _hold_fields(update: v2.ToolCallUpdate, pending: dict[str, Any]) -> None:
     value = values[9]
     if value is not unset:
         pending["capabilities"] = value
+
+
+def check_hold_fields(model: type[msgspec.Struct]) -> None:
+    """``_hold_fields`` holds every field of ``model`` but ``_FROM_STORE``, each from its own
+    place: else an ``UnhandledFieldError`` naming it (issue 28; checked at import)."""
+    fields_of = patch_fields(model)
+    wanted = {f.attr: f"<{f.attr}>" for f in fields_of if f.attr not in _FROM_STORE}
+    marked = model(tool_call_id="probe", **{f.attr: f"<{f.attr}>" for f in fields_of})
+    held: dict[str, Any] = {}
+    _hold_fields(cast(v2.ToolCallUpdate, marked), held)
+    if held != wanted:
+        missing = [attr for attr, value in wanted.items() if held.get(attr) != value]
+        unknown = sorted(attr for attr in held if attr not in wanted)
+        raise UnhandledFieldError("bridge._to_v1_calls._hold_fields", missing, unknown)
+
+
+check_hold_fields(v2.ToolCallUpdate)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)

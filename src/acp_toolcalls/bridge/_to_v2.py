@@ -91,9 +91,8 @@ _FAST_PATHS = True
 """Whether tool-call updates take their fast path (tests turn it off to compare: the output is
 the same either way)."""
 _MESSAGE_CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
-_UPDATE_FIELDS = tuple(
-    name for name in v2.ToolCallUpdate.__struct_fields__ if name != "tool_call_id"
-)
+_UPDATE_FIELDS = tuple(f.attr for f in models.TOOL_CALL_FIELDS)
+"""Every patch field of the v2 model (issue 28): what the general path's update is read for."""
 
 
 class V1ToV2Bridge(SessionTables):

@@ -28,6 +28,7 @@ from msgspec import UNSET
 from .. import v2
 from ..codec import canonical_json
 from ..convert import Loss, TerminalReader
+from ..models import TOOL_CALL_FIELDS
 from ..store import Limits, trim_block
 
 _FORGOTTEN = (
@@ -37,10 +38,9 @@ _FORGOTTEN = (
 _TITLE_KEPT = 1_024
 """Characters of a call's title remembered for a permission prompt that has none (D37)."""
 
-HELD_FIELDS = tuple(
-    name for name in v2.ToolCallUpdate.__struct_fields__ if name not in ("tool_call_id", "meta")
-)
-"""The fields a permission subject sends only when they differ from what the client holds."""
+HELD_FIELDS = tuple(f.attr for f in TOOL_CALL_FIELDS if f.attr != "meta")
+"""The fields a permission subject sends only when they differ from what the client holds:
+every patch field of the model but ``_meta`` (issue 28)."""
 
 _CALL_BYTES = 400
 """What the bridge keeps per call (its id in four tables, a digest per field sent), about, in

@@ -7,6 +7,13 @@ enum values, plain text content, locations and ``_meta`` the target accepts), wi
 per-field calls and paths; ``None`` for any other call, which takes that path. Property tests
 (tests/test_fast_paths.py) hold the two equal. They are the bulk of streamed traffic, which is
 why they exist (docs/benchmarks.md).
+
+Each path is written out field by field (a loop over a table is what they save), so each
+declares the fields it reads (``*_READS``, checked at import against the models' fields,
+``models.check_handled``; issue 28): a field added to a model without its lines here fails the
+import, naming the path, instead of being dropped. tests/test_field_registry.py holds each
+declaration to the attributes its function reads. ``plain_stored_fields`` needs none: it takes
+the general path for any key it does not know.
 """
 
 from __future__ import annotations
@@ -17,12 +24,20 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v1, v2
+from ..models import TOOL_CALL_FIELDS, V1_TOOL_CALL_FIELDS, check_handled
 from ._kernel import copy_meta
 
 # --------------------------------------------------------------------------------------------
 # v1 -> v2
 
 _PLAIN_CALLS = (v1.ToolCall, v1.ToolCallUpdate, v1.SessionToolCallUpdate)
+PLAIN_TOOL_CALL_FIELDS_READS = (
+    "title", "name", "kind", "status", "content", "locations", "raw_input", "raw_output", "meta",
+)  # fmt: skip
+"""The fields of the v1 call ``plain_tool_call_fields`` reads, in its order."""
+check_handled(
+    "convert._plain.plain_tool_call_fields", PLAIN_TOOL_CALL_FIELDS_READS, V1_TOOL_CALL_FIELDS
+)
 
 
 def plain_tool_call_fields(
@@ -99,6 +114,12 @@ def plain_tool_call_fields(
 _PLAIN_UPDATES = (v2.ToolCallUpdate, v2.SessionToolCallUpdate)
 _V1_KINDS = frozenset(v1.KNOWN_KINDS)
 _V1_STATUSES = frozenset(v1.KNOWN_STATUSES)
+PLAIN_FIELDS_READS = (
+    "title", "name", "kind", "status", "content", "locations", "raw_input", "raw_output",
+    "capabilities", "meta",
+)  # fmt: skip
+"""The fields of the v2 update ``plain_fields`` reads, in its order."""
+check_handled("convert._plain.plain_fields", PLAIN_FIELDS_READS, TOOL_CALL_FIELDS)
 
 
 def plain_fields(u: v2.ToolCallUpdate, create: bool = False) -> dict[str, Any] | None:

@@ -20,8 +20,10 @@ Rules this module owns:
   (D19) are dropped and reported in every mode.
 
 Theory of operation: one row per field (``_Field``: wire key, conversion, what a create leaves
-out, what a ``null`` becomes) in ``_FIELDS_TO_V2`` and ``_FIELDS_TO_V1``; the common loss-free
-shapes skip the tables (``_plain``), with the same result.
+out, what a ``null`` becomes) in ``_FIELDS_TO_V2`` and ``_FIELDS_TO_V1``, each held at import to
+the fields of its source model (``models.check_handled``, issue 28: a field without a row fails
+the import, naming the table); the common loss-free shapes skip the tables (``_plain``), with
+the same result.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v1, v2
-from ..models import KIND_LABELS
+from ..models import KIND_LABELS, TOOL_CALL_FIELDS, V1_TOOL_CALL_FIELDS, check_handled
 from ._content import contents_to_v1, contents_to_v2, locations_to_v1, locations_to_v2
 from ._kernel import Fix, Losses, empty, equals, meta_fix, report_extra, same
 from ._loss import NO_LOSSES, LossReport, key_path
@@ -78,6 +80,12 @@ _FIELDS_TO_V2: tuple[_Field, ...] = (
     _Field("raw_input", "rawInput", same),
     _Field("raw_output", "rawOutput", same),
     _Field("meta", "_meta", meta_fix),
+)
+check_handled(  # one row per v1 field, under its wire name (issue 28)
+    "convert._tool_calls._FIELDS_TO_V2",
+    [f.attr for f in _FIELDS_TO_V2],
+    V1_TOOL_CALL_FIELDS,
+    {f.attr: f.key for f in _FIELDS_TO_V2},
 )
 
 
@@ -215,6 +223,12 @@ _FIELDS_TO_V1: tuple[_Field, ...] = (
     _Field("raw_output", "rawOutput", same, clear=_keep_previous),
     _Field("capabilities", "capabilities", _capabilities, clear=partial(_capabilities, None)),
     _Field("meta", "_meta", _meta_patch, empty, _keep_previous, _meta_object),
+)
+check_handled(  # one row per v2 field, under its wire name (issue 28)
+    "convert._tool_calls._FIELDS_TO_V1",
+    [f.attr for f in _FIELDS_TO_V1],
+    TOOL_CALL_FIELDS,
+    {f.attr: f.key for f in _FIELDS_TO_V1},
 )
 
 

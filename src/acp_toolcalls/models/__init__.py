@@ -10,6 +10,7 @@ Layout (one concept per module; the modules are private, their names public here
 - ``_v2_content``, ``_v2_tool_calls``, ``_v2_terminals``, ``_v2_session``,
   ``_v2_permissions``: the v2 models by concept, gathered by ``acp_toolcalls.v2``.
 - ``_v1``: the v1 models, gathered by ``acp_toolcalls.v1``.
+- ``_registry``: the tool-call field registry, read from the models (issue 28).
 - ``_jsonrpc``: the envelopes that are not typed (``JsonRpcMessage``, ``Batch``,
   ``InvalidMessage``), the JSON-RPC error codes and the cancelled permission answer.
 
@@ -52,6 +53,14 @@ from ._known import (
     ToolKind,
     VersionName,
 )
+from ._registry import (
+    TOOL_CALL_FIELDS,
+    V1_TOOL_CALL_FIELDS,
+    PatchField,
+    UnhandledFieldError,
+    check_handled,
+    patch_fields,
+)
 from ._wire import (
     CLOSED_ENUM,
     DEFAULT_ON_ERROR,
@@ -90,26 +99,32 @@ __all__ = [
     "REQUEST_CANCELLED",
     "SKIP_INVALID_ITEMS",
     "TOOL_CALL_ENUMS",
+    "TOOL_CALL_FIELDS",
     "UNSET",
     "UNSTABLE_SESSION_UPDATES",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "V1_TOOL_CALL_FIELDS",
     "AnyOf",
     "Batch",
     "InvalidMessage",
     "InvalidValue",
     "JsonRpcMessage",
     "Open",
+    "PatchField",
     "PermissionOptionKind",
     "ToolCallStatus",
     "ToolKind",
+    "UnhandledFieldError",
     "UnknownVariant",
     "UnsetType",
     "VersionName",
     "WireStruct",
     "base64_bytes",
+    "check_handled",
     "error_response",
     "extra_fields",
     "extras_seen",
+    "patch_fields",
     "plain_id",
     "replace",
     "request_key",

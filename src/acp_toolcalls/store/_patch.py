@@ -13,8 +13,8 @@ Rules this module owns (spec 7.2, 7.3; D2, D13):
   ``cleared``: the events and the byte accounting follow that order.
 
 The patchers are written out field by field (the store's hot path: about twice as fast as a
-loop over a field table); ``_check`` makes sure, at import, that they cover every field of
-their model but those the store applies itself.
+loop over a field table); ``check_patcher`` makes sure, at import, that they cover every field
+of their model (``models.patch_fields``, issue 28) but those the store applies itself.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from msgspec import UNSET
 from msgspec.structs import astuple
 
 from .. import v2
+from ..models import UnhandledFieldError, patch_fields
 
 PLAIN_UPDATES = frozenset({v2.ToolCallUpdate, v2.SessionToolCallUpdate})
 """Update types that never carry unknown keys (those come as same-named subclasses)."""
@@ -51,7 +52,7 @@ def patch_call(
     update: v2.ToolCallUpdate, fields: dict[str, Any], patched: list[str], cleared: list[str]
 ) -> None:
     """Patch a tool call's ``fields`` with ``update`` (all but ``toolCallId`` and ``_meta``)."""
-    # The values by position (``_check`` holds the positions to the model's fields): one read
+    # The values by position (``check_patcher`` holds the positions to the model's fields): one read
     # of the struct instead of ten attribute lookups, which compiled code makes generically.
     values = astuple(update)
     unset = UNSET  # a local: compiled, a module's global is a dict lookup at each use
@@ -120,31 +121,45 @@ def patch_terminal(
         (cleared if value is None else patched).append("capabilities")
 
 
-_PATCHERS: tuple[tuple[Callable[..., None], type[msgspec.Struct], frozenset[str]], ...] = (
-    (patch_call, v2.ToolCallUpdate, frozenset({"toolCallId", "_meta"})),
-    (patch_terminal, v2.TerminalUpdate, frozenset({"terminalId", "output", "_meta"})),
+_PATCHERS: tuple[tuple[str, Callable[..., None], type[msgspec.Struct], frozenset[str]], ...] = (
+    ("store._patch.patch_call", patch_call, v2.ToolCallUpdate, frozenset({"toolCallId", "_meta"})),
+    (
+        "store._patch.patch_terminal",
+        patch_terminal,
+        v2.TerminalUpdate,
+        frozenset({"terminalId", "output", "_meta"}),
+    ),
 )
-"""Each patcher, its model and the wire names the store applies itself."""
+"""Each patcher (by name), its model and the wire names the store applies itself."""
 
 
-def _check() -> None:
-    """Every field of each patcher's model is patched (in the model's order, each from its own
-    value) or applied by the store itself: a field added to a model without a line above, or
-    moved, fails here, at import."""
-    for patcher, model, own in _PATCHERS:
-        wanted = [f.encode_name for f in msgspec.structs.fields(model) if f.encode_name not in own]
-        probe = model(**{f.name: None for f in msgspec.structs.fields(model)})
-        fields: dict[str, Any] = {}
-        patched: list[str] = []
-        cleared: list[str] = []
-        patcher(probe, fields, patched, cleared)
-        if cleared != wanted or list(fields) != wanted or patched:
-            raise RuntimeError(f"{patcher.__name__} patches {cleared}, not {wanted}")
-        marked = model(**{f.name: [f.encode_name] for f in msgspec.structs.fields(model)})
-        fields = {}
-        patcher(marked, fields, [], [])
-        if any(value != [name] for name, value in fields.items()):
-            raise RuntimeError(f"{patcher.__name__} reads a field from another's place")
+def check_patcher(
+    name: str, patcher: Callable[..., None], model: type[msgspec.Struct], own: frozenset[str]
+) -> None:
+    """Every patch field of ``model`` (``models.patch_fields``) is patched by ``patcher`` (in the
+    model's order, each from its own value) or in ``own`` (applied by the store itself): a
+    field added to a model without a line above, or moved, is an ``UnhandledFieldError`` naming
+    the patcher (issue 28)."""
+    fields_of = patch_fields(model)
+    wanted = [f.key for f in fields_of if f.key not in own]
+    probe = model(**{f.attr: None for f in fields_of}, **{_id(model): "probe"})
+    fields: dict[str, Any] = {}
+    patched: list[str] = []
+    cleared: list[str] = []
+    patcher(probe, fields, patched, cleared)
+    if cleared != wanted or list(fields) != wanted or patched:
+        missing = [f.attr for f in fields_of if f.key in wanted and f.key not in cleared]
+        raise UnhandledFieldError(name, missing, [key for key in cleared if key not in wanted])
+    marked = model(**{f.attr: [f.key] for f in fields_of}, **{_id(model): "probe"})
+    fields = {}
+    patcher(marked, fields, [], [])
+    if any(value != [key] for key, value in fields.items()):
+        raise RuntimeError(f"{name} reads a field from another's place")
 
 
-_check()
+def _id(model: type[msgspec.Struct]) -> str:
+    return msgspec.structs.fields(model)[0].name
+
+
+for _name, _patcher, _model, _own in _PATCHERS:
+    check_patcher(_name, _patcher, _model, _own)

@@ -31,7 +31,7 @@ from msgspec import UNSET, UnsetType
 
 from .. import v2
 from ..convert import display_title
-from ..models import with_extra_fields
+from ..models import TOOL_CALL_FIELDS, with_extra_fields
 from ..v2 import FINAL_STATUSES
 from ._sizes import str_size
 
@@ -41,8 +41,11 @@ _CALL_ATTRS: Mapping[str, str] = {
 _TERMINAL_ATTRS: Mapping[str, str] = {
     f.encode_name: f.name for f in msgspec.structs.fields(v2.TerminalUpdate)
 }
-COLLECTION_FIELDS = frozenset({"content", "locations"})
-"""The fields that hold whole arrays (stored as received: ``[]`` stays ``[]``, D2)."""
+COLLECTION_FIELDS = frozenset(
+    name for f in TOOL_CALL_FIELDS if f.collection for name in (f.attr, f.key)
+)
+"""The fields that hold whole arrays (stored as received: ``[]`` stays ``[]``, D2), by
+attribute and wire name (``content``, ``locations``: the same), read from the model (issue 28)."""
 
 
 class ToolCallState:
