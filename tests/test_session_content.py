@@ -292,3 +292,39 @@ def test_the_in_process_bridges_agree() -> None:
     to_v2 = V1ToV2Bridge().convert(json.dumps(_call([REFERENCE], "tool_call")).encode())
     assert json.loads(encode(to_v2.messages[0]))["params"]["update"]["content"] == [REFERENCE]
     assert not to_v2.losses
+
+
+# --------------------------------------------------------------------------------------------
+# inspect, in a real headless Chromium
+
+
+def test_inspect_links_a_session_item_to_that_sessions_calls(tmp_path: Path) -> None:
+    from test_inspect_browser import new_browser, open_report, wait_for
+
+    page = tmp_path / "report.html"
+    done = _cli("inspect", str(FIXTURE), "-o", str(page))
+    assert done.returncode == 0, done.stderr
+    driver = new_browser()
+    try:
+        open_report(driver, page)
+        ids = "return [...document.querySelectorAll('#cards > .card')].map(c => c.dataset.id)"
+        # every session's calls are shown, the subagent's (never created by the client) too
+        assert driver.execute_script(ids) == ["toolu_delegate", "toolu_child_01"]
+        card = '.card[data-id="toolu_delegate"] '
+        linked = driver.find_element(
+            "css selector", card + f'a.session-link[data-session="{CHILD}"]'
+        )
+        assert linked.text == f"session {CHILD} \u201cTest runner\u201d"
+        plain = driver.find_element(
+            "css selector", card + '.session-ref[data-session="sess_child_2"]'
+        )
+        assert plain.text == "session sess_child_2 (no calls of it in this log)"
+        assert plain.find_elements("css selector", "a") == []
+        driver.execute_script("delete document.body.dataset.shown")
+        linked.click()
+        wait_for(driver, "return document.body.dataset.shown", "the list drawn again")
+        assert driver.execute_script(ids) == ["toolu_child_01"]
+        chosen = driver.execute_script("return document.getElementById('f-session').value")
+        assert chosen == CHILD
+    finally:
+        driver.quit()

@@ -17,7 +17,10 @@ Rules this module owns:
 - A permission request of the agent, in a bridge log, was answered by the editor when the
   editor answered the same call's request it was shown, before the agent got its answer;
   otherwise the proxy answered on the editor's behalf.
-- Cards: one per ``(sessionId, toolCallId)`` over all sides, in first-seen order.
+- Cards: one per ``(sessionId, toolCallId)`` over all sides, in first-seen order; a session
+  the client never created (a subagent's, known only from its updates) has its cards too.
+- ``sessionTitles``: each session's title (``session_info_update``, ``subagent_update``), over
+  all sides, for the ``session`` content items that refer to it.
 - Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it.
 """
 
@@ -228,6 +231,11 @@ class ReportBuilder:
             "cards": ordered,
             "findings": findings,
             "looseAsks": loose_asks,
+            "sessionTitles": {
+                session: title
+                for side in sides
+                for session, title in side.history.store.session_titles().items()
+            },
         }
 
     def _who_answered(self) -> None:

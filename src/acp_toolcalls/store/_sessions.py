@@ -74,6 +74,10 @@ class _Sessions(_Views):
         title), ``None`` when none was given; the session need not hold any call."""
         return self._titles.get(session_id)
 
+    def session_titles(self) -> dict[str, str]:
+        """Every session title kept (a copy), by session id, the latest set last."""
+        return dict(self._titles)
+
     def _set_title(self, session_id: Any, title: Any) -> None:
         if not isinstance(session_id, str):
             return

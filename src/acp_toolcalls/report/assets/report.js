@@ -177,6 +177,8 @@ function renderLooseAsks() {
 // Filters and the card list
 
 function passes(card) {
+  const session = document.getElementById("f-session").value;
+  if (session && card.session !== session) return false;
   const status = document.getElementById("f-status").value;
   const kind = document.getElementById("f-kind").value;
   const calls = cardCalls(card).filter((c) => c && c.first <= line);
@@ -339,7 +341,26 @@ async function contentNode(item, side, session) {
   }
   if (item && item.type === "diff") return diffNode(item);
   if (item && item.type === "terminal") return terminalNode(side, session, item.terminalId);
+  if (item && item.type === "session" && typeof item.sessionId === "string") return sessionNode(item.sessionId);
   return h("pre", { class: "json" }, pretty(item));
+}
+
+// A `session` item: a reference to another session (a subagent's). A link that shows that
+// session's calls when the log has them (the session filter), plain text otherwise.
+function sessionNode(id) {
+  const title = Object.prototype.hasOwnProperty.call(R.sessionTitles, id) ? R.sessionTitles[id] : null;
+  const calls = R.cards.filter((c) => c.session === id).length;
+  const label = ["session ", h("code", {}, id), title ? [" “", title, "”"] : ""];
+  if (!calls) return h("div", { class: "session-ref", "data-session": id }, label, " (no calls of it in this log)");
+  const open = (event) => { event.preventDefault(); showSession(id); };
+  return h("div", { class: "session-ref", "data-session": id },
+    h("a", { href: "#", class: "session-link", "data-session": id, onclick: open }, label), ` · ${plural(calls, "tool call")}`);
+}
+
+async function showSession(id) {
+  document.getElementById("f-session").value = id;
+  await rebuild();
+  document.getElementById("cards").scrollIntoView({ block: "start" });
 }
 
 function diffNode(item) {
@@ -517,6 +538,7 @@ async function focusCall(side, index) {
   if (!shownCards.includes(cardIndex)) {
     document.getElementById("f-status").value = "";
     document.getElementById("f-kind").value = "";
+    document.getElementById("f-session").value = "";
     document.getElementById("f-text").value = "";
     setLine(R.lineCount);
     await rebuild();
@@ -544,6 +566,11 @@ async function main() {
   R = await part("main");
   R.sessions = new Set(R.cards.map((c) => c.session)).size;
   document.getElementById("heading").textContent = visible(`acp-toolcalls inspect: ${R.name}`);
+  const sessions = document.getElementById("f-session");
+  for (const id of new Set(R.cards.map((c) => c.session))) {
+    const title = Object.prototype.hasOwnProperty.call(R.sessionTitles, id) ? ` (${R.sessionTitles[id]})` : "";
+    sessions.append(h("option", { value: id }, id + title));
+  }
   const statuses = new Set(), kinds = new Set();
   R.calls.forEach((calls) => calls.forEach((c) => {
     c.status.forEach((p) => statuses.add(p[1]));
@@ -567,6 +594,7 @@ async function main() {
   document.getElementById("scrub-next").addEventListener("click", () => { setLine(line + 1); rebuild(); });
   document.getElementById("f-status").addEventListener("change", rebuild);
   document.getElementById("f-kind").addEventListener("change", rebuild);
+  document.getElementById("f-session").addEventListener("change", rebuild);
   document.getElementById("f-text").addEventListener("input", later);
   document.getElementById("raw-close").addEventListener("click", () => { document.getElementById("raw").hidden = true; });
   new IntersectionObserver((seen) => {
