@@ -164,6 +164,32 @@ def test_replay_json_keeps_it_as_a_known_item_and_the_subagents_calls_per_sessio
     assert store.session_title(CHILD) == "Test runner" and store.session_title("x") is None
 
 
+def test_a_v1_stream_gives_the_title_too_and_a_v1_session_item_is_known() -> None:
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    info = {"sessionUpdate": "session_info_update", "title": "Kid"}
+    store = ToolCallStore(version="auto")
+    store.apply(json.dumps(init).encode())
+    store.apply(
+        json.dumps({**_call([], "tool_call"), "params": {"sessionId": "kid", "update": info}})
+    )
+    store.apply(json.dumps(_call([REFERENCE], "tool_call")).encode())
+    assert store.session_title("kid") == "Kid"
+    held = store.tool_call(SID, "c1")
+    assert held is not None and held.content == [
+        v2.SessionReference(session_id=CHILD, meta={"example.com/role": "tester"})
+    ]
+    store.apply(
+        json.dumps(
+            {
+                **_call([], "tool_call"),
+                "params": {"sessionId": "kid", "update": {**info, "title": None}},
+            }
+        )
+    )
+    assert store.session_title("kid") is None  # `null` forgets it
+    assert "kid" not in store.sessions  # a title is no tool-call state
+
+
 def test_replay_table_names_the_session_its_title_and_its_calls() -> None:
     done = _cli("replay", "--width", "300", str(FIXTURE))
     assert done.returncode == 0, done.stderr

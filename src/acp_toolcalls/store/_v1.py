@@ -12,6 +12,7 @@ Rules this module owns (D9, D20, D32, D33, D38 amended):
   (``snapshot``; D32); a later applied value of that field replaces it.
 - A v1 permission request's ``toolCall`` is applied as an update when the request is read
   (D18, D33).
+- A ``session_info_update`` is read for its title only (``_sessions``), as on v2.
 - The ``_meta`` terminal extension of a tool call (or a permission ``toolCall``) is read as the
   v1 -> v2 bridge reads it (``convert.TerminalReader``, one per session): its terminal updates
   are applied first (``_terminals``), then the call without the extension's keys, its display
@@ -65,6 +66,9 @@ class _V1Input(_ToolCalls):
         elif isinstance(params.update, v1.ToolCallUpdate):
             create = False
         else:
+            other = params.update
+            if isinstance(other, v1.OpaqueSessionUpdate) and other.tag == "session_info_update":
+                self._session_info(params.session_id, other, events)  # its title (_sessions)
             return
         update = cast("v1.ToolCall | v1.ToolCallUpdate", params.update)
         session = self.sessions.get(params.session_id)
