@@ -16,10 +16,8 @@ field (msgspec writes the tag itself), so it is left out of the comparison.
 from __future__ import annotations
 
 import inspect
-import json
 import typing
 from collections.abc import Iterator, Mapping
-from importlib.resources import files
 from typing import Any
 
 import msgspec
@@ -27,15 +25,15 @@ import pytest
 
 from acp_toolcalls import v1, v2
 from acp_toolcalls.models import DEFAULT_ON_ERROR, SKIP_INVALID_ITEMS, WireStruct
+from acp_toolcalls.schema._checks import document
 
 DEFAULT_KEY = "x-deserialize-default-on-error"
 SKIP_KEY = "x-deserialize-skip-invalid-items"
 
 
 def _schema(protocol: str) -> Mapping[str, Any]:
-    text = (files("acp_toolcalls") / "schemas" / protocol / "schema.json").read_text("utf-8")
-    loaded: Mapping[str, Any] = json.loads(text)
-    return loaded
+    # As the library loads it: with the overlays (acp_toolcalls.schema._overlay).
+    return document(protocol)
 
 
 SCHEMAS = {"v1": _schema("v1"), "v2": _schema("v2")}

@@ -222,6 +222,7 @@ def test_json_document_structure(tmp_path: Path, capsys: pytest.CaptureFixture[s
         "messages",
         "findings",
         "summary",
+        "schema",
     ]
     assert document["protocol"] == "v2"
     assert document["protocol_source"] == "initialize response on line 2 says protocolVersion 2"

@@ -12,9 +12,10 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   an open enum or discriminator that is neither known nor ``_``-prefixed (7.10 item 3): tool
   ``kind``, ``status``, permission option ``kind``, tool-call content ``type``, content block
   ``type``, diff ``operation``, ``fileType``, patch ``format``, permission subject ``type`` and
-  ``sessionUpdate``. Update types the v2 schema knows (``agent_message_chunk``, ...) are known
-  even though the codec carries them opaquely; removed v1 types (``tool_call``, ``plan``,
-  ``current_mode_update``) are reported with a pointer to D17.
+  ``sessionUpdate``. Update types the v2 schema knows (``agent_message_chunk``, ...; with
+  ``known``, those too: ``validate --unstable``) are known though the codec carries
+  them opaquely; removed v1 types (``tool_call``, ``plan``, ``current_mode_update``) are
+  reported with a pointer to D17.
 - ``recreated-after-final``: a tool call that reached ``completed``/``failed``/``cancelled``
   later gets a non-final status (v2 ``status: null`` resets to ``pending``, so it counts; a v1
   ``null`` means "unchanged" and does not, nor does a status v1 does not define, such as a
@@ -43,7 +44,7 @@ position (the line number) and returns findings; ``finish()`` returns the end-of
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -211,8 +212,9 @@ class _Call:
 class ToolCallLinter:
     """Feed decoded messages in log order; collect findings; call ``finish()`` at the end."""
 
-    def __init__(self, *, max_calls: int | None = MAX_CALLS) -> None:
+    def __init__(self, *, max_calls: int | None = MAX_CALLS, known: Iterable[str] = ()) -> None:
         self.max_calls = max_calls
+        self._known_updates = KNOWN_V2_SESSION_UPDATES | frozenset(known)
         self._calls: dict[tuple[str, str], _Call] = {}
         # Per session: tool-call ids listed as background work by its latest state_update, when
         # that update was `idle` with a well-formed list; otherwise absent.
@@ -285,7 +287,8 @@ class ToolCallLinter:
 
     def _custom(self, what: str, value: object, path: str) -> None:
         """``custom-value-prefix`` when ``value`` is a string neither known nor ``_``-prefixed."""
-        if not isinstance(value, str) or value in KNOWN_V2_VALUES[what] or value.startswith("_"):
+        known = self._known_updates if what == "sessionUpdate" else KNOWN_V2_VALUES[what]
+        if not isinstance(value, str) or value in known or value.startswith("_"):
             return
         hint = _REMOVED_V1_UPDATES.get(value) if what == "sessionUpdate" else None
         detail = hint or "custom values must start with `_`; others are reserved for ACP"

@@ -18,6 +18,9 @@ lines (``read_lines``) and prints what this returns.
   request: pending request ids are remembered (a bounded number) and forgotten on their
   response. Ids are only unique per direction, so when two pending requests share an id the
   method whose result schema the response satisfies is taken, else the most recent.
+- ``unstable``: messages are validated against the version's ``schema.unstable.json``, and
+  the ``sessionUpdate`` values that file defines are known to the lint (``validate
+  --unstable``); otherwise the stable file, as the version's peers are bound to it.
 - ``auto`` protocol (the default): decided as ``_detect`` says; until something decides, lines
   are held back (at most ``LOOKAHEAD_LINES`` lines / ``LOOKAHEAD_BYTES`` bytes) so that the
   lines before the deciding message are read in the right version too; past that window v2 is
@@ -41,7 +44,7 @@ from ..codec import (
     explain_json_error,
 )
 from ..models import Batch, InvalidMessage, VersionName
-from ..schema import SchemaViolation, method_table, validate_message
+from ..schema import SchemaViolation, method_table, session_update_tags, validate_message
 from ._detect import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector, hint_tables
 from ._lint import Finding, ToolCallLinter
 
@@ -203,8 +206,15 @@ def _id_key(value: object) -> object | None:
 class Validator:
     """Checks one log, line by line; ``feed`` each line, then ``finish``."""
 
-    def __init__(self, protocol: ProtocolOption = "auto", max_line_bytes: int = DEFAULT_MAX_BYTES):
+    def __init__(
+        self,
+        protocol: ProtocolOption = "auto",
+        max_line_bytes: int = DEFAULT_MAX_BYTES,
+        *,
+        unstable: bool = False,
+    ):
         self.max_line_bytes = max_line_bytes
+        self.unstable = unstable
         self.lines = 0
         self.messages = 0
         self._detector = ProtocolDetector() if protocol == "auto" else None
@@ -213,7 +223,9 @@ class Validator:
         self._held: list[tuple[int, bytes | int]] | None = [] if protocol == "auto" else None
         self._held_bytes = 0
         self._pending: dict[object, list[str]] = {}
-        self._linter = ToolCallLinter()
+        # Under --unstable, every update the unstable v2 schema defines is known to the lint.
+        known = session_update_tags("v2", unstable=True) if unstable else frozenset()
+        self._linter = ToolCallLinter(known=known)
 
     @property
     def protocol_source(self) -> str:
@@ -380,16 +392,16 @@ class Validator:
     def _schema(self, message: object, protocol: VersionName) -> list[SchemaViolation]:
         try:
             if not isinstance(message, dict):
-                return validate_message(message, protocol)
+                return validate_message(message, protocol, unstable=self.unstable)
             method = message.get("method")
             key = _id_key(message.get("id"))
             if isinstance(method, str):
                 if key is not None:
                     self._remember(key, method)
-                return validate_message(message, protocol)
+                return validate_message(message, protocol, unstable=self.unstable)
             candidates = self._pending.get(key) if key is not None else None
             if not candidates:
-                return validate_message(message, protocol)
+                return validate_message(message, protocol, unstable=self.unstable)
             return self._response(message, protocol, key, candidates)
         except RecursionError:
             return [SchemaViolation("$", "nested too deeply to check against the schema", "#")]
@@ -404,10 +416,14 @@ class Validator:
     ) -> list[SchemaViolation]:
         # Most recent first; with one candidate that is the only validation run.
         chosen = len(candidates) - 1
-        violations = validate_message(message, protocol, response_method=candidates[chosen])
+        violations = validate_message(
+            message, protocol, response_method=candidates[chosen], unstable=self.unstable
+        )
         if violations and len(candidates) > 1 and "result" in message:
             for index in range(len(candidates) - 2, -1, -1):
-                attempt = validate_message(message, protocol, response_method=candidates[index])
+                attempt = validate_message(
+                    message, protocol, response_method=candidates[index], unstable=self.unstable
+                )
                 if not attempt:
                     chosen, violations = index, attempt
                     break

@@ -10,7 +10,8 @@ Rules this module owns:
   commands share: ``lines`` (the log reader, the demo session, how messages are shown) and
   ``_options`` (the options they have in common); ``_follow`` reads ``replay --follow``'s
   file. Only the module of the command given is imported (``--help`` and usage errors import
-  them all), and ``--version`` imports none, nor argparse: a command pays only for what it
+  them all), and ``--version`` imports none, nor argparse (it prints the version and the
+  schema provenance, ``schema._provenance``, which imports nothing): a command pays only for what it
   uses (``bridge`` never loads jsonschema or rich).
 - A closed stdout (``acp-toolcalls validate log | head``, exit 1) or Ctrl-C (exit 130) ends
   quietly, without a traceback. Never a traceback at all: a usage error is one line on stderr
@@ -60,7 +61,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="acp-toolcalls",
         description="Tools for the tool-call surface of the Agent Client Protocol (v1 and v2).",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        help="show the version and the provenance of the bundled schemas, and exit",
+    )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMANDS:
         if command is None or name == command:
@@ -72,13 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     words = sys.argv[1:] if argv is None else argv
     if words == ["--version"]:  # before any import: the start-up people wait for in scripts
-        print(f"acp-toolcalls {__version__}")
-        return 0
+        return _version()
     parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     try:
         args = parser.parse_args(words)
-    except SystemExit as exc:  # --help, --version, usage errors
+    except SystemExit as exc:  # --help, usage errors
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    if getattr(args, "version", False):
+        return _version()
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         print(
@@ -109,6 +115,15 @@ def main(argv: list[str] | None = None) -> int:
             f"{prog}: internal error ({type(exc).__name__}: {exc}); this is a bug, please report it"
         )
         return INTERNAL_ERROR
+
+
+def _version() -> int:
+    """``--version``: the version, then where the bundled schemas come from (a module that
+    imports nothing and reads no file)."""
+    from ..schema._provenance import describe
+
+    print(f"acp-toolcalls {__version__}\n{describe()}")
+    return 0
 
 
 def _say(text: str) -> None:

@@ -11,8 +11,13 @@ core's (``acp_toolcalls.check.Validator``):
 - ``--protocol auto`` (default): the protocol is that of the latest ``initialize`` request or
   response with ``protocolVersion`` 1 or 2; before any ``initialize``, the first message that
   exists in only one version decides (``DETECTION_HINTS``).
-- Output: human (rich) ``line N: PATH: message [code]`` lines, then a summary; or with
-  ``--json`` one document ``{protocol, protocol_source, lines, messages, findings, summary}``.
+- ``--unstable``: messages are checked against the version's ``schema.unstable.json``
+  (subagent, session message and plan removal updates), which the lint then knows too;
+  without it, the stable file, against which those updates are unknown or custom values.
+- Output: human (rich) ``line N: PATH: message [code]`` lines, then a summary naming the
+  protocol and the bundled schema file (package, version, SHA-256, overlays applied); or with
+  ``--json`` one document ``{protocol, protocol_source, lines, messages, findings, summary,
+  schema}``.
   Exit 0 without findings, 1 with findings, 2 when the input cannot be read at all (one line on
   stderr, never a traceback); ``EXIT_CODES`` lists them all (the ``--help`` epilog). Findings
   of a JSON document are spooled (to disk past a few MiB), so memory does not grow with the
@@ -45,6 +50,13 @@ from ..check import (
 )
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import LogSide, one_side
+from ..schema._provenance import (
+    OVERLAYS,
+    SCHEMA_FILES,
+    SCHEMA_PACKAGE,
+    SCHEMA_PACKAGE_VERSION,
+    schema_file,
+)
 from ._options import positive_int
 from .lines import (
     NotJsonLines,
@@ -159,6 +171,12 @@ class _HumanReport:
         protocol = Text("protocol ")
         protocol.append(validator.protocol, style="bold")
         protocol.append(f" ({printable(validator.protocol_source)})")
+        schema = _schema_record(validator)
+        overlays = ", ".join(schema["overlays"]) or "none"
+        protocol.append(
+            f"; schema {schema['file']} of {schema['package']} {schema['version']} "
+            f"(sha256 {schema['sha256'][:12]}…), overlays: {overlays}"
+        )
         self._console.print(protocol)
 
 
@@ -201,11 +219,24 @@ class _JsonReport:
             out.write(chunk)
         self._spool.close()
         summary = dict(sorted(self._counts.by_code.items()))
-        out.write('], "summary": ' + json.dumps(summary) + "}\n")
+        out.write('], "summary": ' + json.dumps(summary))
+        out.write(', "schema": ' + json.dumps(_schema_record(validator)) + "}\n")
         out.flush()
 
     def discard(self) -> None:
         self._spool.close()
+
+
+def _schema_record(validator: Validator) -> dict[str, Any]:
+    """The bundled file the log was checked against, where it comes from, the overlays."""
+    bundled = schema_file(validator.protocol, validator.unstable)
+    return {
+        "package": SCHEMA_PACKAGE,
+        "version": SCHEMA_PACKAGE_VERSION,
+        "file": bundled,
+        "sha256": SCHEMA_FILES[bundled],
+        "overlays": list(OVERLAYS),
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,6 +265,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument(
+        "--unstable",
+        action="store_true",
+        help="check against the version's unstable schema (schema.unstable.json: subagent_update, "
+        "session_message, plan_removed, ...), whose updates the lint then knows",
+    )
+    parser.add_argument(
         "--side",
         choices=("client", "agent"),
         default="client",
@@ -260,7 +297,11 @@ def _fail(name: str, message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run ``validate`` for parsed arguments; returns the exit code."""
     name = cast(str, args.file)
-    validator = Validator(cast(ProtocolOption, args.protocol), cast(int, args.max_line_bytes))
+    validator = Validator(
+        cast(ProtocolOption, args.protocol),
+        cast(int, args.max_line_bytes),
+        unstable=bool(args.unstable),
+    )
     report: _Report
     if args.json:
         report = _JsonReport(sys.stdout)

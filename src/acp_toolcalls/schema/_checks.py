@@ -3,8 +3,9 @@ schema, answered without jsonschema, for the message path (the converters' rare 
 
 Rules this module owns:
 
-- The bundled schema files are read here, once per protocol (``document``), for this module
-  and for ``_schemas`` alike.
+- The bundled schema files are read here, once per protocol and stable or unstable file
+  (``document``), for this module and for ``_schemas`` alike, with the overlays applied
+  (``_overlay``).
 - A check answers the question the full validator answers (valid or not, by JSON Schema draft
   2020-12) for the keywords the bundled schemas use: ``type``, ``const``, ``enum``,
   ``properties``, ``required``, ``additionalProperties``, ``items``, ``minItems``,
@@ -33,6 +34,8 @@ from typing import Any
 import msgspec
 
 from ..models import VersionName
+from ._overlay import apply_overlays
+from ._provenance import schema_file
 
 _PROTOCOLS: tuple[VersionName, ...] = ("v1", "v2")
 _SCHEMAS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemas")
@@ -48,26 +51,28 @@ class UnsupportedKeyword(ValueError):
 
 
 @cache
-def document(protocol: VersionName) -> Mapping[str, Any]:
-    """The bundled schema of ``protocol``, read once."""
+def document(protocol: VersionName, unstable: bool = False) -> Mapping[str, Any]:
+    """The bundled schema of ``protocol`` (its ``schema.unstable.json`` with ``unstable``),
+    read once, with the overlays applied (``_overlay``)."""
     if protocol not in _PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected 'v1' or 'v2'")
-    loaded = msgspec.json.decode(_read(protocol))
+    bundled = schema_file(protocol, unstable)
+    loaded = msgspec.json.decode(_read(bundled))
     if not isinstance(loaded, dict):
-        raise ValueError(f"bundled {protocol} schema is not a JSON object")
-    return loaded
+        raise ValueError(f"bundled {bundled} is not a JSON object")
+    return apply_overlays(loaded, bundled)
 
 
-def _read(protocol: VersionName) -> bytes:
+def _read(bundled: str) -> bytes:
     """The file's bytes: beside this package (importlib.resources, which costs the bridge's
     start-up a dozen modules, only for a package that is not in a directory)."""
     try:
-        with open(os.path.join(_SCHEMAS, protocol, "schema.json"), "rb") as file:
+        with open(os.path.join(_SCHEMAS, *bundled.split("/")), "rb") as file:
             return file.read()
     except OSError:
         from importlib.resources import files
 
-        return (files("acp_toolcalls") / "schemas" / protocol / "schema.json").read_bytes()
+        return (files("acp_toolcalls") / "schemas" / bundled).read_bytes()
 
 
 # --------------------------------------------------------------------------------------------
@@ -439,31 +444,35 @@ def _union_failure(keyword: str, value: Any, failures: list[_Failure]) -> _Failu
 
 
 @cache
-def _builder(protocol: VersionName) -> _Builder:
-    return _Builder(document(protocol))
+def _builder(protocol: VersionName, unstable: bool = False) -> _Builder:
+    return _Builder(document(protocol, unstable))
 
 
 @cache
-def _check(protocol: VersionName, def_name: str) -> _Check:
-    builder = _builder(protocol)
+def _check(protocol: VersionName, def_name: str, unstable: bool = False) -> _Check:
+    builder = _builder(protocol, unstable)
     if def_name not in builder.defs:
         raise KeyError(f"{def_name!r} is not in $defs of the {protocol} schema")
     return builder.ref("#/$defs/" + def_name.replace("~", "~0").replace("/", "~1"))
 
 
-def first_violation(value: object, def_name: str, protocol: VersionName) -> Violation | None:
+def first_violation(
+    value: object, def_name: str, protocol: VersionName, *, unstable: bool = False
+) -> Violation | None:
     """``None`` when ``value`` is valid against ``$defs[def_name]`` of the bundled
-    ``protocol`` schema, else the first violation found (its path is relative to ``value``).
-    An unknown ``def_name`` raises ``KeyError``."""
+    ``protocol`` schema (the unstable one with ``unstable``), else the first violation found
+    (its path is relative to ``value``). An unknown ``def_name`` raises ``KeyError``."""
     try:
-        failure = _check(protocol, def_name)(value)
+        failure = _check(protocol, def_name, unstable)(value)
     except RecursionError:
         return "$", "nested too deeply to check"
     return None if failure is None else failure.violation()
 
 
-def prepare_checks(protocol: VersionName, def_names: Iterable[str]) -> None:
+def prepare_checks(
+    protocol: VersionName, def_names: Iterable[str], *, unstable: bool = False
+) -> None:
     """Build the checks of ``def_names`` now (reading the schema file if need be), so that
     ``first_violation`` never waits for them."""
     for name in def_names:
-        _check(protocol, name)
+        _check(protocol, name, unstable)  # the cache key ``first_violation`` uses

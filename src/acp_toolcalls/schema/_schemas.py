@@ -3,7 +3,9 @@
 Rules this module owns:
 
 - The schemas are the unmodified upstream files in ``acp_toolcalls/schemas/{v1,v2}/schema.json``
-  (draft 2020-12), read once by ``_checks.document``. Validators are compiled once per
+  and ``schema.unstable.json`` (draft 2020-12; ``_provenance``), read once by
+  ``_checks.document``, which applies the overlays (``_overlay``); every function takes
+  ``unstable`` to use the unstable file of the version. Validators are compiled once per
   (protocol, ``$defs`` entry) and cached. ``format`` is an annotation only; it is never
   asserted.
 - Whether a value is valid is asked of jsonschema-rs when it is installed (``ENGINE``), else
@@ -59,14 +61,18 @@ class MethodSpec:
 # Schema loading and the method table
 
 
-def _schema(protocol: VersionName) -> Mapping[str, Any]:
-    return document(protocol)  # read once, for the structure checks too
+def _schema(protocol: VersionName, unstable: bool = False) -> Mapping[str, Any]:
+    return document(protocol, unstable)  # read once, for the structure checks too
+
+
+def _uri(protocol: VersionName, unstable: bool) -> str:
+    return _BASE_URI + protocol + ("-unstable" if unstable else "")
 
 
 @cache
-def _registry(protocol: VersionName) -> Any:
-    resource = DRAFT202012.create_resource(_schema(protocol))
-    return Registry().with_resource(_BASE_URI + protocol, resource)
+def _registry(protocol: VersionName, unstable: bool = False) -> Any:
+    resource = DRAFT202012.create_resource(_schema(protocol, unstable))
+    return Registry().with_resource(_uri(protocol, unstable), resource)
 
 
 def _any_of_fast(validator: Any, any_of: list[Any], instance: object, schema: object) -> Any:
@@ -127,34 +133,37 @@ class _CompiledYesNo:
 
 
 @cache
-def _compiled_registry(protocol: VersionName) -> Any:
+def _compiled_registry(protocol: VersionName, unstable: bool = False) -> Any:
     engine = _compiled_engine()
-    return engine.Registry([(_BASE_URI + protocol, _schema(protocol))])
+    return engine.Registry([(_uri(protocol, unstable), _schema(protocol, unstable))])
 
 
-def _validators(protocol: VersionName, pointer: str) -> tuple[Any, Any]:
+def _validators(protocol: VersionName, pointer: str, unstable: bool = False) -> tuple[Any, Any]:
     """(yes/no, full) validators for the subschema at ``pointer`` (``#/...``) of the file."""
-    return _validators_of(protocol, pointer, ENGINE)
+    return _validators_of(protocol, pointer, ENGINE, unstable)
 
 
 @cache
-def _validators_of(protocol: VersionName, pointer: str, engine: str) -> tuple[Any, Any]:
-    _resolve_pointer(_schema(protocol), pointer)  # fail early on a bad pointer
-    wrapper = {"$ref": _BASE_URI + protocol + pointer}
-    registry = _registry(protocol)
+def _validators_of(
+    protocol: VersionName, pointer: str, engine: str, unstable: bool = False
+) -> tuple[Any, Any]:
+    schema = _schema(protocol, unstable)
+    _resolve_pointer(schema, pointer)  # fail early on a bad pointer
+    wrapper = {"$ref": _uri(protocol, unstable) + pointer}
+    registry = _registry(protocol, unstable)
     quick: Any = _YesNoValidator(wrapper, registry=registry)
     if engine == "jsonschema-rs":
         compiled = _compiled_engine().validator_for(
-            {"$schema": _schema(protocol).get("$schema"), **wrapper},
-            registry=_compiled_registry(protocol),
+            {"$schema": schema.get("$schema"), **wrapper},
+            registry=_compiled_registry(protocol, unstable),
             validate_formats=False,
         )
         quick = _CompiledYesNo(compiled, quick)
     return quick, Draft202012Validator(wrapper, registry=registry)
 
 
-def _defs(protocol: VersionName) -> Mapping[str, Any]:
-    return cast("Mapping[str, Any]", _schema(protocol)["$defs"])
+def _defs(protocol: VersionName, unstable: bool = False) -> Mapping[str, Any]:
+    return cast("Mapping[str, Any]", _schema(protocol, unstable)["$defs"])
 
 
 def _collect_refs(node: object) -> Iterator[str]:
@@ -179,9 +188,9 @@ def _ref_target(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[s
 
 
 @cache
-def _method_table(protocol: VersionName) -> dict[str, MethodSpec]:
-    schema = _schema(protocol)
-    defs = _defs(protocol)
+def _method_table(protocol: VersionName, unstable: bool = False) -> dict[str, MethodSpec]:
+    schema = _schema(protocol, unstable)
+    defs = _defs(protocol, unstable)
     # def name -> kind, as classified by the envelope unions reachable from the root anyOf.
     kinds: dict[str, str] = {}
     for side_branch in schema.get("anyOf", []):
@@ -226,9 +235,10 @@ def _method_table(protocol: VersionName) -> dict[str, MethodSpec]:
     return table
 
 
-def method_table(protocol: VersionName) -> Mapping[str, MethodSpec]:
-    """The methods the bundled schema of ``protocol`` defines, keyed by method name."""
-    return dict(_method_table(protocol))
+def method_table(protocol: VersionName, *, unstable: bool = False) -> Mapping[str, MethodSpec]:
+    """The methods the bundled schema of ``protocol`` (its unstable one with ``unstable``)
+    defines, keyed by method name."""
+    return dict(_method_table(protocol, unstable))
 
 
 # --------------------------------------------------------------------------------------------
