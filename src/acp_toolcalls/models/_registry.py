@@ -4,10 +4,10 @@ Rules this module owns:
 
 - A tool call's patch fields are read from its model, never listed by hand: every field of
   ``v2.ToolCallUpdate`` (``TOOL_CALL_FIELDS``) or of v1's ``ToolCallUpdate``
-  (``V1_TOOL_CALL_FIELDS``; v1's ``ToolCall`` has the same ones) but the id, in the model's
-  order. Each is three-state (``UNSET``, ``None``, a value; in v2 ``None`` is a clear, D2) and
-  has its attribute name, wire name, position in ``msgspec.structs.astuple`` (the id is 0) and
-  whether it holds a whole array (``collection``).
+  (``V1_TOOL_CALL_FIELDS``; v1's ``ToolCall`` has the same ones, a test holds it) but the id,
+  in the model's order. Each is three-state (``UNSET``, ``None``, a value; in v2 ``None`` is a
+  clear, D2) and has its attribute name, wire name, position in ``msgspec.structs.astuple``
+  (the id is 0) and whether it holds a whole array (``collection``).
 - Every module that handles the fields one by one (a table, a hand-unrolled fast path, a
   patcher) declares which it handles and is checked against the registry at import
   (``check_handled``): a field it misses, or one it names that the model does not have, is an
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any, NamedTuple
 
 import msgspec
@@ -71,11 +72,12 @@ def _holds_list(tp: Any) -> bool:
     return typing.get_origin(tp) is list or any(_holds_list(a) for a in typing.get_args(tp))
 
 
+@cache
 def patch_fields(model: type[msgspec.Struct]) -> tuple[PatchField, ...]:
-    """The patch fields of a tool-call model: every field but the first (the id), in order."""
-    hints = typing.get_type_hints(model)
+    """The patch fields of a tool-call model: every field but the first (the id), in order
+    (read once per model)."""
     return tuple(
-        PatchField(f.name, f.encode_name, position, _holds_list(hints[f.name]))
+        PatchField(f.name, f.encode_name, position, _holds_list(f.type))
         for position, f in enumerate(msgspec.structs.fields(model))
         if position
     )
@@ -109,13 +111,3 @@ def check_handled(
         ]
     if missing or unknown:
         raise UnhandledFieldError(consumer, missing, unknown)
-
-
-def _check_v1_models() -> None:
-    """v1's ``ToolCall`` has the fields of its ``ToolCallUpdate`` (one v1 registry)."""
-    check_handled(
-        "models.v1.ToolCall", (f.attr for f in patch_fields(_v1.ToolCall)), V1_TOOL_CALL_FIELDS
-    )
-
-
-_check_v1_models()
