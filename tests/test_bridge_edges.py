@@ -49,15 +49,17 @@ ROOT = Path(__file__).resolve().parent.parent
 # The (protocol, $defs entry) of every rule that is checked against a schema, both directions.
 CHECKED = sorted(
     {
-        (protocol, rule.schema_def)
+        (protocol, rule.schema_def, rule.unstable)
         for protocol, rules in (
             ("v1", _session_updates._OPAQUE_TO_V1),
+            ("v1", _session_updates._PLAN_UPDATE_TO_V1),
             ("v2", _session_updates._OPAQUE_TO_V2),
         )
         for rule in rules.values()
         if rule.schema_def is not None
     }
 )
+"""(protocol, ``$defs`` entry, of the unstable schema) of every check the bridge builds."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -77,8 +79,11 @@ _JUNK = st.one_of(
 
 
 def _resolve(protocol: str, schema: Any) -> Any:
+    """``protocol``: ``v1``, ``v2``, or either with ``/unstable`` (its unstable schema)."""
+    version, _, flavor = protocol.partition("/")
     while isinstance(schema, dict) and set(schema) - {"description", "title"} == {"$ref"}:
-        schema = document(protocol)["$defs"][schema["$ref"].rsplit("/", 1)[1]]
+        defs = document(cast(Any, version), flavor == "unstable")["$defs"]
+        schema = defs[schema["$ref"].rsplit("/", 1)[1]]
     return schema
 
 
@@ -179,7 +184,7 @@ def _spoil(made: tuple[dict[str, Any], str | None, bool]) -> dict[str, Any]:
 
 
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
-@pytest.mark.parametrize(("protocol", "def_name"), CHECKED, ids=lambda x: str(x))
+@pytest.mark.parametrize(("protocol", "def_name", "unstable"), CHECKED, ids=lambda x: str(x))
 @settings(
     max_examples=150,
     deadline=None,
@@ -187,18 +192,18 @@ def _spoil(made: tuple[dict[str, Any], str | None, bool]) -> dict[str, Any]:
 )
 @given(data=st.data())
 def test_the_structure_checks_answer_as_jsonschema(
-    protocol: Any, def_name: str, data: st.DataObject
+    protocol: Any, def_name: str, unstable: bool, data: st.DataObject
 ) -> None:
     schema = {"$ref": f"#/$defs/{def_name}"}
-    value = data.draw(_near(protocol, schema))
-    violations = validate_payload(value, def_name, protocol)
-    found = first_violation(value, def_name, protocol)
+    value = data.draw(_near(protocol + "/unstable" * unstable, schema))
+    violations = validate_payload(value, def_name, protocol, unstable=unstable)
+    found = first_violation(value, def_name, protocol, unstable=unstable)
     assert (found is None) == (not violations), (value, found, violations)
 
 
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
-@pytest.mark.parametrize(("protocol", "def_name"), CHECKED, ids=lambda x: str(x))
-def test_the_generator_reaches_both_answers(protocol: Any, def_name: str) -> None:
+@pytest.mark.parametrize(("protocol", "def_name", "unstable"), CHECKED, ids=lambda x: str(x))
+def test_the_generator_reaches_both_answers(protocol: Any, def_name: str, unstable: bool) -> None:
     """The differential test above means something: for each checked entry, it draws valid
     and invalid values, each often enough."""
     answers = {"valid": 0, "invalid": 0}
@@ -206,8 +211,9 @@ def test_the_generator_reaches_both_answers(protocol: Any, def_name: str) -> Non
     @settings(max_examples=100, deadline=None, database=None, derandomize=True)
     @given(st.data())
     def count(data: st.DataObject) -> None:
-        value = data.draw(_near(protocol, {"$ref": f"#/$defs/{def_name}"}))
-        answers["valid" if first_violation(value, def_name, protocol) is None else "invalid"] += 1
+        value = data.draw(_near(protocol + "/unstable" * unstable, {"$ref": f"#/$defs/{def_name}"}))
+        found = first_violation(value, def_name, protocol, unstable=unstable)
+        answers["valid" if found is None else "invalid"] += 1
 
     count()
     assert min(answers.values()) >= 5, answers

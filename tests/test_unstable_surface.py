@@ -39,7 +39,6 @@ from interop.scripted import SID, ScriptedAgent, answer, text, update
 from interop.sessions import bounded
 
 FIXTURE = Path(__file__).parent / "data" / "unstable-updates.jsonl"
-BUNDLED = Path(__file__).parents[1] / "src" / "acp_toolcalls" / "schemas"
 CHILD = "sess-child"
 
 SUBAGENT = {
@@ -97,17 +96,9 @@ def through(bridge: V2ToV1Bridge | V1ToV2Bridge, bodies: list[dict[str, Any]]) -
         yield messages, [loss.reason for loss in converted.losses]
 
 
-def unstable_v1_violations(message: dict[str, Any]) -> list[str] | None:
-    """What the bundled unstable v1 schema says of a session update notification (``None``:
-    that schema is not bundled, ``validate --unstable``'s part, yet)."""
-    path = BUNDLED / "v1" / "schema.unstable.json"
-    if not path.exists():
-        return None
-    from jsonschema import Draft202012Validator
-
-    defs = json.loads(path.read_text(encoding="utf-8"))["$defs"]
-    schema = {"$defs": defs, "$ref": "#/$defs/SessionNotification"}
-    return [e.message for e in Draft202012Validator(schema).iter_errors(message["params"])]
+def unstable_v1_violations(message: dict[str, Any]) -> list[Any]:
+    """What the bundled unstable v1 schema says of a message (``validate --unstable``'s)."""
+    return validate_message(message, "v1", unstable=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,8 +149,6 @@ def test_the_unstable_v1_forms_validate_against_the_unstable_v1_schema() -> None
     bodies = [PLAN, *UNSTABLE, {**SUBAGENT, "state": idle}]
     messages = [m for out, _ in through(bridge, bodies) for m in out]
     assert len(messages) == len(bodies)
-    if unstable_v1_violations(messages[0]) is None:
-        pytest.skip("the unstable v1 schema is not bundled (validate --unstable) yet")
     for message in messages:
         assert unstable_v1_violations(message) == [], message
 
@@ -268,7 +257,7 @@ def _run(tmp_path: Path, capabilities: dict[str, Any]) -> tuple[list[dict[str, A
         body = message.get("params", {}).get("update", {})
         if body.get("sessionUpdate") in UNSTABLE_SESSION_UPDATES["v1"]:
             assert capabilities, message  # only an editor that opted in gets them
-            assert unstable_v1_violations(message) in (None, []), message
+            assert unstable_v1_violations(message) == [], message
             continue
         method = None if "method" in message else asked.get(json.dumps(message["id"]))
         assert validate_message(message, "v1", response_method=method) == [], message
@@ -421,3 +410,12 @@ def test_an_unstable_update_without_its_id_is_a_reported_drop_both_ways() -> Non
             ["not a valid `subagent_update`: no string `sessionId`; dropped"],
             ["not a valid `plan_removed`: no string `planId`; dropped"],
         ]
+
+
+def test_an_unstable_result_its_target_schema_refuses_is_a_reported_drop() -> None:
+    bad = {**SUBAGENT, "title": 5}
+    (to_v1,) = through(V2ToV1Bridge(subagents=True), [bad])
+    (to_v2,) = through(V1ToV2Bridge(), [bad])
+    assert to_v1[0] == to_v2[0] == []
+    assert to_v1[1][-1].startswith("not a valid v1 (unstable) `SubagentUpdate` ($.title: ")
+    assert to_v2[1][-1].startswith("not a valid v2 (unstable) `SubagentUpdate` ($.title: ")

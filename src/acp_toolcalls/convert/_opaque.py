@@ -12,7 +12,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.8; D19, D30):
   ``block_to_v1``), and so is no schema loaded for them. The check is a structure check
   (``schema.first_violation``: the same answer as jsonschema's, without it), built ahead by
   ``prepare_rules`` (``acp-toolcalls bridge`` does as it starts): nothing on the message path
-  reads a schema or builds a validator mid-stream.
+  reads a schema or builds a validator mid-stream. An unstable update's rule is checked
+  against the target's unstable schema (``OpaqueRule.unstable``).
 - The rule builders: ``copied`` (known keys copied), ``each_item`` (a list converted item by
   item), ``compaction`` and ``summary_chunk`` (content blocks inside), ``if_advertised`` (v2 ->
   v1 only for a client that advertised the capability, D30).
@@ -55,13 +56,17 @@ def block_to_v2(value: Any, path: str, losses: Losses, dropped: str) -> Any:
     return to_builtins(struct_to_v2(decoded.value, path, losses))
 
 
-def _schema_valid(value: Json, def_name: str, protocol: VersionName, losses: Losses) -> bool:
-    """Whether ``value`` validates against ``$defs[def_name]``; reported (strict: raises) if not.
-    A structure check, built ahead (``prepare_rules``): no validator is loaded mid-stream."""
-    violation = first_violation(value, def_name, protocol)
+def _schema_valid(value: Json, rule: OpaqueRule, protocol: VersionName, losses: Losses) -> bool:
+    """Whether ``value`` validates against the rule's ``$defs`` entry (of the unstable schema
+    for an unstable rule); reported (strict: raises) if not. A structure check, built ahead
+    (``prepare_rules``): no validator is loaded mid-stream."""
+    def_name = rule.schema_def
+    assert def_name is not None
+    violation = first_violation(value, def_name, protocol, unstable=rule.unstable)
     if violation is not None:
         path, message = violation
-        losses.instead("$", f"not a valid {protocol} `{def_name}` ({path}: {message})", "dropped")
+        schema = f"{protocol} (unstable)" if rule.unstable else protocol
+        losses.instead("$", f"not a valid {schema} `{def_name}` ({path}: {message})", "dropped")
     return violation is None
 
 
@@ -141,12 +146,16 @@ class OpaqueRule:
     """The ``sessionUpdate`` of the result."""
     schema_def: str | None
     """The target ``$defs`` entry the result is checked against; ``None``: valid by construction."""
+    unstable: bool = False
+    """Whether ``schema_def`` is an entry of the target's unstable schema (``_unstable``)."""
 
 
 def prepare_rules(rules: Mapping[str, OpaqueRule], protocol: VersionName) -> None:
     """Build the schema checks ``rules`` ask now (reading the schema file), so that the first
     update that needs one does not wait for it (``acp-toolcalls bridge``: as it starts)."""
-    prepare_checks(protocol, {rule.schema_def for rule in rules.values() if rule.schema_def})
+    for unstable in (False, True):
+        names = {r.schema_def for r in rules.values() if r.schema_def and r.unstable is unstable}
+        prepare_checks(protocol, names, unstable=unstable)
 
 
 def opaque(
@@ -168,7 +177,7 @@ def opaque(
     if out is None:
         return None
     out = {"sessionUpdate": rule.tag, **out}
-    if rule.schema_def is not None and not _schema_valid(out, rule.schema_def, protocol, losses):
+    if rule.schema_def is not None and not _schema_valid(out, rule, protocol, losses):
         return None
     return out
 

@@ -213,7 +213,9 @@ def _plan_update_to_v1(data: Mapping[str, Any], losses: Losses, opts: ToV1) -> J
     return {"plan": plan, **out}
 
 
-_PLAN_UPDATE_TO_V1 = {"plan_update": OpaqueRule(_plan_update_to_v1, "plan_update", None)}
+_PLAN_UPDATE_TO_V1 = {
+    "plan_update": OpaqueRule(_plan_update_to_v1, "plan_update", "PlanUpdate", unstable=True)
+}
 """``plan_update`` for a client that advertised ``plan`` (the unstable v1 form)."""
 
 
@@ -422,3 +424,4 @@ def prepare_update_checks() -> None:
     the first ``plan``/``usage_update``/... of a session waits for no schema."""
     prepare_rules(_OPAQUE_TO_V2, "v2")
     prepare_rules(_OPAQUE_TO_V1, "v1")
+    prepare_rules(_PLAN_UPDATE_TO_V1, "v1")

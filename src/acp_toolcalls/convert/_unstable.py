@@ -12,8 +12,8 @@ agentclientprotocol.com/rfds/subagents):
   reported here (a stateful bridge shows a session message's content as agent message text
   instead: ``session_message_as_text``).
 - A v2 child ``state`` toward v1 loses its ``background`` list (a v1 child state has none):
-  reported. An update without its string id (``_REQUIRED``) is dropped and reported: no
-  stable schema entry checks these results.
+  reported. An update without its string id (``_REQUIRED``) is dropped and reported, and so
+  is a result the target's unstable schema does not accept (its entries of the same names).
 - ``UNSTABLE_SESSION_UPDATES``: the tags each version's unstable schema adds, known (kept, not
   reported as unknown) wherever a log is read.
 """
@@ -144,30 +144,35 @@ def _advertised(tag: str, convert: OpaqueConvert) -> OpaqueConvert:
     return guarded
 
 
-_SHARED: Mapping[str, tuple[OpaqueConvert, OpaqueConvert]] = {
-    "subagent_update": (_subagent_to_v1, _subagent_to_v2),
-    "session_message": (_blocks(block_to_v1), _blocks(block_to_v2)),
-    "session_message_chunk": (_chunk(block_to_v1), _chunk(block_to_v2)),
-    "plan_removed": (_plan_removed, _plan_removed),
+_SHARED: Mapping[str, tuple[OpaqueConvert, OpaqueConvert, str]] = {
+    "subagent_update": (_subagent_to_v1, _subagent_to_v2, "SubagentUpdate"),
+    "session_message": (_blocks(block_to_v1), _blocks(block_to_v2), "SessionMessage"),
+    "session_message_chunk": (_chunk(block_to_v1), _chunk(block_to_v2), "SessionMessageChunk"),
+    "plan_removed": (_plan_removed, _plan_removed, "PlanRemoved"),
 }
-"""The updates both unstable schemas have: their rule toward v1, and toward v2."""
+"""The updates both unstable schemas have: their rule toward v1, toward v2, and the entry of
+both unstable schemas their results are checked against."""
 
 UNSTABLE_TO_V1: Mapping[str, OpaqueRule] = {
-    tag: OpaqueRule(_advertised(tag, to_v1), tag, None) for tag, (to_v1, _) in _SHARED.items()
+    tag: OpaqueRule(_advertised(tag, to_v1), tag, entry, unstable=True)
+    for tag, (to_v1, _, entry) in _SHARED.items()
 }
-"""v2 -> v1: the unstable updates, for a client that advertised their capability (their
-blocks valid by construction; v1's stable schema has no ``$defs`` entry to check them by)."""
+"""v2 -> v1: the unstable updates, for a client that advertised their capability, checked
+against the unstable v1 schema."""
 
 UNSTABLE_TO_V2: Mapping[str, OpaqueRule] = {
-    **{tag: OpaqueRule(_identified(tag, to_v2), tag, None) for tag, (_, to_v2) in _SHARED.items()},
+    **{
+        tag: OpaqueRule(_identified(tag, to_v2), tag, entry, unstable=True)
+        for tag, (_, to_v2, entry) in _SHARED.items()
+    },
     "plan_update": OpaqueRule(
         lambda data, losses, opts: copy_keys(data, ("plan", "_meta"), losses),
         "plan_update",
         "PlanUpdate",
     ),
 }
-"""v1 (its unstable schema) -> v2: one to one (``plan_update`` is stable in v2 and checked
-against its entry; the others, valid by construction: the stable schema has no entry)."""
+"""v1 (its unstable schema) -> v2: one to one, checked against the unstable v2 schema
+(``plan_update``, stable in v2, against the stable one)."""
 
 
 def session_message_as_text(data: Mapping[str, Any], losses: Losses) -> list[Json]:
