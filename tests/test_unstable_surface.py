@@ -419,3 +419,24 @@ def test_an_unstable_result_its_target_schema_refuses_is_a_reported_drop() -> No
     assert to_v1[0] == to_v2[0] == []
     assert to_v1[1][-1].startswith("not a valid v1 (unstable) `SubagentUpdate` ($.title: ")
     assert to_v2[1][-1].startswith("not a valid v2 (unstable) `SubagentUpdate` ($.title: ")
+
+
+def test_the_official_typescript_v1_client_takes_the_bridged_unstable_turn(tmp_path: Path) -> None:
+    """The TypeScript SDK's stable v1 client (its zod schemas parse every message) through
+    ``acp-toolcalls bridge`` and the scripted v2 agent's turn: nothing it drops or refuses,
+    the session messages as agent text, the turn ended by the idle after the unknown state."""
+    from interop.raw import bridged
+    from interop.ts_client import run_ts_client
+
+    agent = ScriptedAgent(tmp_path, _steps(), "v2")
+    command = bridged("--agent-version", "2", agent=agent.command)
+    run = run_ts_client(1, command, tmp_path, "hello")
+    assert run.errors == [], run.errors
+    assert run.stop_reason == "end_turn"
+    said = [
+        (u["update"].get("messageId"), u["update"]["content"]["text"])
+        for u in run.updates
+        if u["update"]["sessionUpdate"] == "agent_message_chunk"
+    ]
+    assert said == [("to-child", "Run the tests."), ("from-child", "All pass."), ("a1", "ok")]
+    assert {u["sessionId"] for u in run.updates} == {SID, CHILD}
