@@ -101,6 +101,24 @@ def test_agent_text_in_the_v1_text_never_becomes_markup() -> None:
     assert text == "Session \u201c\\*a\\* \\[b\\]\\(http\\:\\/\\/c\\) \\<i\\>\u201d (``s`x`*``)"
 
 
+def test_the_bridge_names_the_session_with_its_subagent_update_title() -> None:
+    subagent = {
+        "sessionUpdate": "subagent_update",
+        "sessionId": CHILD,
+        "title": "Test runner",
+        "state": {"state": "running", "background": []},
+    }
+    params = {"sessionId": SID, "update": subagent}
+    bridge = V2ToV1Bridge()  # no `subagents`: the update itself is a reported loss
+    announced = bridge.convert(json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                                           "params": params}).encode())  # fmt: skip
+    assert not announced.messages and announced.losses
+    out = bridge.convert(json.dumps(_call([REFERENCE])).encode())
+    (message,) = [json.loads(encode(m)) for m in out.messages]
+    text = message["params"]["update"]["content"][0]["content"]["text"]
+    assert text == f"Session \u201cTest runner\u201d (`{CHILD}`)"
+
+
 # --------------------------------------------------------------------------------------------
 # The CLI on the fixture
 

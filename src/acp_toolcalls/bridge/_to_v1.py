@@ -277,6 +277,8 @@ class V2ToV1Bridge(_Permissions):
         its capability; a session message for one that did not, as agent message text once
         per message (v1 only appends: a later upsert of a message shown is reported)."""
         self._flush_session(session_id)  # keeps the v1 client's view in stream order
+        if update.tag == "subagent_update":  # its title names the child's `session` items
+            self._apply_update(session_id, update)
         data = update.data
         if self.subagents or update.tag not in _SESSION_MESSAGES:
             mapped, report = session_update_to_v1(

@@ -11,8 +11,8 @@ Rules this module owns:
   ``_options`` (the options they have in common); ``_follow`` reads ``replay --follow``'s
   file. Only the module of the command given is imported (``--help`` and usage errors import
   them all), and ``--version`` imports none, nor argparse (it prints the version and the
-  schema provenance, ``schema._provenance``, which imports nothing): a command pays only for what it
-  uses (``bridge`` never loads jsonschema or rich).
+  schema provenance, ``schema.provenance_text``, which imports nothing): a command pays only
+  for what it uses (``bridge`` never loads jsonschema or rich).
 - A closed stdout (``acp-toolcalls validate log | head``, exit 1) or Ctrl-C (exit 130) ends
   quietly, without a traceback. Never a traceback at all: a usage error is one line on stderr
   (exit 2); an output that cannot be written (a full disk) is one line (exit 2), because every
@@ -120,9 +120,9 @@ def main(argv: list[str] | None = None) -> int:
 def _version() -> int:
     """``--version``: the version, then where the bundled schemas come from (a module that
     imports nothing and reads no file)."""
-    from ..schema._provenance import describe
+    from ..schema import provenance_text
 
-    print(f"acp-toolcalls {__version__}\n{describe()}")
+    print(f"acp-toolcalls {__version__}\n{provenance_text()}")
     return 0
 
 

@@ -50,13 +50,7 @@ from ..check import (
 )
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import LogSide, one_side
-from ..schema._provenance import (
-    OVERLAYS,
-    SCHEMA_FILES,
-    SCHEMA_PACKAGE,
-    SCHEMA_PACKAGE_VERSION,
-    schema_file,
-)
+from ..schema import schema_record
 from ._options import positive_int
 from .lines import (
     NotJsonLines,
@@ -171,7 +165,7 @@ class _HumanReport:
         protocol = Text("protocol ")
         protocol.append(validator.protocol, style="bold")
         protocol.append(f" ({printable(validator.protocol_source)})")
-        schema = _schema_record(validator)
+        schema = schema_record(validator.protocol, validator.unstable)
         overlays = ", ".join(schema["overlays"]) or "none"
         protocol.append(
             f"; schema {schema['file']} of {schema['package']} {schema['version']} "
@@ -220,23 +214,15 @@ class _JsonReport:
         self._spool.close()
         summary = dict(sorted(self._counts.by_code.items()))
         out.write('], "summary": ' + json.dumps(summary))
-        out.write(', "schema": ' + json.dumps(_schema_record(validator)) + "}\n")
+        out.write(
+            ', "schema": '
+            + json.dumps(schema_record(validator.protocol, validator.unstable))
+            + "}\n"
+        )
         out.flush()
 
     def discard(self) -> None:
         self._spool.close()
-
-
-def _schema_record(validator: Validator) -> dict[str, Any]:
-    """The bundled file the log was checked against, where it comes from, the overlays."""
-    bundled = schema_file(validator.protocol, validator.unstable)
-    return {
-        "package": SCHEMA_PACKAGE,
-        "version": SCHEMA_PACKAGE_VERSION,
-        "file": bundled,
-        "sha256": SCHEMA_FILES[bundled],
-        "overlays": list(OVERLAYS),
-    }
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,7 +25,14 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from ._checks import first_violation, prepare_checks
-    from ._provenance import OVERLAYS, SCHEMA_FILES, SCHEMA_PACKAGE, SCHEMA_PACKAGE_VERSION
+    from ._provenance import (
+        OVERLAYS,
+        SCHEMA_FILES,
+        SCHEMA_PACKAGE,
+        SCHEMA_PACKAGE_VERSION,
+        provenance_text,
+        schema_record,
+    )
     from ._schemas import ENGINE, MethodSpec, Protocol, method_table
     from ._tags import session_update_tags, unstable_only_session_updates
     from ._validate import SchemaViolation, validate_message, validate_payload
@@ -42,6 +49,8 @@ if TYPE_CHECKING:
         "first_violation",
         "method_table",
         "prepare_checks",
+        "provenance_text",
+        "schema_record",
         "session_update_tags",
         "unstable_only_session_updates",
         "validate_message",
@@ -50,7 +59,14 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "_checks": ("first_violation", "prepare_checks"),
-    "_provenance": ("OVERLAYS", "SCHEMA_FILES", "SCHEMA_PACKAGE", "SCHEMA_PACKAGE_VERSION"),
+    "_provenance": (
+        "OVERLAYS",
+        "SCHEMA_FILES",
+        "SCHEMA_PACKAGE",
+        "SCHEMA_PACKAGE_VERSION",
+        "provenance_text",
+        "schema_record",
+    ),
     "_schemas": ("ENGINE", "MethodSpec", "Protocol", "method_table"),
     "_tags": ("session_update_tags", "unstable_only_session_updates"),
     "_validate": ("SchemaViolation", "validate_message", "validate_payload"),

@@ -11,13 +11,15 @@ Rules this module owns:
   the loader (``_overlay``) applies to every bundled schema it reads, in this order: stable
   protocol additions that no SDK release's schema carries yet, each naming its source. An
   overlay is removed once the bundled package carries what it adds (docs/decisions.md).
-- ``describe()`` is the text ``acp-toolcalls --version`` prints and ``validate`` summarises:
-  it imports nothing and reads no file, so ``--version`` stays as fast as Python starts.
+- ``provenance_text()`` is the text ``acp-toolcalls --version`` prints, ``schema_record()``
+  what ``validate`` reports about the file it checked against: they import nothing and read no
+  file, so ``--version`` stays as fast as Python starts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 SCHEMA_PACKAGE = "@agentclientprotocol/sdk"
 """The npm package whose ``schema/`` folder the bundled files are."""
@@ -48,15 +50,22 @@ def schema_file(protocol: str, unstable: bool = False) -> str:
     return f"{protocol}/schema{'.unstable' if unstable else ''}.json"
 
 
-def describe() -> str:
+def schema_record(protocol: str, unstable: bool = False) -> dict[str, Any]:
+    """The bundled file ``protocol`` is checked against, where it comes from, the overlays
+    (``validate``'s ``schema`` record)."""
+    bundled = schema_file(protocol, unstable)
+    return {
+        "package": SCHEMA_PACKAGE,
+        "version": SCHEMA_PACKAGE_VERSION,
+        "file": bundled,
+        "sha256": SCHEMA_FILES[bundled],
+        "overlays": list(OVERLAYS),
+    }
+
+
+def provenance_text() -> str:
     """The schema provenance in a few lines (``acp-toolcalls --version``)."""
     lines = [f"schemas: {SCHEMA_PACKAGE} {SCHEMA_PACKAGE_VERSION} (npm), unmodified:"]
     lines += [f"  {name} sha256:{digest}" for name, digest in SCHEMA_FILES.items()]
     lines += [f"overlay {name}: {source}" for name, source in OVERLAYS.items()]
     return "\n".join(lines)
-
-
-def summary() -> str:
-    """One line: the package and the overlays applied (``validate``'s summary)."""
-    overlays = ", ".join(OVERLAYS) or "none"
-    return f"{SCHEMA_PACKAGE} {SCHEMA_PACKAGE_VERSION}, overlays: {overlays}"
