@@ -12,8 +12,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.6, 9.9; D10, D39):
   filled from their renderings at every flush. Where a cap dropped items, a text item says
   how many.
 - A ``session`` item is a text item naming the session, with its title when the store has
-  one (``session_title``: that session's ``session_info_update`` seen so far), reported
-  (docs/decisions.md, the `session` content variant).
+  one (``session_title``: that session's ``session_info_update`` or ``subagent_update`` seen
+  so far), reported (D41).
 - ``_meta`` goes out whole, merged with the terminal keys (a v1 client replaces it; D39), and
   only when it changed. A prompt shown on the call keeps its title and items ahead of the
   content until its answer.

@@ -1,7 +1,6 @@
 """Content both ways: tool-call content items, content blocks, locations.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.4; D7, D19, D38; docs/decisions.md, the
-``session`` content variant):
+Rules this module owns (shared/spec/TOOL-CALLS.md 9.4; D7, D19, D38, D41):
 
 - A content block, its annotations and resources, and a location are copied field by field
   into the other version's class (``_STRUCTS_TO_V2``/``_STRUCTS_TO_V1``: class -> (target

@@ -1,6 +1,6 @@
 """The unstable session updates both versions share: their rules, one table per direction.
 
-Rules this module owns (D30 as extended to the unstable surface; the subagents RFD,
+Rules this module owns (D42, extending D30 to the unstable surface; the subagents RFD,
 agentclientprotocol.com/rfds/subagents):
 
 - ``subagent_update``, ``session_message``, ``session_message_chunk`` and ``plan_removed``

@@ -17,7 +17,7 @@ Rules this module owns (shared/spec/TOOL-CALLS.md section 8):
 - v1 diffs are whole-file texts: ``{path, oldText?, newText}``; terminals are client-owned.
 - A ``session`` item (``SessionReference``: ``{sessionId, _meta?}``, a subagent's session) is
   read as the Rust crate's v1 reads it (5.5.1); the bundled v1 schema knows it through an
-  overlay. Toward v1 peers the converters still send text (today's v1 SDKs reject it).
+  overlay. Toward v1 peers the converters still send text (today's v1 SDKs reject it; D41).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Schema overlays: stable protocol additions applied to the bundled upstream schemas.
 
-Rules this module owns (docs/decisions.md, "Schema provenance and overlays"):
+Rules this module owns (D40):
 
 - An overlay is a JSON file ``acp_toolcalls/schemas/overlays/NAME.json``, listed in
   ``_provenance.OVERLAYS``, with ``name``, ``source`` (where the addition is specified),

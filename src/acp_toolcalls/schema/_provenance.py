@@ -1,4 +1,4 @@
-"""Where the bundled schemas come from, and the overlays applied to them (issue 28).
+"""Where the bundled schemas come from, and the overlays applied to them (D40).
 
 Rules this module owns:
 
