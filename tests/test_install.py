@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from acp_toolcalls.schema import OVERLAYS, SCHEMA_FILES
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl"
 # Imported by a subprocess after `from acp_toolcalls import codec`: what it runs, and whether it
@@ -117,6 +119,13 @@ def _report(site: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     return _ok(_run([sys.executable, "-c", REPORT], env=_clean_env(PYTHONPATH=str(site)), cwd=cwd))
 
 
+BUNDLED_DATA = [
+    *(f"schemas/{name}" for name in SCHEMA_FILES),
+    *(f"schemas/overlays/{name}.json" for name in OVERLAYS),
+    "data/demo-session.jsonl",
+]
+"""Data files every install must hold (under ``acp_toolcalls/``)."""
+
 # --------------------------------------------------------------------------------------------
 # No compiler: the pure-Python package
 
@@ -143,6 +152,8 @@ def test_pip_install_without_a_c_compiler_gives_a_working_pure_python_package(
     assert (dist_info / "licenses" / "LICENSE").is_file()
     package = site / "acp_toolcalls"
     assert not [p.name for p in package.iterdir() if p.suffix in (".so", ".pyd")]
+    for name in BUNDLED_DATA:  # the schemas --version names, their overlays
+        assert (package / name).is_file(), name
 
     done = _ok(_run([str(python), "-c", REPORT], env=no_compiler, cwd=tmp_path))
     assert done.stdout.split() == ["interpreted", "acp_toolcalls._fastpath"]
@@ -169,6 +180,7 @@ def test_the_compiled_wheel_is_platform_specific_and_runs_the_extension(
 ) -> None:
     assert not compiled_wheel.name.endswith("-py3-none-any.whl")
     names = zipfile.ZipFile(compiled_wheel).namelist()
+    assert not [name for name in BUNDLED_DATA if f"acp_toolcalls/{name}" not in names]
     for module in (
         "_fastpath",
         "_fastpath_digest",

@@ -19,7 +19,10 @@ Rules this module owns:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # not `typing`'s: `--version` imports nothing
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_PACKAGE = "@agentclientprotocol/sdk"
 """The npm package whose ``schema/`` folder the bundled files are."""
