@@ -15,7 +15,7 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.8; D19, D30):
   reads a schema or builds a validator mid-stream. An unstable update's rule is checked
   against the target's unstable schema (``OpaqueRule.unstable``).
 - The rule builders: ``copied`` (known keys copied), ``each_item`` (a list converted item by
-  item), ``compaction`` and ``summary_chunk`` (content blocks inside), ``if_advertised`` (v2 ->
+  item), ``compaction`` and ``block_chunk`` (content blocks inside), ``if_advertised`` (v2 ->
   v1 only for a client that advertised the capability, D30).
 """
 
@@ -108,31 +108,37 @@ def each_item(key: str, convert: Fix) -> OpaqueConvert:
 _BlockConverter = Callable[[Any, str, Losses, str], Any]
 
 
+def convert_blocks(out: Json, key: str, convert: _BlockConverter, losses: Losses) -> None:
+    """``out[key]``, when it is a list of content blocks, converted block by block (a block
+    that cannot be converted is left out)."""
+    items = out.get(key)
+    if isinstance(items, list):
+        blocks = (convert(b, f"$.{key}[{i}]", losses, f"$.{key}[{i}]") for i, b in enumerate(items))
+        out[key] = [block for block in blocks if block is not None]
+
+
 def compaction(convert: _BlockConverter) -> OpaqueConvert:
     def compaction(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
         out = copy_keys(data, ("compactionId", "status", "summary", "error", "_meta"), losses)
-        summary = out.get("summary")
-        if isinstance(summary, list):
-            blocks = (
-                convert(b, f"$.summary[{i}]", losses, f"$.summary[{i}]")
-                for i, b in enumerate(summary)
-            )
-            out["summary"] = [block for block in blocks if block is not None]
+        convert_blocks(out, "summary", convert, losses)
         return out
 
     return compaction
 
 
-def summary_chunk(convert: _BlockConverter) -> OpaqueConvert:
-    def summary_chunk(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
-        out = copy_keys(data, ("compactionId", "content", "_meta"), losses)
+def block_chunk(id_key: str, convert: _BlockConverter) -> OpaqueConvert:
+    """A chunk of one content block under ``id_key`` (a compaction summary's, a session
+    message's): the block converted, the chunk dropped when it cannot be."""
+
+    def chunk(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
+        out = copy_keys(data, (id_key, "content", "_meta"), losses)
         block = convert(data.get("content"), "$.content", losses, "$")
         if block is None:
             return None
         out["content"] = block
         return out
 
-    return summary_chunk
+    return chunk
 
 
 def copied(*keys: str) -> OpaqueConvert:

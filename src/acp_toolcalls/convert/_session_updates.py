@@ -40,6 +40,7 @@ from ._opaque import (
     OpaqueRule,
     ToV1,
     ToV2,
+    block_chunk,
     block_to_v1,
     block_to_v2,
     compaction,
@@ -50,7 +51,6 @@ from ._opaque import (
     message_chunk_to_v2,
     opaque,
     prepare_rules,
-    summary_chunk,
 )
 from ._tool_calls import closed_enum, fields_to_v1, fields_to_v2
 from ._unstable import UNSTABLE_TO_V1, UNSTABLE_TO_V2
@@ -108,7 +108,9 @@ _OPAQUE_TO_V2: dict[str, OpaqueRule] = {
         compaction(block_to_v2), "compaction_update", "CompactionUpdate"
     ),
     "compaction_summary_chunk": OpaqueRule(
-        summary_chunk(block_to_v2), "compaction_summary_chunk", "CompactionSummaryChunk"
+        block_chunk("compactionId", block_to_v2),
+        "compaction_summary_chunk",
+        "CompactionSummaryChunk",
     ),
     **UNSTABLE_TO_V2,
 }
@@ -280,7 +282,7 @@ _OPAQUE_TO_V1: dict[str, OpaqueRule] = {
         "CompactionUpdate",
     ),
     "compaction_summary_chunk": OpaqueRule(
-        if_advertised("compaction", summary_chunk(block_to_v1)),
+        if_advertised("compaction", block_chunk("compactionId", block_to_v1)),
         "compaction_summary_chunk",
         "CompactionSummaryChunk",
     ),

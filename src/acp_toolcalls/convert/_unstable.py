@@ -25,7 +25,15 @@ from typing import Any
 
 from ..models import UNSTABLE_SESSION_UPDATES
 from ._kernel import Json, Losses, copy_keys
-from ._opaque import OpaqueConvert, OpaqueRule, ToV1, block_to_v1, block_to_v2
+from ._opaque import (
+    OpaqueConvert,
+    OpaqueRule,
+    ToV1,
+    block_chunk,
+    block_to_v1,
+    block_to_v2,
+    convert_blocks,
+)
 
 __all__ = [
     "UNSTABLE_SESSION_UPDATES",
@@ -84,28 +92,10 @@ def _blocks(convert: Any) -> OpaqueConvert:
 
     def message(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
         out = copy_keys(data, _MESSAGE_KEYS, losses)
-        content = out.get("content")
-        if isinstance(content, list):
-            blocks = (
-                convert(b, f"$.content[{i}]", losses, f"$.content[{i}]")
-                for i, b in enumerate(content)
-            )
-            out["content"] = [block for block in blocks if block is not None]
+        convert_blocks(out, "content", convert, losses)
         return out
 
     return message
-
-
-def _chunk(convert: Any) -> OpaqueConvert:
-    def chunk(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
-        out = copy_keys(data, ("messageId", "content", "_meta"), losses)
-        block = convert(data.get("content"), "$.content", losses, "$")
-        if block is None:
-            return None
-        out["content"] = block
-        return out
-
-    return chunk
 
 
 def _subagent_to_v1(data: Mapping[str, Any], losses: Losses, opts: Any) -> Json | None:
@@ -147,7 +137,11 @@ def _advertised(tag: str, convert: OpaqueConvert) -> OpaqueConvert:
 _SHARED: Mapping[str, tuple[OpaqueConvert, OpaqueConvert, str]] = {
     "subagent_update": (_subagent_to_v1, _subagent_to_v2, "SubagentUpdate"),
     "session_message": (_blocks(block_to_v1), _blocks(block_to_v2), "SessionMessage"),
-    "session_message_chunk": (_chunk(block_to_v1), _chunk(block_to_v2), "SessionMessageChunk"),
+    "session_message_chunk": (
+        block_chunk("messageId", block_to_v1),
+        block_chunk("messageId", block_to_v2),
+        "SessionMessageChunk",
+    ),
     "plan_removed": (_plan_removed, _plan_removed, "PlanRemoved"),
 }
 """The updates both unstable schemas have: their rule toward v1, toward v2, and the entry of

@@ -92,6 +92,23 @@ def json_path(path: Iterable[str | int]) -> str:
     return "".join(out)
 
 
+def json_type(value: object) -> str:
+    """The JSON Schema type name of a decoded JSON value (``integer`` for an int)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
 def short(instance: object) -> str:
     """A short rendering of a JSON value: Python repr for strings and numbers, JSON otherwise."""
     if isinstance(instance, str) or (

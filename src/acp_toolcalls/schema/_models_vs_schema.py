@@ -33,6 +33,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from ..models import VersionName
+from ._checks import json_type as _json_type
 
 ANY = frozenset({"string", "integer", "number", "boolean", "object", "array", "null"})
 
@@ -201,20 +202,6 @@ class _Schema:
                 properties.setdefault(name, {"allOf": []})["allOf"].append(prop)
             required |= set(node.get("required", ()))
         return properties, required
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from ..models import VersionName
 from ._checks import json_path as _json_path
+from ._checks import json_type as _json_type
 from ._checks import short as _short
 from ._schemas import (
     _defs,
@@ -186,22 +187,6 @@ def _alternatives(errors: Sequence[ValidationError]) -> tuple[list[object], list
     free = set(types)
     consts = [c for c in consts if _json_type(c) not in free]
     return consts, types
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _alternatives_message(instance: object, consts: list[object], types: list[str]) -> str:
