@@ -17,6 +17,9 @@ Rules this module owns (issue 20):
   a usage error, an unreadable input or an output that cannot be written.
 - ``--side client|agent`` reads one side of a ``bridge --log`` file; without it both sides
   are shown next to each other. ``--demo`` inspects the bundled example session.
+- A wrapped capture (``report.captures``: acp-devtools, ACP-inspector, acp_debug) is read
+  message by message, with who sent each and when (``CaptureReader``, fed to the builder with
+  each line); JSON objects that are no log at all: one line on stderr, exit 2 (D43).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, BinaryIO, cast
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import LogSide
 from ..report import printable
+from ..report.captures import CaptureReader, NotACapture
 from ..report.model import ReportBuilder
 from ..report.page import render_page
 from ..store import StoreProtocol
@@ -59,7 +63,7 @@ EXIT_CODES = """\
 exit status:
   0    the report was written; every line that could not be read whole is reported on
        stderr as "line N: PATH: reason" (and shown in the report)
-  2    usage error, FILE cannot be read or is not JSON Lines, or the report cannot be written
+  2    usage error, FILE cannot be read or is not a log, or the report cannot be written
   70   internal error (a bug in acp-toolcalls: one line on stderr says so)
   130  interrupted (Ctrl-C)
 """
@@ -72,7 +76,8 @@ def register(subparsers: Any) -> None:
         help="write an HTML report of a log's tool calls over time (history, timeline, "
         "permissions, findings)",
         description=(
-            "Read JSON Lines of ACP JSON-RPC messages (or a `bridge --log` file) and write one "
+            "Read JSON Lines of ACP JSON-RPC messages (or a `bridge --log` file, or a capture "
+            "of acp-devtools, ACP-inspector or acp_debug) and write one "
             "self-contained HTML file that opens in any browser, with no server and no "
             "network: every tool call with its final state and its history, a timeline to see "
             "the state after any line, permission requests with their answers, schema and lint "
@@ -186,13 +191,23 @@ def _write(
         with open_log(name, demo) as stream:
             lines = json_lines(reading(read_lines(stream, builder.max_line_bytes)))
             mode = 0o666 if demo else _mode_of(stream)
+            capture = CaptureReader()
             for number, data in with_progress(lines, stream, "inspecting"):
-                builder.feed(number, data)
+                if capture.passes:  # a plain or a bridge log: every line as it is
+                    builder.feed(number, data)
+                else:
+                    for item in capture.feed(number, data):
+                        builder.feed(item.line, item.data, item)
                 if number % _FREEZE_EVERY == 0:
                     # What was read stays until the end: the collector need not walk it again.
                     gc.freeze()
+            for item in capture.finish():
+                builder.feed(item.line, item.data, item)
     except ReadError as exc:
         _say(f"{PROG}: cannot read {shown_name}: {exc.error.strerror or exc.error}")
+        return 2
+    except NotACapture as exc:
+        _say(f"{PROG}: {exc.describe(shown_name)}")
         return 2
     except NotJsonLines as exc:
         _say(f"{PROG}: {exc.describe(name)}")

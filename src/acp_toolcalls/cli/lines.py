@@ -11,6 +11,10 @@ Rules this module owns:
   reporting every line. One readable line among them and every line is read as usual.
 - ``with_progress``: on a terminal (stderr), input that takes more than ``PROGRESS_AFTER``
   seconds gets a rich progress bar, drawn on stderr and erased at the end; never on a pipe.
+- ``log_messages``: the messages of a log in any format ``report.captures`` reads (issue 29,
+  D43): a plain or ``bridge --log`` log passes unchanged, a wrapped capture gives its
+  messages, each readable line of another shape in it goes to ``note`` instead (``line N: $:
+  reason``); input whose JSON objects are no log at all raises ``NotACapture`` (exit 2).
 - ``open_log``: the log a command reads, a file, stdin (``-`` or no name) or with ``--demo``
   the bundled demo session (``DEMO``, in ``acp_toolcalls/data``).
 - An ``OSError`` of the reading is raised as ``ReadError`` (``reading``), so that any other
@@ -24,13 +28,14 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any, BinaryIO, cast
 
 import msgspec
 
 from ..report import overlong, printable, unreadable
+from ..report.captures import Captured, CaptureReader, NotACapture
 from ._options import positive_int  # moved to _options (issue 18); kept here for one release
 
 __all__ = [
@@ -38,10 +43,12 @@ __all__ = [
     "NOT_JSON_LINES_AFTER",
     "PROGRESS_AFTER",
     "Lines",
+    "NotACapture",
     "NotJsonLines",
     "ReadError",
     "demo_path",
     "json_lines",
+    "log_messages",
     "open_input",
     "open_log",
     "overlong",
@@ -260,6 +267,42 @@ def json_lines(lines: Lines) -> Lines:
         if sum(1 for _, d in held if isinstance(d, bytes) and d.strip()) >= NOT_JSON_LINES_AFTER:
             raise NotJsonLines(number, first, document)
     yield from held
+
+
+# --------------------------------------------------------------------------------------------
+# Capture formats
+
+
+def log_messages(
+    lines: Iterable[tuple[int, bytes | int]],
+    note: Callable[[int, str], None],
+    reader: CaptureReader | None = None,
+    *,
+    end: bool = True,
+) -> Lines:
+    """The numbered messages of a log in any format ``report.captures`` reads; a line of
+    another shape in a wrapped capture goes to ``note`` (its number, why it is not read).
+    Once the log is known to be plain or a ``bridge --log`` file, its lines pass as they are.
+    ``reader`` carries the format over calls (``replay --follow``), ``end``: the input ends
+    with ``lines``."""
+    reader = reader if reader is not None else CaptureReader()
+    lines = iter(lines)
+    for number, data in lines:
+        if reader.passes:
+            yield number, data
+            yield from lines
+            return
+        yield from _messages(reader.feed(number, data), note)
+    if end:
+        yield from _messages(reader.finish(), note)
+
+
+def _messages(items: list[Captured], note: Callable[[int, str], None]) -> Lines:
+    for item in items:
+        if item.note is not None:
+            note(item.line, item.note)
+        else:
+            yield item.line, item.message
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,7 +6,11 @@ Rules this module owns (issue 3, item 4; the contract there is fixed word for wo
   to one ``ToolCallStore`` by the sans-I/O ``Replayer`` (``report/_replayer.py``: blank lines,
   decoding, which lines are invalid, the diagnostics), with the protocol ``--protocol`` asks
   for (default ``auto``: the ``initialize`` exchange decides, v2 without one). Input that is
-  not JSON Lines at all (``lines.json_lines``) is one line on stderr and exit 2.
+  not JSON Lines at all (``lines.json_lines``) is one line on stderr and exit 2. A wrapped
+  capture (``report.captures``) is replayed message by message (``lines.log_messages``); a
+  line of another shape in it is a diagnostic (``--strict``: it stops the replay); JSON
+  objects that are no log at all: one line on stderr, exit 2 (D43). ``--follow`` reads the
+  same formats.
 - Diagnostics go to stderr, one line each, ``line N: PATH: reason``, as the ``Replayer`` words
   them: unreadable lines (over ``MAX_LINE_BYTES`` too) are skipped; what the store salvaged,
   ignored or dropped by a cap is reported; what the v2 view cannot hold of valid v1 input as
@@ -45,17 +49,21 @@ from typing import TYPE_CHECKING, Any, cast
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import one_side
 from ..report import Replayer
+from ..report.captures import CaptureReader
 from ..store import Limits, StoreProtocol, ToolCallStore
 from . import _options
 from ._follow import FollowReader, changed, is_regular, reader_gone
 from ._output import write_out
 from .lines import (
     DEMO,
+    NotACapture,
     NotJsonLines,
     ReadError,
     demo_path,
     json_lines,
+    log_messages,
     open_log,
+    printable,
     read_lines,
     reading,
     shown,
@@ -86,7 +94,7 @@ EXIT_CODES = """\
 exit status:
   0    replayed; every line the store could not take whole is reported on stderr as
        "line N: PATH: reason" and skipped or salvaged
-  2    usage error, FILE cannot be read or is not JSON Lines, stdout cannot be written,
+  2    usage error, FILE cannot be read or is not a log, stdout cannot be written,
        or (--strict) the first invalid line
   70   internal error (a bug in acp-toolcalls: one line on stderr says so)
   130  interrupted (Ctrl-C; with --follow, Ctrl-C is the normal end: exit 0)
@@ -114,6 +122,8 @@ def _follow(
     # Only a regular file named on the command line grows after its end (and can be rotated).
     regular = name not in (None, "-") and not args.demo and is_regular(stream)
     reader = FollowReader(stream, replayer.max_line_bytes)
+    capture = CaptureReader()
+    noted = _noted(args.strict)
     reopened: Any = None
 
     def view() -> Any:
@@ -127,7 +137,8 @@ def _follow(
                 lines = reader.poll()
                 if reader.eof and not regular:
                     lines += reader.finish()
-                for number, data in one_side(lines, args.side):
+                messages = log_messages(lines, noted, capture, end=reader.eof and not regular)
+                for number, data in one_side(messages, args.side):
                     if not replayer.feed(number, data) and args.strict:
                         live.update(view())
                         return _stopped(number)
@@ -158,6 +169,7 @@ def _follow(
                         else:
                             stream.seek(0)
                         reader = FollowReader(stream, replayer.max_line_bytes)
+                        capture = CaptureReader()
                         replayer.store = make_store()
                         live.update(view(), refresh=True)
                         continue
@@ -254,6 +266,26 @@ def _stdin_is_terminal() -> bool:
         return sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError, OSError):
         return False
+
+
+class _Invalid(Exception):
+    """A line that stops a ``--strict`` replay."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def _noted(strict: bool) -> Callable[[int, str], None]:
+    """What a line of another shape in a capture does: a diagnostic; with ``strict``, the
+    end of the replay."""
+
+    def note(line: int, why: str) -> None:
+        _diagnostic(f"line {line}: $: {printable(why)}")
+        if strict:
+            raise _Invalid(line)
+
+    return note
 
 
 def _stopped(line: int) -> int:
@@ -355,10 +387,16 @@ def run(args: argparse.Namespace) -> int:
             if args.follow:
                 return _follow(stream, replayer, _output(args.width), args, name, make_store)
             lines = json_lines(reading(read_lines(stream, max_line_bytes, early=True)))
-            for number, data in one_side(with_progress(lines, stream, "replaying"), args.side):
+            lines = log_messages(with_progress(lines, stream, "replaying"), _noted(args.strict))
+            for number, data in one_side(lines, args.side):
                 read = number
                 if not replayer.feed(number, data) and args.strict:
                     return _stopped(number)
+    except _Invalid as exc:
+        return _stopped(exc.line)
+    except NotACapture as exc:
+        print(f"{PROG}: {printable(exc.describe(shown_name))}", file=sys.stderr)
+        return 2
     except ReadError as exc:  # any other OSError is the output's: the dispatcher says so
         reason = exc.error.strerror or str(exc.error)
         print(f"{PROG}: cannot read {shown_name}: {reason}", file=sys.stderr)

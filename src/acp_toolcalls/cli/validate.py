@@ -8,6 +8,10 @@ core's (``acp_toolcalls.check.Validator``):
   pieces: a line over ``--max-line-bytes`` (default ``DEFAULT_MAX_BYTES``, counted without its
   ``\\n``) is reported as ``line-too-long`` and skipped without ever being held whole. Input
   that is not JSON Lines at all (``lines.json_lines``) is one line on stderr and exit 2.
+- A wrapped capture (``report.captures``: acp-devtools, ACP-inspector, acp_debug) is checked
+  message by message (``lines.log_messages``); a line of another shape in it is a
+  ``not-a-message`` finding on its line. JSON objects that are no log at all: one line on
+  stderr, exit 2 (D43).
 - ``--protocol auto`` (default): the protocol is that of the latest ``initialize`` request or
   response with ``protocolVersion`` 1 or 2; before any ``initialize``, the first message that
   exists in only one version decides (``DETECTION_HINTS``).
@@ -53,9 +57,11 @@ from ..proxy import LogSide, one_side
 from ..schema import schema_record
 from ._options import positive_int
 from .lines import (
+    NotACapture,
     NotJsonLines,
     ReadError,
     json_lines,
+    log_messages,
     open_input,
     overlong,
     printable,
@@ -88,7 +94,7 @@ EXIT_CODES = """\
 exit status:
   0    no findings
   1    findings (on stdout, one per line: "line N: PATH: message [code]"; or --json)
-  2    usage error, or FILE cannot be read or is not JSON Lines (one line on stderr), or
+  2    usage error, or FILE cannot be read or is not a log (one line on stderr), or
        stdout cannot be written
   70   internal error (a bug in acp-toolcalls: one line on stderr says so)
   130  interrupted (Ctrl-C)
@@ -297,14 +303,20 @@ def run(args: argparse.Namespace) -> int:
         with open_input(name) as stream:
             lines = json_lines(reading(read_lines(stream, validator.max_line_bytes)))
             lines = with_progress(lines, stream, "validating")
-            for line, data in one_side(lines, cast(LogSide, args.side)):
+
+            def note(line: int, why: str) -> None:  # a line of another shape in a capture
+                report.add(Finding(line, "$", "not-a-message", why, "decode"))
+
+            for line, data in one_side(log_messages(lines, note), cast(LogSide, args.side)):
                 for finding in validator.feed(line, data):
                     report.add(finding)
-    except (ReadError, NotJsonLines) as exc:  # any other OSError is the output's
+    except (ReadError, NotJsonLines, NotACapture) as exc:  # any other OSError is the output's
         if isinstance(report, _JsonReport):
             report.discard()
         if isinstance(exc, NotJsonLines):
             return _fail(name, exc.describe(name))
+        if isinstance(exc, NotACapture):
+            return _fail(name, printable(exc.describe(shown(name))))
         return _fail(name, f"cannot read {shown(name)}: {exc.error.strerror or exc.error}")
     for finding in validator.finish():
         report.add(finding)

@@ -21,6 +21,10 @@ Rules this module owns:
   the client never created (a subagent's, known only from its updates) has its cards too.
 - ``sessionTitles``: each session's title (``session_info_update``, ``subagent_update``), over
   all sides, for the ``session`` content items that refer to it.
+- A line of a wrapped capture (``captures``: acp-devtools, ACP-inspector, acp_debug) is read
+  as its message, on the plain log's side, with its sender's direction (``client->agent`` or
+  ``agent->client``) and its time; the line kept for display is the file's, wrapper included.
+  A line of another shape in such a capture is a ``not-a-message`` finding on its line (D43).
 - Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it.
 """
 
@@ -38,6 +42,7 @@ from ..proxy import SIDES, LogSide, is_record, one_side, read_record
 from ..store import StoreProtocol
 from ..v2 import FINAL_STATUSES
 from .asks import Asks
+from .captures import Captured
 from .history import SideHistory
 
 __all__ = ["FORMAT", "RAW_LINE_CHARS", "ReportBuilder"]
@@ -52,6 +57,8 @@ Found = tuple[int, str, str, str, str]
 ``Finding``'s (schema, lint, decode) and ``loss``."""
 
 _RECORD_HINT = b'"direction"'
+_CAPTURE_DIRECTIONS = {"client": "client->agent", "agent": "agent->client"}
+"""The direction of a wrapped capture's line (no proxy in between), by who sent it."""
 _parse = msgspec.json.Decoder()
 _SIDE_LABELS = {"agent": "what the agent sent", "client": "what the editor received"}
 
@@ -135,9 +142,22 @@ class ReportBuilder:
             side = self._sides[name] = _Side(name, self._protocol, report, self.max_line_bytes)
         return side
 
-    def feed(self, line: int, data: bytes | int) -> None:
-        """One numbered line of the log: its text, or its size when it was over the limit."""
+    def feed(self, line: int, data: bytes | int, capture: Captured | None = None) -> None:
+        """One numbered line of the log: its text, or its size when it was over the limit;
+        ``capture``: the line as ``captures.CaptureReader`` read it (a wrapped capture's line
+        is its message, on the plain log's side, with who sent it and when; D43)."""
         self._keep(line, data)
+        if capture is not None and (capture.sender is not None or capture.note is not None):
+            side = self._side("log")
+            if capture.note is not None:  # a line of another shape: said, not read
+                self._report(f"line {line}: $: {capture.note}")
+                side.found([Finding(line, "$", "not-a-message", capture.note, "decode")])
+                return
+            if capture.time is not None:
+                self._times.append(capture.time)
+            direction = _CAPTURE_DIRECTIONS[capture.sender or "client"]
+            side.feed(line, capture.message, capture.time, direction)
+            return
         record = _record(data)
         if record is None:
             self._side("log").feed(line, data, None, None)
