@@ -20,14 +20,17 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   later gets a non-final status (v2 ``status: null`` resets to ``pending``, so it counts; a v1
   ``null`` means "unchanged" and does not, nor does a status v1 does not define, such as a
   leaked ``cancelled``, which a v1 client does not apply: D32), or, in v1, a new ``tool_call``
-  (D20, D23).
+  (D20, D23). A history replay is no re-creation (issue 29): after a ``session/load`` (v1) or
+  a ``session/resume`` with ``replayFrom`` (v2), from its first tool-call report until the
+  answer, the session starts over (``_replays``) and every call is new, as to the client.
 - ``never-final``: at the end of the log a tool call has no final status (10.6). Reported at
   the line and path of its last update. Exempt: the session's latest ``state_update`` is
   ``idle`` and its (well-formed) ``background`` list names the call (7.10 item 8).
 - ``prompt-in-tool-call`` (v2): a permission request whose ``subject.toolCall`` ``title`` or a
   text content item equals or contains the request's own ``title`` or ``description``
   (whitespace-normalised; empty strings ignored): prompt copy that would overwrite the displayed
-  tool call (7.5, 10.3).
+  tool call (7.5, 10.3). A text the call already shows (its title, a text item of its content,
+  exactly) overwrites nothing and is not reported (issue 29).
 - ``invalid-base64`` (v2): a ``terminal_output_chunk`` ``data`` that is not valid base64 (bad
   padding, stray characters): a client drops the chunk (D22). (In a ``terminal_update``
   ``output.data`` it is an invalid value the decoder reads as omitted and reports.)
@@ -35,10 +38,10 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   oldest finished ones, then the oldest open ones, are forgotten, so their id reuse, final
   status and first title are no longer checked. Reported once per forgotten block.
 
-State is kept per ``(sessionId, toolCallId)``, at most ``max_calls`` of them; nothing else
-grows with the log. The linter is
-sans-I/O: it is fed decoded messages (``decode_message`` values) in log order with an opaque
-position (the line number) and returns findings; ``finish()`` returns the end-of-log ones.
+State is kept per ``(sessionId, toolCallId)``, at most ``max_calls`` of them, with a hash of
+its shown title and texts; per session, its epoch (``_replays``). The linter is sans-I/O: it is
+fed decoded messages (``decode_message`` values) in log order with an opaque position (the
+line number) and returns findings; ``finish()`` returns the end-of-log ones.
 """
 
 from __future__ import annotations
@@ -48,12 +51,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import msgspec
 from msgspec import UNSET
 
 from .. import v1, v2
 from ..codec import DecodeError, decode
-from ..models import Batch, base64_bytes
+from ..models import Batch, JsonRpcMessage, base64_bytes
+from ._known import KNOWN_V2_SESSION_UPDATES, KNOWN_V2_VALUES, REMOVED_V1_UPDATES
+from ._replays import Replays
 
 __all__ = [
     "CODES",
@@ -90,56 +94,6 @@ CODES: Mapping[str, str] = {
 }
 """The lint codes and what each means."""
 
-
-# --------------------------------------------------------------------------------------------
-# Known values (v2). Enum-backed sets come from the v2 module; the rest from the spec (6.1,
-# 6.5), and tests check every set against the bundled v2 schema.
-
-
-def _tags(*classes: type[msgspec.Struct]) -> frozenset[str]:
-    return frozenset(str(cls.__struct_config__.tag) for cls in classes)
-
-
-KNOWN_V2_SESSION_UPDATES: frozenset[str] = frozenset(
-    {
-        "user_message_chunk", "user_message", "agent_message_chunk", "agent_message",
-        "agent_thought_chunk", "agent_thought", "state_update", "tool_call_content_chunk",
-        "tool_call_update", "terminal_update", "terminal_output_chunk", "plan_update",
-        "available_commands_update", "config_option_update", "session_info_update",
-        "usage_update", "notice", "compaction_update", "compaction_summary_chunk",
-    }
-)  # fmt: skip
-"""Every ``sessionUpdate`` of the stable v2 schema (spec 6.1)."""
-
-KNOWN_V2_VALUES: Mapping[str, frozenset[str]] = {
-    "tool kind": frozenset(k.value for k in v2.ToolKind),
-    "tool call status": frozenset(s.value for s in v2.ToolCallStatus),
-    "permission option kind": frozenset(k.value for k in v2.PermissionOptionKind),
-    "tool call content type": _tags(v2.Content, v2.Diff, v2.Terminal, v2.SessionReference),
-    "content block type": _tags(
-        v2.TextContent, v2.ImageContent, v2.AudioContent, v2.ResourceLink, v2.EmbeddedResource
-    ),
-    "diff operation": _tags(
-        v2.AddDiffChange,
-        v2.DeleteDiffChange,
-        v2.ModifyDiffChange,
-        v2.MoveDiffChange,
-        v2.CopyDiffChange,
-    ),
-    "diff fileType": frozenset({"text", "binary", "directory", "symlink"}),
-    "diff patch format": frozenset({"git_patch"}),
-    "permission subject type": _tags(v2.ToolCallPermissionSubject, v2.CommandPermissionSubject),
-    "sessionUpdate": KNOWN_V2_SESSION_UPDATES,
-}
-"""Per open enum or discriminator of the v2 tool-call surface: its known values."""
-
-_REMOVED_V1_UPDATES: Mapping[str, str] = {
-    "tool_call": "a v1 update; v2 creates tool calls with `tool_call_update`",
-    "plan": "a v1 update; v2 uses `plan_update`",
-    "current_mode_update": "a v1 update; v2 has no mode updates (modes are config options)",
-}
-"""v1 ``sessionUpdate`` values a v2 reader ignores as unknown (D17): say what to send instead."""
-
 _FINAL = v2.FINAL_STATUSES
 _V1_STATUSES = v1.TOOL_CALL_ENUMS["status"]
 _WHITESPACE = re.compile(r"\s+")
@@ -160,6 +114,12 @@ def _quote(text: str, limit: int = 60) -> str:
 def _has_title(title: object) -> bool:
     # D24: an empty (or blank) title displays as nothing, so it counts as missing.
     return isinstance(title, str) and bool(title.strip())
+
+
+def _text(item: Any) -> str | None:  # a v2 text content item's text
+    if isinstance(item, v2.Content) and isinstance(item.content, v2.TextContent):
+        return item.content.text
+    return None
 
 
 def _child(raw: Any, key: str) -> Any:
@@ -195,7 +155,10 @@ def _kept_items(
 # The linter
 
 
-@dataclass
+_NO_TEXTS: frozenset[int] = frozenset()
+
+
+@dataclass(slots=True)
 class _Call:
     """What the linter remembers about one tool call."""
 
@@ -203,6 +166,9 @@ class _Call:
     final_line: int  # where it became final (meaningful while final)
     line: int  # position of its last report
     path: str  # JSON path of its last report
+    epoch: int  # its session's epoch when first reported (_replays)
+    title: int | None = None  # hash of the title shown (v2; None: none)
+    texts: frozenset[int] = _NO_TEXTS  # hashes of the text items shown (v2)
 
     @property
     def final(self) -> bool:
@@ -219,6 +185,7 @@ class ToolCallLinter:
         # Per session: tool-call ids listed as background work by its latest state_update, when
         # that update was `idle` with a well-formed list; otherwise absent.
         self._idle_background: dict[str, frozenset[str]] = {}
+        self._replays = Replays()
         self._line = 0
         self._out: list[Finding] = []
         self._dispatch: Mapping[type, Callable[[Any, str, Any], None]] = {
@@ -226,6 +193,7 @@ class ToolCallLinter:
             v2.PermissionRequestMessage: self._v2_permission,
             v1.SessionUpdateMessage: self._v1_update_message,
             v1.PermissionRequestMessage: self._v1_permission,
+            JsonRpcMessage: lambda message, path, raw: self._replays.message(message.data),
         }
 
     # -- public --------------------------------------------------------------------------------
@@ -258,7 +226,8 @@ class ToolCallLinter:
         """End of the log: ``never-final`` for every open call, in order of last report."""
         out = []
         for (session, call_id), call in self._calls.items():
-            if call.final or call_id in self._idle_background.get(session, frozenset()):
+            replayed = call.epoch != self._replays.epoch(session)  # its session started over
+            if replayed or call.final or call_id in self._idle_background.get(session, ()):
                 continue
             out.append(
                 Finding(
@@ -290,14 +259,24 @@ class ToolCallLinter:
         known = self._known_updates if what == "sessionUpdate" else KNOWN_V2_VALUES[what]
         if not isinstance(value, str) or value in known or value.startswith("_"):
             return
-        hint = _REMOVED_V1_UPDATES.get(value) if what == "sessionUpdate" else None
+        hint = REMOVED_V1_UPDATES.get(value) if what == "sessionUpdate" else None
         detail = hint or "custom values must start with `_`; others are reserved for ACP"
         self._report(path, "custom-value-prefix", f"unknown {what} {value!r}: {detail}")
+
+    def _current(self, session: str, call_id: str) -> _Call | None:
+        """The call as a client knows it at a report: ``None`` when unseen or last seen before a
+        history replay started its session over (issue 29: new to the client, not re-created)."""
+        key = (session, call_id)
+        call = self._calls.get(key)
+        if call is not None and call.epoch != self._replays.report(session):
+            del self._calls[key]
+            return None
+        return call
 
     def _touch(self, session: str, call_id: str, path: str, title: object) -> _Call | None:
         """Record a report of a tool call; returns its previous state (``None`` when new)."""
         key = (session, call_id)
-        call = self._calls.get(key)
+        call = self._current(session, call_id)
         if call is None:
             if not _has_title(title):
                 shown = "an empty title" if title is not UNSET else "no title"
@@ -307,7 +286,7 @@ class ToolCallLinter:
                     f"first report of tool call {_quote(call_id)} has {shown}; "
                     "clients have nothing to display (send `title` on the first report)",
                 )
-            self._calls[key] = _Call("pending", 0, self._line, path)
+            self._calls[key] = _Call("pending", 0, self._line, path, self._replays.report(session))
             if self.max_calls is not None and len(self._calls) > self.max_calls:
                 self._forget(key, self.max_calls)
             return None
@@ -317,7 +296,10 @@ class ToolCallLinter:
     def _forget(self, keep: tuple[str, str], cap: int) -> None:
         """Past the cap: forget a block of calls, the oldest finished ones first."""
         count = max(1, cap // 8)
-        victims = [k for k, c in self._calls.items() if c.final and k != keep][:count]
+        epoch = self._replays.epoch
+        victims = [
+            k for k, c in self._calls.items() if (c.final or c.epoch != epoch(k[0])) and k != keep
+        ][:count]
         finished = len(victims)
         if finished < count:
             chosen = set(victims)
@@ -370,6 +352,12 @@ class ToolCallLinter:
 
     def _v2_tool_call(self, session: str, update: v2.ToolCallUpdate, path: str, raw: Any) -> None:
         self._touch(session, update.tool_call_id, path, update.title)
+        call = self._calls[(session, update.tool_call_id)]
+        if update.title is not UNSET:  # what the client shows now (6.2: null unsets)
+            call.title = hash(update.title) if isinstance(update.title, str) else None
+        if update.content is not UNSET:
+            texts = [hash(t) for i in update.content or () if (t := _text(i)) is not None]
+            call.texts = frozenset(texts) if texts else _NO_TEXTS
         self._custom("tool kind", update.kind, f"{path}.kind")
         self._custom("tool call status", update.status, f"{path}.status")
         if update.status is not UNSET:
@@ -427,8 +415,10 @@ class ToolCallLinter:
         elif isinstance(subject, v2.ToolCallPermissionSubject):
             tpath = f"{ppath}.subject.toolCall"
             raw_call = _child(_child(_child(raw, "params"), "subject"), "toolCall")
+            call = self._current(params.session_id, subject.tool_call.tool_call_id)
+            before = (call.title, call.texts) if call is not None else (None, _NO_TEXTS)
             self._v2_tool_call(params.session_id, subject.tool_call, tpath, raw_call)
-            self._prompt_in_tool_call(params, subject.tool_call, tpath, raw_call)
+            self._prompt_in_tool_call(params, subject.tool_call, tpath, raw_call, before)
 
     def _prompt_in_tool_call(
         self,
@@ -436,6 +426,7 @@ class ToolCallLinter:
         call: v2.ToolCallUpdate,
         path: str,
         raw: Any,
+        before: tuple[int | None, frozenset[int]],  # the title and texts shown before it
     ) -> None:
         prompts = [
             (name, _norm(text))
@@ -444,15 +435,18 @@ class ToolCallLinter:
         ]
         if not prompts:
             return
-        fields: list[tuple[str, str]] = []  # (path, displayed tool-call text)
-        if isinstance(call.title, str):
+        # Issue 29: agents repeat the call's title as the prompt, which overwrites nothing.
+        title, texts = before
+        fields: list[tuple[str, str]] = []  # (path, tool-call text the request would show)
+        if isinstance(call.title, str) and hash(call.title) != title:
             fields.append((f"{path}.title", call.title))
         if isinstance(call.content, list):
             for item, item_path, _ in _kept_items(
                 call.content, _child(raw, "content"), f"{path}.content", v2.ToolCallContent
             ):
-                if isinstance(item, v2.Content) and isinstance(item.content, v2.TextContent):
-                    fields.append((f"{item_path}.content.text", item.content.text))
+                text = _text(item)
+                if text is not None and hash(text) not in texts:
+                    fields.append((f"{item_path}.content.text", text))
         for field_path, text in fields:
             shown = _norm(text)
             for name, prompt in prompts:
