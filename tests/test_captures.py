@@ -252,3 +252,21 @@ def test_no_evidence_is_no_refusal_but_objects_alone_are() -> None:
         for number in range(1, 10):
             reader.feed(number, b'{"kind": %d}' % number)
     assert number == 5  # refused after NOT_A_LOG_AFTER objects, without reading on
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("2025-01-15T10:00:00.000Z", 1736935200.0),
+        ("2025-01-15T10:00:00.1234567+00:00", 1736935200.123456),  # .NET's 7 digits
+        ("2025-01-15T12:00:00+02:00", 1736935200.0),
+        ("2025-01-15T05:30:00-0430", 1736935200.0),
+        ("2025-01-15 10:00:00.5", 1736935200.5),  # no zone: UTC
+        ("yesterday", None),
+        ("2025-13-01T00:00:00Z", None),
+    ],
+)
+def test_iso_times_are_read_on_every_python(text: str, seconds: float | None) -> None:
+    line = json.dumps({"ts": text, "direction": "fromClient", "json": "{}"}).encode()
+    (item,) = _read(line)
+    assert item.time == (None if seconds is None else pytest.approx(seconds))

@@ -24,6 +24,7 @@ Rules this module owns:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -132,6 +133,9 @@ FORMATS: tuple[CaptureFormat, ...] = (
 
 assert set(FORMATS[0].senders) == set(DIRECTIONS)  # the bridge's own directions
 
+_ISO = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}(?::\d{2})?)(?:[.,](\d+))?(Z|z|[+-]\d{2}:?\d{2})?"
+)
 _JSON_RPC_KEYS = frozenset({"jsonrpc", "method", "id", "result", "error", "params"})
 _SHOWN_KEYS = 8  # keys named in a message about a line
 
@@ -239,14 +243,27 @@ def _time(fmt: CaptureFormat, members: _Members) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value) / 1000 if fmt.unit != "s" else float(value)
     if isinstance(value, str) and fmt.unit == "ms-or-iso":
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return moment.timestamp()
+        return _iso_seconds(value)
     return None
+
+
+def _iso_seconds(text: str) -> float | None:
+    """An ISO-8601 date and time as Unix seconds (UTC when it names no zone). Python 3.10's
+    ``fromisoformat`` reads neither ``Z`` nor 7 fraction digits (.NET's), so both are taken
+    apart here."""
+    found = _ISO.fullmatch(text.strip())
+    if found is None:
+        return None
+    day, clock, fraction, zone = found.groups()
+    try:
+        moment = datetime.fromisoformat(f"{day}T{clock}").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    seconds = moment.timestamp() + (int(fraction[:6].ljust(6, "0")) / 1e6 if fraction else 0)
+    if zone is not None and zone not in "Zz":
+        sign = -1 if zone[0] == "-" else 1
+        seconds -= sign * (int(zone[1:3]) * 3600 + int(zone[-2:]) * 60)
+    return seconds
 
 
 def _message(fmt: CaptureFormat, members: _Members) -> bytes | None:
@@ -311,8 +328,9 @@ class CaptureReader:
 
     def _release(self, fmt: CaptureFormat) -> list[Captured]:
         held, self._held = self._held, []
-        return [self._read(fmt, line, data) if fmt.wrapped else Captured(line, data, data)
-                for line, data, _ in held]  # fmt: skip
+        if not fmt.wrapped:
+            return [Captured(line, data, data) for line, data, _ in held]
+        return [self._read(fmt, line, data) for line, data, _ in held]
 
     def _read(self, fmt: CaptureFormat, line: int, data: bytes | int) -> Captured:
         members = _members_of(data)
