@@ -79,6 +79,24 @@ def inspected(log: Path, tmp_path: Path, *options: str) -> tuple[dict[str, Any],
     return json.loads(gzip.decompress(base64.b64decode(found.group(1)))), done.stderr
 
 
+def entry_times(page: Path) -> set[float]:
+    """The times of every history entry in the report's parts."""
+    times: set[float] = set()
+    part = r'<script type="application/x-acp-report" id="p\d+">([^<]*)<'
+    for packed in re.findall(part, page.read_text("utf-8")):
+        stack = [json.loads(gzip.decompress(base64.b64decode(packed)))]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, dict):
+                entries = value.get("entries")
+                if isinstance(entries, list):
+                    times |= {e["t"] for e in entries if isinstance(e, dict) and "t" in e}
+                stack += value.values()
+            elif isinstance(value, list):
+                stack += value
+    return times
+
+
 # --- acp-devtools: real captures ------------------------------------------------------------
 
 
@@ -100,6 +118,11 @@ def test_inspect_reads_an_acp_devtools_capture(version: int, tmp_path: Path) -> 
     asked = next(r for r in records(version) if r.get("method") == "session/request_permission")
     assert ask["t"] == pytest.approx(asked["timestamp"] / 1000)
     assert ask["answer"]["t"] is not None
+    shown = entry_times(tmp_path / "report.html")  # the plain log's report was written last
+    assert shown == set()
+    inspected(DEVTOOLS[version], tmp_path)
+    shown = entry_times(tmp_path / "report.html")
+    assert shown and {round(t, 3) for t in shown} <= {round(t, 3) for t in times}
 
 
 @pytest.mark.parametrize("version", [1, 2])
