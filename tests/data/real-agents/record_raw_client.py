@@ -1,10 +1,12 @@
-"""Record the real agents replaying a session's history on the connection that made it.
+"""Record the real agents through a plain JSON-RPC client: history replays, declined calls.
 
-    .venv/bin/python tests/data/real-agents/record_replays.py [DIR]
+    .venv/bin/python tests/data/real-agents/record_raw_client.py [DIR [NAME ...]]
 
 Each session: ``initialize``, ``session/new``, one prompt (the fake model's one scripted tool
-call, approved), then the history asked again on the same connection: ``session/load`` in v1,
-``session/resume`` with ``replayFrom: {"type": "start"}`` in v2. A plain JSON-RPC client
+call; the permission approved or declined, as the session's name says) and the turn's end;
+then, for ``*-load-*`` and ``*-resume-*``, the history asked again on the same connection:
+``session/load`` in v1, ``session/resume`` with ``replayFrom: {"type": "start"}`` in v2. A plain
+JSON-RPC client
 (here, no SDK, no bridge) talks to the agent; the lines are written as the agent side of a
 ``bridge --log`` (``proxy->agent`` what the client sent, ``agent->proxy`` what the agent sent),
 so ``validate --side agent`` and ``replay --side agent`` read them. Needs ``npm ci --prefix
@@ -36,27 +38,35 @@ COMMAND = "touch made.txt && echo hello"
 PROMPT = "Please do the scripted thing."
 TIMEOUT = 90.0
 
-# name: (agent, protocol)
+PATCH = "*** Begin Patch\n*** Update File: notes.txt\n@@\n one\n-two\n+TWO\n three\n*** End Patch\n"
+
+# name: (agent, protocol, tool, the permission's answer: "allow" or "reject", history replayed)
 SESSIONS = {
-    "claude-bash-v1-load-direct": ("claude", 1),
-    "codex-exec-v1-load-direct": ("codex", 1),
-    "claude-bash-v2-resume-direct": ("claude", 2),
-    "codex-exec-v2-resume-direct": ("codex", 2),
+    "claude-bash-v1-load-direct": ("claude", 1, "Bash", "allow", True),
+    "codex-exec-v1-load-direct": ("codex", 1, "exec_command", "allow", True),
+    "claude-bash-v2-resume-direct": ("claude", 2, "Bash", "allow", True),
+    "codex-exec-v2-resume-direct": ("codex", 2, "exec_command", "allow", True),
+    "claude-bash-v2-reject-direct": ("claude", 2, "Bash", "reject", False),
+    "codex-patch-v2-reject-direct": ("codex", 2, "apply_patch", "reject", False),
+    "codex-patch-v1-reject-direct": ("codex", 1, "apply_patch", "reject", False),
 }
 
-TOOL_INPUT: dict[str, tuple[str, dict[str, str]]] = {
-    "claude": ("Bash", {"command": COMMAND, "description": "Make a file"}),
-    "codex": (
-        "exec_command",
-        {"cmd": COMMAND, "sandbox_permissions": "require_escalated", "justification": "Make it"},
-    ),
+TOOL_INPUT: dict[str, dict[str, str] | str] = {
+    "Bash": {"command": COMMAND, "description": "Make a file"},
+    "exec_command": {
+        "cmd": COMMAND,
+        "sandbox_permissions": "require_escalated",
+        "justification": "Make it",
+    },
+    "apply_patch": PATCH,
 }
 
 
 class Wire:
     """The agent over stdio: every line both ways kept, in order."""
 
-    def __init__(self, setup: AgentSetup) -> None:
+    def __init__(self, setup: AgentSetup, answer: str) -> None:
+        self.answer = answer  # the kind of option chosen: "allow" or "reject"
         self.process = subprocess.Popen(
             setup.command,
             cwd=setup.cwd,
@@ -96,14 +106,14 @@ class Wire:
 
     def until(self, found: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """The next message ``found`` accepts; the agent's permission requests are answered
-        with their first allow option meanwhile."""
+        meanwhile with their first option of the kind ``answer`` names."""
         deadline = time.monotonic() + TIMEOUT
         while True:
             message = self.inbox.get(timeout=max(0.1, deadline - time.monotonic()))
             if message.get("method") == "session/request_permission":
                 options = message["params"]["options"]
-                allow = next(o for o in options if o["kind"].startswith("allow"))
-                outcome = {"outcome": "selected", "optionId": allow["optionId"]}
+                chosen = next(o for o in options if o["kind"].startswith(self.answer))
+                outcome = {"outcome": "selected", "optionId": chosen["optionId"]}
                 self.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
             elif found(message):
                 return message
@@ -132,7 +142,7 @@ def _initialize(protocol: int) -> dict[str, Any]:
 
 
 def record(name: str, out: Path) -> None:
-    agent, protocol = SESSIONS[name]
+    agent, protocol, tool, answer, replayed = SESSIONS[name]
     shutil.rmtree(BASE, ignore_errors=True)
     BASE.mkdir(parents=True)
     server = FakeResponsesServer() if agent == "codex" else FakeMessagesServer()
@@ -143,9 +153,8 @@ def record(name: str, out: Path) -> None:
             if isinstance(server, FakeResponsesServer)
             else claude_agent(BASE, server, FILES, pinned)
         )
-        tool, arguments = TOOL_INPUT[agent]
-        server.turn = Turn(tool, arguments)
-        wire = Wire(setup)
+        server.turn = Turn(tool, TOOL_INPUT[tool])
+        wire = Wire(setup, answer)
         try:
             wire.request("initialize", _initialize(protocol))
             cwd = str(setup.cwd)
@@ -154,9 +163,9 @@ def record(name: str, out: Path) -> None:
             wire.request("session/prompt", {"sessionId": session, "prompt": prompt})
             if protocol == 2:  # v2 answers the prompt at once; the turn ends in `idle`
                 wire.until(_idle)
-            if protocol == 1:
+            if replayed and protocol == 1:
                 wire.request("session/load", {"sessionId": session, "cwd": cwd, "mcpServers": []})
-            else:
+            elif replayed:
                 replay = {"type": "start"}
                 params = {"sessionId": session, "cwd": cwd, "replayFrom": replay}
                 wire.request("session/resume", params)
@@ -174,7 +183,7 @@ def record(name: str, out: Path) -> None:
 def main() -> None:
     out = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else HERE
     out.mkdir(parents=True, exist_ok=True)
-    for name in SESSIONS:
+    for name in sys.argv[2:] or SESSIONS:
         record(name, out)
     shutil.rmtree(BASE, ignore_errors=True)
 
