@@ -19,7 +19,7 @@ Rules this module owns (issue 20):
   are shown next to each other. ``--demo`` inspects the bundled example session.
 - A wrapped capture (``report.captures``: acp-devtools, ACP-inspector, acp_debug) is read
   message by message, with who sent each and when (``CaptureReader``, fed to the builder with
-  each line); JSON objects that are no log at all: one line on stderr, exit 2 (D43).
+  each line); JSON objects that are no log at all: one line on stderr, exit 2.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Rules this module owns (issue 3, item 4; the contract there is fixed word for wo
   not JSON Lines at all (``lines.json_lines``) is one line on stderr and exit 2. A wrapped
   capture (``report.captures``) is replayed message by message (``lines.log_messages``); a
   line of another shape in it is a diagnostic (``--strict``: it stops the replay); JSON
-  objects that are no log at all: one line on stderr, exit 2 (D43). ``--follow`` reads the
+  objects that are no log at all: one line on stderr, exit 2. ``--follow`` reads the
   same formats.
 - Diagnostics go to stderr, one line each, ``line N: PATH: reason``, as the ``Replayer`` words
   them: unreadable lines (over ``MAX_LINE_BYTES`` too) are skipped; what the store salvaged,

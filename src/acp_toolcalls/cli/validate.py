@@ -11,7 +11,7 @@ core's (``acp_toolcalls.check.Validator``):
 - A wrapped capture (``report.captures``: acp-devtools, ACP-inspector, acp_debug) is checked
   message by message (``lines.log_messages``); a line of another shape in it is a
   ``not-a-message`` finding on its line. JSON objects that are no log at all: one line on
-  stderr, exit 2 (D43).
+  stderr, exit 2.
 - ``--protocol auto`` (default): the protocol is that of the latest ``initialize`` request or
   response with ``protocolVersion`` 1 or 2; before any ``initialize``, the first message that
   exists in only one version decides (``DETECTION_HINTS``).

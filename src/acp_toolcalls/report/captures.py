@@ -1,4 +1,4 @@
-"""The capture formats ``inspect``, ``validate`` and ``replay`` read (issue 29, D43).
+"""The capture formats ``inspect``, ``validate`` and ``replay`` read (issue 29).
 
 Rules this module owns:
 

@@ -24,7 +24,7 @@ Rules this module owns:
 - A line of a wrapped capture (``captures``: acp-devtools, ACP-inspector, acp_debug) is read
   as its message, on the plain log's side, with its sender's direction (``client->agent`` or
   ``agent->client``) and its time; the line kept for display is the file's, wrapper included.
-  A line of another shape in such a capture is a ``not-a-message`` finding on its line (D43).
+  A line of another shape in such a capture is a ``not-a-message`` finding on its line (issue 29).
 - Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it.
 """
 
@@ -145,7 +145,7 @@ class ReportBuilder:
     def feed(self, line: int, data: bytes | int, capture: Captured | None = None) -> None:
         """One numbered line of the log: its text, or its size when it was over the limit;
         ``capture``: the line as ``captures.CaptureReader`` read it (a wrapped capture's line
-        is its message, on the plain log's side, with who sent it and when; D43)."""
+        is its message, on the plain log's side, with who sent it and when)."""
         self._keep(line, data)
         if capture is not None and (capture.sender is not None or capture.note is not None):
             side = self._side("log")
