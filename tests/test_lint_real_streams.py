@@ -296,3 +296,23 @@ def test_unanswered_requests_are_bounded() -> None:
     assert lint([*replayed[:1], *loads, *replayed[1:]], "v1") == []
     forgotten = [v1_create(status="completed"), load(1000), *loads, v1_create(status="completed")]
     assert lint(forgotten, "v1") == [(MAX_PENDING + 4, "recreated-after-final")]
+
+
+def test_calls_a_replay_replaced_are_forgotten_first_past_the_cap() -> None:
+    linter = ToolCallLinter(max_calls=2)
+    messages = [
+        tcu("a", title="A", status="in_progress"),  # open, then replaced by the replay
+        tcu("b", title="B", status="in_progress"),
+        resume(replayFrom={"type": "start"}),
+        tcu("b", title="B", status="completed"),
+        tcu("c", title="C", status="completed"),  # a third call: one is forgotten
+        answer(),
+        tcu("b", status="completed"),
+    ]
+    out: list[Finding] = []
+    for line, raw in enumerate(messages, start=1):
+        value = decode_message(json.dumps(raw).encode(), protocol="v2").value
+        out += linter.feed(value, line, raw=raw)
+    out += linter.finish()
+    assert [(f.line, f.code) for f in out] == [(5, "lint-limit")]
+    assert [key for key, _ in linter._calls.items()] == [(SESSION, "b"), (SESSION, "c")]
