@@ -2,8 +2,9 @@
 
 Rules this module owns:
 
-- One file that needs nothing else: the page's style and script (``assets/``, shipped as
-  package data) are inlined; nothing is fetched, there is no server.
+- One file that needs nothing else: the page's style and scripts (``assets/``, shipped as
+  package data; the scripts ``SCRIPTS`` in order, as one script) are inlined; nothing is
+  fetched, there is no server.
 - The data is split into parts so that a big log opens at once: ``main`` holds everything
   the first screen needs (summary, findings, the cards' index), and the heavy parts (each
   call's and terminal's history, about ``PART_BYTES`` of JSON per part, and the lines,
@@ -13,6 +14,8 @@ Rules this module owns:
   x-acp-report">`` element: the page inflates it with the browser's ``DecompressionStream``.
   Nothing from the log reaches the HTML as markup (base64 holds no ``<``), and the page puts
   log text into the document as text, never as HTML.
+- A finding's line leads to the call that line touched (``findingCards``: ``"side:line"`` ->
+  the card's index), so that a click on a finding shows its call.
 - The output is reproducible: the same log gives the same bytes (no time stamps).
 """
 
@@ -33,6 +36,8 @@ PART_BYTES = 256 * 1024
 """About this much JSON of call or terminal details goes into one part."""
 LINES_PER_PART = 2_000
 """Lines of the log per part."""
+SCRIPTS = ("report.js", "content.js", "list.js")
+"""The page's scripts, inlined in this order."""
 
 _encode = msgspec.json.Encoder()
 
@@ -87,8 +92,28 @@ def _line_parts(lines: list[str], parts: _Parts) -> Iterator[str]:
         yield parts.add(lines[start : start + LINES_PER_PART])
 
 
+def _finding_cards(report: dict[str, Any]) -> dict[str, int]:
+    """``"side:line"`` -> the first card whose call that line touched, for each finding."""
+    wanted = {(f[1], f[0]) for f in report["findings"]}
+    card_of = {
+        (side, call): index
+        for index, card in enumerate(report["cards"])
+        for side, call in enumerate(card["sides"])
+        if call is not None
+    }
+    found: dict[str, int] = {}
+    for side, calls in enumerate(report["calls"]):
+        for call, holder in enumerate(calls):
+            for entry in holder["details"]["entries"]:
+                if (side, entry["l"]) in wanted:
+                    key = f"{side}:{entry['l']}"
+                    found[key] = min(found.get(key, card_of[side, call]), card_of[side, call])
+    return found
+
+
 def render_page(report: dict[str, Any]) -> str:
     """The HTML document of ``model.ReportBuilder.finish()``'s data (which it takes apart)."""
+    report["findingCards"] = _finding_cards(report)
     parts = _Parts()
     for calls in report["calls"]:
         _split_details(calls, parts)
@@ -105,5 +130,5 @@ def render_page(report: dict[str, Any]) -> str:
     page = _asset("report.html")
     page = page.replace("{{title}}", html.escape(f"inspect: {report['name']}"))
     page = page.replace("/*{{style}}*/", _asset("report.css"))
-    page = page.replace("/*{{script}}*/", _asset("report.js"))
+    page = page.replace("/*{{script}}*/", "\n".join(_asset(name) for name in SCRIPTS))
     return page.replace("<!--{{data}}-->", blobs)
