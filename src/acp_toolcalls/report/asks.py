@@ -5,7 +5,9 @@ Rules this module owns:
 - A request is a ``session/request_permission`` message with an id. What it asks is kept as
   the user saw it: v2 ``title``, ``description`` and the ``subject`` (a tool call, or a
   command with its ``cwd``); v1 has no prompt of its own, so its ``toolCall.title`` is the
-  title. Each option as ``[optionId, name, kind]``.
+  title. Each option as ``[optionId, name, kind]``. What the user was shown of the call is
+  kept too, as the request sent it: the ``content`` of the v1 ``toolCall`` or of the v2
+  ``tool_call`` subject's ``toolCall`` (a diff, a command; ``None`` when it sent none).
 - The call it is about: the v2 ``tool_call`` subject's ``toolCallId``, a ``command`` subject's
   ``toolCallId`` if it names one, the v1 ``toolCall.toolCallId``; otherwise none (the page
   lists it with its session).
@@ -96,11 +98,13 @@ def _request(
     v1_call = params.get("toolCall")
     call_id: str | None = None
     shown_subject: dict[str, Any] | None = None
+    content: Any = None
     if isinstance(subject, dict):
         kind = subject.get("type")
         shown_subject = {"type": kind}
         if kind == "tool_call" and isinstance(subject.get("toolCall"), dict):
             call_id = _text(subject["toolCall"].get("toolCallId"))
+            content = subject["toolCall"].get("content")
         elif kind == "command":
             shown_subject["command"] = _text(subject.get("command"))
             shown_subject["cwd"] = _text(subject.get("cwd"))
@@ -109,6 +113,7 @@ def _request(
     if isinstance(v1_call, dict):
         call_id = _text(v1_call.get("toolCallId"))
         title = title or _text(v1_call.get("title"))
+        content = v1_call.get("content")
     options = [
         [_text(o.get("optionId")), _text(o.get("name")), _text(o.get("kind"))]
         for o in params.get("options") or ()
@@ -123,6 +128,7 @@ def _request(
         "title": title,
         "description": _text(params.get("description")),
         "subject": shown_subject,
+        "content": content if isinstance(content, list) else None,
         "options": options,
         "direction": direction,
         "answer": None,

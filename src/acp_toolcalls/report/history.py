@@ -22,6 +22,13 @@ Rules this module owns:
   grows), terminal text as deltas (``terminal_output``). Old values are the state before the
   line, new ones the state after it, so a batch that touches a field twice shows its net
   change.
+- A v1 stream is shown as it crossed the wire: the store still decides which fields a line
+  changed (its v1 reading, spec 9.3), but the values and content items listed are the ones
+  the v1 message sent (a v1 ``diff`` with ``path``/``oldText``/``newText``, not the v2
+  ``changes``/``patch`` the store holds; a ``kind`` v1 does not define as sent, D32), taken
+  from the line's ``tool_call``, ``tool_call_update`` or permission ``toolCall`` of that call
+  (``wire_calls``). Only ``_meta`` is the store's: the terminal extension's keys are shown as
+  the terminal they make (D38 amended), the call's other keys as the store holds them.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Any
 
 import msgspec
 
-from ..codec import to_builtins
+from ..codec import DecodeError, check_depth, to_builtins
 from ..events import (
     ContentAppended,
     Event,
@@ -55,7 +62,7 @@ from ..store import (
 from ._replayer import Replayer
 from .terminal_output import TerminalText
 
-__all__ = ["CallHistory", "SideHistory", "TerminalHistory"]
+__all__ = ["CallHistory", "SideHistory", "TerminalHistory", "wire_calls"]
 
 _CALL_EVENTS = (
     ToolCallCreated,
@@ -66,6 +73,40 @@ _CALL_EVENTS = (
 )
 _TERMINAL_EVENTS = (TerminalCreated, TerminalPatched, TerminalCleared, TerminalOutputAppended)
 _NEVER_SET = "never set"  # a call's content before any update named it
+_WIRE_UPDATES = frozenset({"tool_call", "tool_call_update"})
+_STORE_FIELDS = frozenset({"_meta"})  # shown as the store holds them, on v1 too
+_parse = msgspec.json.Decoder()
+
+Wire = dict[tuple[str, str], dict[str, Any]]
+"""The tool-call fields a line sent, by ``(sessionId, toolCallId)``, as plain JSON."""
+
+
+def wire_calls(data: bytes) -> Wire:
+    """The fields each v1 ``tool_call``, ``tool_call_update`` and permission ``toolCall`` of
+    a line (or of each element of a batch) sent, by call; later messages over earlier ones."""
+    try:
+        check_depth(data)  # the codec's limit (issue 27)
+        value = _parse.decode(data)
+    except (msgspec.DecodeError, RecursionError, DecodeError):
+        return {}
+    found: Wire = {}
+    for message in value if isinstance(value, list) else [value]:
+        params = message.get("params") if isinstance(message, dict) else None
+        if not isinstance(params, dict):
+            continue
+        method = message.get("method")
+        fields: Any = None
+        if method == "session/update":
+            fields = params.get("update")
+            if not isinstance(fields, dict) or fields.get("sessionUpdate") not in _WIRE_UPDATES:
+                continue
+        elif method == "session/request_permission":
+            fields = params.get("toolCall")
+        session = params.get("sessionId")
+        call = fields.get("toolCallId") if isinstance(fields, dict) else None
+        if isinstance(session, str) and isinstance(call, str):
+            found.setdefault((session, call), {}).update(fields)
+    return found
 
 
 class _RecordingStore(ToolCallStore):
@@ -130,8 +171,16 @@ class CallHistory:
         self.kinds: list[list[Any]] = []
         self.titles: list[list[Any]] = []
 
-    def record(self, line: int, tc: ToolCallState, events: list[Event], when: float | None) -> None:
-        """Add the entry of ``line``, which returned ``events`` about this call."""
+    def record(
+        self,
+        line: int,
+        tc: ToolCallState,
+        events: list[Event],
+        when: float | None,
+        wire: dict[str, Any] | None = None,
+    ) -> None:
+        """Add the entry of ``line``, which returned ``events`` about this call; ``wire``: the
+        fields a v1 line sent for it, shown instead of the store's v2 values."""
         changes: list[list[Any]] = []
         named: dict[str, None] = {}
         appended = False
@@ -146,9 +195,9 @@ class CallHistory:
                 changes.append(["reopened", event.previous_status, event.status])
         for name in named:
             if name != "content":
-                changes.append(self._field(name, _value_of(tc, name)))
+                changes.append(self._field(name, _value_of(tc, name, wire)))
         if "content" in named:
-            changes.append(self._replace_content(tc.fields.get("content")))
+            changes.append(self._replace_content(_value_of(tc, "content", wire)))
         elif appended:
             changes += self._append_content(tc.content)
         state: dict[str, Any] = {
@@ -221,7 +270,12 @@ class CallHistory:
         return {"entries": self.entries, "values": self.values.values, "items": self.items}
 
 
-def _value_of(tc: ToolCallState, name: str) -> Any:
+def _value_of(tc: ToolCallState, name: str, wire: dict[str, Any] | None = None) -> Any:
+    """The value of field ``name`` after the line: as the v1 line sent it (a v1 ``null``
+    changes nothing, so the store holds the value), else as the store holds it."""
+    sent = wire.get(name) if wire is not None and name not in _STORE_FIELDS else None
+    if sent is not None and (name != "content" or isinstance(sent, list)):
+        return sent
     if name == "_meta":
         return tc.meta
     if name in tc.fields:
@@ -286,6 +340,7 @@ class SideHistory:
     def feed(self, line: int, data: bytes | int, when: float | None = None) -> None:
         """Apply one numbered line (``read_lines`` output) and record what it did."""
         self.store.events = []
+        v1 = self.store.raw_protocol == "v1"  # what the replayer reads the line with
         self._replayer.feed(line, data)
         if not self.store.events:
             return
@@ -296,6 +351,7 @@ class SideHistory:
                 calls.setdefault((event.session_id, event.tool_call_id), []).append(event)
             elif isinstance(event, _TERMINAL_EVENTS):
                 terminals.setdefault((event.session_id, event.terminal_id), []).append(event)
+        wire = wire_calls(data) if v1 and calls and isinstance(data, bytes) else {}
         for key, events in calls.items():
             tc = self.store.tool_call(*key)
             if tc is None:  # not kept (never happens without caps)
@@ -303,7 +359,7 @@ class SideHistory:
             history = self.calls.get(key)
             if history is None:
                 history = self.calls[key] = CallHistory(key[0], key[1], line)
-            history.record(line, tc, events, when)
+            history.record(line, tc, events, when, wire.get(key) if v1 else None)
         for key, events in terminals.items():
             session = self.store.sessions.get(key[0])
             terminal = session.terminals.get(key[1]) if session is not None else None

@@ -14,6 +14,12 @@ Rules this module owns:
   messages go through the bridge the proxy uses for that pairing (``V2ToV1Bridge`` or
   ``V1ToV2Bridge``); each ``Converted.losses`` entry is a ``conversion-loss`` finding on the
   agent's line, where the log shows what the editor got for it.
+- A finding says who sent its line, from the record's direction (``SENDERS``): the agent, the
+  editor or the proxy; a line of a plain log has no sender (``None``).
+- Losses alike are one group: the ``conversion-loss`` findings of one side and session with
+  the same path and reason, on two lines or more, are listed once on the page with their count
+  and lines (``findingGroups``: each group's finding indices, in line order); every finding is
+  still kept on its own line, for the history entry it belongs to.
 - A permission request of the agent, in a bridge log, was answered by the editor when the
   editor answered the same call's request it was shown, before the agent got its answer;
   otherwise the proxy answered on the editor's behalf.
@@ -61,6 +67,9 @@ _CAPTURE_DIRECTIONS = {"client": "client->agent", "agent": "agent->client"}
 """The direction of a wrapped capture's line (no proxy in between), by who sent it."""
 _parse = msgspec.json.Decoder()
 _SIDE_LABELS = {"agent": "what the agent sent", "client": "what the editor received"}
+SENDERS: tuple[str | None, ...] = (None, "agent", "proxy", "editor", "proxy")
+"""Who sent a line, by the code ``_DIRECTIONS`` gives its record's direction."""
+_DIRECTIONS = {"agent->proxy": 1, "proxy->agent": 2, "client->proxy": 3, "proxy->client": 4}
 
 
 class _Side:
@@ -77,14 +86,24 @@ class _Side:
         self.asks = Asks()
         self.findings: list[Found] = []
         self.wire_version: int | None = None  # from the records of a bridge log
+        self.directions = bytearray()  # per line (1-based), its ``_DIRECTIONS`` code
 
     def feed(self, line: int, data: bytes | int, when: float | None, direction: str | None) -> None:
+        code = _DIRECTIONS.get(direction or "", 0)
+        if code:
+            if len(self.directions) <= line:
+                self.directions.extend(bytes(line + 1 - len(self.directions)))
+            self.directions[line] = code
         self.history.feed(line, data, when)
         self.found(self.validator.feed(line, data))
         self.asks.feed(line, data, when, direction)
 
     def found(self, findings: list[Finding]) -> None:
         self.findings += [(f.line, f.path, f.code, f.kind, f.message) for f in findings]
+
+    def sender(self, line: int) -> str | None:
+        """Who sent ``line``, by its record's direction (``None``: not a record)."""
+        return SENDERS[self.directions[line]] if line < len(self.directions) else None
 
 
 class _Losses:
@@ -93,6 +112,7 @@ class _Losses:
     def __init__(self) -> None:
         self._bridge: V2ToV1Bridge | V1ToV2Bridge | None = None
         self.findings: list[Found] = []
+        self.sessions: dict[int, str | None] = {}  # line -> session of the message with losses
 
     def feed(self, line: int, data: bytes, agent: int | None, client: int | None) -> None:
         if self._bridge is None:
@@ -109,6 +129,8 @@ class _Losses:
             return
         for loss in converted.losses:
             self.findings.append((line, loss.path, "conversion-loss", "loss", loss.reason))
+        if converted.losses:
+            self.sessions[line] = _session_of(data)
 
 
 class ReportBuilder:
@@ -220,7 +242,7 @@ class ReportBuilder:
         loose_asks = self._attach_asks(sides, calls_of_sides)
         findings = sorted(
             (
-                [f[0], position, *f[1:]]
+                [f[0], position, *f[1:], side.sender(f[0])]
                 for position, side in enumerate(sides)
                 for f in side.findings
             ),
@@ -250,6 +272,7 @@ class ReportBuilder:
             "calls": calls_of_sides,
             "cards": ordered,
             "findings": findings,
+            "findingGroups": self._groups(findings),
             "looseAsks": loose_asks,
             "sessionTitles": {
                 session: title
@@ -257,6 +280,16 @@ class ReportBuilder:
                 for session, title in side.history.store.session_titles().items()
             },
         }
+
+    def _groups(self, findings: list[list[Any]]) -> list[list[int]]:
+        """The indices of the conversion losses alike (side, session, path, reason), for each
+        such loss on two lines or more."""
+        alike: dict[tuple[Any, ...], list[int]] = {}
+        for index, (line, side, path, code, _kind, message, _sender) in enumerate(findings):
+            if code == "conversion-loss":
+                key = (side, self._losses.sessions.get(line), path, message)
+                alike.setdefault(key, []).append(index)
+        return [indices for indices in alike.values() if len(indices) > 1]
 
     def _who_answered(self) -> None:
         agent, client = self._sides.get("agent"), self._sides.get("client")
@@ -310,6 +343,26 @@ def _record(data: bytes | int) -> Any:
     except (msgspec.DecodeError, RecursionError, DecodeError):
         return None
     return read_record(value) if is_record(value) else None
+
+
+class _Addressed(msgspec.Struct, rename="camel"):
+    session_id: str | None = None
+
+
+class _Message(msgspec.Struct):
+    params: _Addressed | None = None
+
+
+_addressed = msgspec.json.Decoder(_Message)
+
+
+def _session_of(data: bytes) -> str | None:
+    """The ``params.sessionId`` of a message (``None``: none, or not readable so)."""
+    try:
+        message = _addressed.decode(data)
+    except msgspec.DecodeError:
+        return None
+    return message.params.session_id if message.params is not None else None
 
 
 def _summary(calls: list[dict[str, Any]], side: _Side) -> dict[str, Any]:
