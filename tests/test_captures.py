@@ -293,3 +293,21 @@ def test_iso_times_are_read_on_every_python(text: str, seconds: float | None) ->
     line = json.dumps({"ts": text, "direction": "fromClient", "json": "{}"}).encode()
     (item,) = _read(line)
     assert item.time == (None if seconds is None else pytest.approx(seconds))
+
+
+def test_an_acp_devtools_export_is_refused_with_the_way_to_its_lines(tmp_path: Path) -> None:
+    export: dict[str, Any] = {
+        "version": 1,
+        "exportedAt": 1796588730000,
+        "tool": {"name": "acp-devtools", "version": "0.1.0"},
+        "session": {"id": 1, "name": None, "agentCommand": "x", "clientName": None,
+                    "startedAt": 1796588728000, "endedAt": None},
+        "messages": records(1),
+    }  # fmt: skip
+    log = write(tmp_path / "export.json", [json.dumps(export)])
+    done = cli("validate", str(log))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "is an export of acp-devtools" in done.stderr
+    assert "`jq -c '.messages[]' FILE` writes its capture lines" in done.stderr
+    lines = write(tmp_path / "lines.jsonl", [json.dumps(m) for m in export["messages"]])
+    assert cli("validate", str(lines)).returncode == 0

@@ -11,7 +11,8 @@ Rules this module owns:
   unreadable lines and JSON scalars are no evidence (the readers report them as usual). JSON
   objects that are neither are held; ``NOT_A_LOG_AFTER`` of them before any evidence, or only
   such objects up to the end, and the input is no log of ACP messages: ``NotACapture``, whose
-  one line says what the lines look like and which formats would be read.
+  one line says what the lines look like and which formats would be read (for an export of
+  acp-devtools, one JSON document, how to get its capture lines).
 - A plain log and a ``bridge --log`` file pass unchanged, line for line: the bridge's records
   are read by ``proxy.one_side`` and ``report.model`` as before.
 - A line of a wrapped format becomes its message: the exact text of a string field (the wire
@@ -138,6 +139,7 @@ _ISO = re.compile(
 )
 _JSON_RPC_KEYS = frozenset({"jsonrpc", "method", "id", "result", "error", "params"})
 _SHOWN_KEYS = 8  # keys named in a message about a line
+_DEVTOOLS_EXPORT = frozenset({"tool", "session", "messages"})  # storage/export.ts, SessionExport
 
 _members = msgspec.json.Decoder(dict[str, msgspec.Raw])  # top-level members, values unparsed
 _value = msgspec.json.Decoder()
@@ -363,7 +365,12 @@ class CaptureReader:
     def _refusal(self) -> NotACapture:
         first = next(shape for _, _, shape in self._held if shape is not None)
         line = next(number for number, _, shape in self._held if shape is not None)
-        if len(self._keysets) == 1:
+        if first.keys() >= _DEVTOOLS_EXPORT:
+            looks = (
+                "it is an export of acp-devtools (`acp-devtools export`, one JSON document); "
+                "`jq -c '.messages[]' FILE` writes its capture lines, which are read"
+            )
+        elif len(self._keysets) == 1:
             looks = f"its lines are JSON objects with the keys {_keys(first)}"
             if not first:
                 looks = "its lines are empty JSON objects"
