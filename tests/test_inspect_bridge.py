@@ -260,6 +260,27 @@ def test_the_v1_terminal_extension_is_a_terminal_with_its_whole_output_and_exit(
     assert {"type": "terminal", "terminalId": terminal["id"]} in items
 
 
+@pytest.mark.parametrize(
+    ("path", "side", "output"), TERMINALS[:3], ids=lambda v: getattr(v, "name", None)
+)
+def test_a_v1_capture_without_its_initialize_still_shows_the_terminal(
+    path: Path, side: str | None, output: str, tmp_path: Path
+) -> None:
+    """A plain log that starts after ``initialize`` (a capture begun mid-session): the report
+    names it v1 (``validate``'s detection) and reads it so, not as v2 with 0 terminals."""
+    messages = [r["message"] for r in records(path).values()]
+    start = next(i for i, m in enumerate(messages) if m.get("method") == "session/new")
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(json.dumps(m) + "\n" for m in messages[start:]), encoding="utf-8")
+    report = build(cut)
+    (shown,) = report["sides"]
+    assert shown["protocol"] == "v1"
+    (terminal,) = shown["terminals"]
+    assert terminal_text(terminal) == output
+    (call,) = report["calls"][0]
+    assert call["kind"][-1][1] == "execute" and call["status"][-1][1] == "completed"
+
+
 # --------------------------------------------------------------------------------------------
 # The command and the page
 

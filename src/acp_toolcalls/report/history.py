@@ -6,6 +6,12 @@ Rules this module owns:
   ``ToolCallStore`` without caps, so it is read, salvaged and reported exactly as ``replay``
   reads it, and turns the events the store returned into history entries: one entry per line
   and call (or terminal) the line touched, in first-seen order of the calls.
+- The version: under ``auto`` the store reads the side as ``validate`` decides it
+  (``check.ProtocolDetector``: the first ``initialize``, else the first message of one version
+  only), so a capture that starts after its ``initialize`` is read in the version the report
+  names, v1 tool calls and their terminal extension included; lines wait for the decision as
+  the validator's do (``LOOKAHEAD_LINES``/``LOOKAHEAD_BYTES``; undecided: v2), and ``finish``
+  reads the ones still waiting.
 - An entry lists what the line did to each field it named, by wire name: ``set`` (old ->
   new), ``same`` (set to the value it already had), ``clear`` (``null``; for a collection
   also ``[]``), ``replace`` (an array replaced whole: ``locations``, or ``content`` as item
@@ -332,13 +338,56 @@ class SideHistory:
         report: Callable[[str], None],
         max_line_bytes: int,
     ) -> None:
+        from ..check import ProtocolDetector  # `validate`'s own reading of the version
+
         self.store = _RecordingStore(protocol)
+        self._report, self._max_line_bytes = report, max_line_bytes
         self._replayer = Replayer(self.store, report, max_line_bytes)
         self.calls: dict[tuple[str, str], CallHistory] = {}
         self.terminals: dict[tuple[str, str], TerminalHistory] = {}
+        self._detector = ProtocolDetector() if protocol == "auto" else None
+        self._waiting: list[tuple[int, bytes | int, float | None]] = []
+        self._waiting_bytes = 0
 
     def feed(self, line: int, data: bytes | int, when: float | None = None) -> None:
-        """Apply one numbered line (``read_lines`` output) and record what it did."""
+        """Apply one numbered line (``read_lines`` output) and record what it did; under
+        ``auto``, once the version is decided."""
+        detector = self._detector
+        if detector is None:
+            self._apply(line, data, when)
+            return
+        from ..check import LOOKAHEAD_BYTES, LOOKAHEAD_LINES
+
+        self._waiting.append((line, data, when))
+        if isinstance(data, bytes):
+            self._waiting_bytes += len(data)
+            try:
+                check_depth(data)  # the codec's limit (issue 27)
+                value = _parse.decode(data)
+            except (msgspec.DecodeError, RecursionError, DecodeError):
+                value = None  # the replay reports the line
+            for message in value if isinstance(value, list) else [value]:
+                detector.observe(message, line)
+        waiting = len(self._waiting)
+        if (
+            detector.protocol
+            or waiting >= LOOKAHEAD_LINES
+            or self._waiting_bytes >= LOOKAHEAD_BYTES
+        ):
+            self.finish()
+
+    def finish(self) -> None:
+        """Read the lines still waiting for the version: as decided, or as the store reads
+        them undecided."""
+        detector, self._detector = self._detector, None
+        if detector is not None and detector.protocol is not None:
+            self.store = _RecordingStore(detector.protocol)  # nothing applied yet
+            self._replayer = Replayer(self.store, self._report, self._max_line_bytes)
+        waiting, self._waiting = self._waiting, []
+        for line, data, when in waiting:
+            self._apply(line, data, when)
+
+    def _apply(self, line: int, data: bytes | int, when: float | None) -> None:
         self.store.events = []
         v1 = self.store.raw_protocol == "v1"  # what the replayer reads the line with
         self._replayer.feed(line, data)

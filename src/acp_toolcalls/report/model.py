@@ -214,6 +214,7 @@ class ReportBuilder:
         """The report's data: plain JSON values (``FORMAT`` says their shape)."""
         sides = [self._sides[name] for name in ("agent", "client", "log") if name in self._sides]
         for side in sides:
+            side.history.finish()
             side.found(side.validator.finish())
         if "agent" in self._sides:
             self._sides["agent"].findings += self._losses.findings
