@@ -596,6 +596,23 @@ def test_session_load_and_resume_are_converted(tmp_path: Path) -> None:
     assert_clean(out, "v1", tmp_path)
 
 
+def test_a_resume_whose_replay_from_is_null_replays_nothing(tmp_path: Path) -> None:
+    # v2 schema: "Omitted and `null` are equivalent and mean the Agent should resume without
+    # replaying". The client keeps what it has: a later update of a known call is a patch.
+    v2 = [
+        note({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "T",
+              "status": "in_progress"}),
+        request(1, "session/resume", {"sessionId": S, "cwd": "/w", "replayFrom": None}),
+        result(1, {}),
+        note({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}),
+    ]  # fmt: skip
+    code, out, _err = convert("v1", stdin=lines(v2))
+    assert code == 0
+    assert [u["sessionUpdate"] for u in updates(out)] == ["tool_call", "tool_call_update"]
+    assert [m.get("method") for m in out if "method" in m][1] == "session/resume"
+    assert_clean(out, "v1", tmp_path)
+
+
 def test_pending_requests_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session_convert, "MAX_PENDING", 3)
     converter = SessionConverter("v1", V2ToV1Bridge())

@@ -9,7 +9,7 @@ import pytest
 
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.models import VersionName
-from acp_toolcalls.proxy import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result
+from acp_toolcalls.proxy import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result, replays_history
 
 CWD = "/home/user/project"
 STDIO_V1 = {"name": "fs", "command": "/usr/bin/mcp-fs", "args": ["--root", CWD], "env": []}
@@ -249,3 +249,22 @@ def test_the_prompt_params_map_and_its_result_is_the_connections() -> None:
 def test_methods_without_a_counterpart_say_why() -> None:
     assert "set_config_option" in NO_V2["session/set_mode"]
     assert set(NO_V1) == {"tool_call/cancel", "terminal/cancel"}
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "replays"),
+    [
+        ("session/load", {"sessionId": "s", "cwd": CWD, "mcpServers": []}, True),
+        ("session/resume", {"sessionId": "s", "cwd": CWD, "replayFrom": {"type": "start"}}, True),
+        ("session/resume", {"sessionId": "s", "cwd": CWD, "replayFrom": None}, False),
+        ("session/resume", {"sessionId": "s", "cwd": CWD}, False),
+        ("session/new", {"cwd": CWD, "replayFrom": {"type": "start"}}, False),
+        ("session/resume", None, False),
+    ],
+)
+def test_which_requests_replay_the_history(method: str, params: Any, replays: bool) -> None:
+    # v2 schema, ResumeSessionRequest.replayFrom: omitted and null mean no replay.
+    assert replays_history(method, params) is replays
+    expected = "session/load" if replays else "session/resume"
+    if method == "session/resume":
+        assert map_params(TO_V1, method, params or {})[0] == expected

@@ -4,8 +4,8 @@ Rules this module owns:
 
 - A client's ``session/load`` (v1), or ``session/resume`` with a non-null ``replayFrom`` (v2),
   asks the agent to send the session's history again before it answers: the client starts
-  over, and the tool calls replayed are new to it (the bridge does the same,
-  ``sessions._converter``). Those requests are the ``REPLAYS`` table.
+  over, and the tool calls replayed are new to it (the bridges do the same). Which requests
+  do is ``proxy.replays_history``, the one rule the bridges use too.
 - The session starts over at its first tool-call report after such a request, while the
   request is unanswered: a request the agent refuses (``-32602`` for an unknown cursor)
   replays nothing and changes nothing. Starting over bumps the session's *epoch*; the lint
@@ -18,16 +18,12 @@ Sans-I/O: fed the JSON objects of requests and responses (``JsonRpcMessage.data`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_PENDING", "REPLAYS", "Replays"]
+from ..proxy import replays_history
 
-REPLAYS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {
-    "session/load": lambda params: True,  # v1: the whole history, always
-    "session/resume": lambda params: params.get("replayFrom") is not None,  # v2: null = none
-}
-"""Per method: whether a request with these params has the agent replay the history."""
+__all__ = ["MAX_PENDING", "Replays"]
 
 MAX_PENDING = 64
 """Replay requests remembered while unanswered."""
@@ -61,9 +57,10 @@ class Replays:
             if session is not None:
                 self._unwait(session)
             return
-        replays = REPLAYS.get(method) if isinstance(method, str) else None
         params = data.get("params")
-        if replays is None or not isinstance(params, dict) or not replays(params):
+        if not isinstance(method, str) or not isinstance(params, dict):
+            return
+        if not replays_history(method, params):
             return
         session = params.get("sessionId")
         if not isinstance(session, str):

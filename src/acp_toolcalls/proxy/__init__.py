@@ -50,6 +50,7 @@ from ._methods import (
     prompt_end_to_v1,
     prompt_error_to_v2,
     prompt_result_to_v2,
+    replays_history,
     upsert_as_chunks,
 )
 from ._traffic import (
@@ -117,6 +118,7 @@ __all__ = [
     "prompt_error_to_v2",
     "prompt_result_to_v2",
     "read_record",
+    "replays_history",
     "rpc",
     "run_proxy",
     "skipped_line",

@@ -41,7 +41,14 @@ from ..models import (
     request_key,
 )
 from . import _routing as rpc
-from ._methods import MODES_TO_V1, Modes, map_params, map_result, prompt_error_to_v2
+from ._methods import (
+    MODES_TO_V1,
+    Modes,
+    map_params,
+    map_result,
+    prompt_error_to_v2,
+    replays_history,
+)
 from ._output import ConnectionNote, Outbox, Version, VersionOption, _Prompt
 from ._passthrough import _PERMISSION_METHOD
 from ._permissions import _turn_error
@@ -311,9 +318,7 @@ class ConnectionBridge(_Updates):
             table = MODES_TO_V1  # the v1 agent's modes: session/set_mode
         target, mapped = map_params(table, method, params)
         self._losses("client", method, mapped.losses)
-        if method == "session/load" or (
-            method == "session/resume" and isinstance(params, dict) and "replayFrom" in params
-        ):  # the client asked for the session's history
+        if replays_history(method, params):  # the history is sent again: the client starts over
             self._replaying(session_id)
         if method == "session/resume":
             resumed = policy.resumed(self, session_id, target)

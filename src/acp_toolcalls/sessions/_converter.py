@@ -37,7 +37,7 @@ from ..codec import DecodeError, check_depth, decode, to_builtins
 from ..convert import Converted, Loss, permission_response_to_v1, permission_response_to_v2, rooted
 from ..proxy import MESSAGE_CHUNKS as _CHUNKS
 from ..proxy import MODE_UPDATES as _MODE_UPDATES
-from ..proxy import MODES_TO_V2, MethodMap, Modes, map_params, map_result, rpc
+from ..proxy import MODES_TO_V2, MethodMap, Modes, map_params, map_result, replays_history, rpc
 from ._agent_side import _AgentSide
 from ._state import (
     _PEEK_MISSES,
@@ -245,9 +245,7 @@ class SessionConverter(_AgentSide):
             self._start_prompt(request_id, session_id, value)
         elif method == "initialize" and self.to == "v1":
             self._client_capabilities(value)
-        if method == "session/load" or (
-            method == "session/resume" and isinstance(params, dict) and "replayFrom" in params
-        ):  # the session's history is sent again: the client starts over
+        if replays_history(method, params):  # the history is sent again: the client starts over
             self._replaying(session_id)
         self._ask("client", request_id, _Asked(method, how, target, session_id, extra))
         self._emit(rpc.request(request_id, target, value))

@@ -8,7 +8,7 @@ bridges' and converters' job, shared/spec/TOOL-CALLS.md 9), one concept per modu
   ``NO_V2``/``NO_V1`` (none, and why), ``MODES_TO_V1``/``MODES_TO_V2``/``MODE_OPTION_TO_V2``,
   ``map_params`` and ``map_result``.
 - ``_initialize``: capabilities, implementation info and auth methods.
-- ``_sessions``: MCP servers and session setup (new, load, resume).
+- ``_sessions``: MCP servers and session setup (new, load, resume); ``replays_history``.
 - ``_modes``: v1 session modes shown to a v2 client as a config option (``Modes``), a v2
   agent's mode option shown to a v1 client as session modes (``AgentModes``), config options.
 - ``_turns``: the prompt's params and a turn's end in each version.
@@ -24,6 +24,7 @@ from __future__ import annotations
 from ._common import Mapped, MethodMap
 from ._modes import MODE_CONFIG_ID, AgentModes, Modes
 from ._senders import SENDERS, MethodSender
+from ._sessions import replays_history
 from ._tables import (
     MODE_OPTION_TO_V2,
     MODES_TO_V1,
@@ -78,5 +79,6 @@ __all__ = [
     "prompt_end_to_v1",
     "prompt_error_to_v2",
     "prompt_result_to_v2",
+    "replays_history",
     "upsert_as_chunks",
 ]

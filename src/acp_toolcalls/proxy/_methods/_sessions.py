@@ -6,6 +6,9 @@ Rules this module owns:
   reported); v1 requires ``args``/``env`` of a stdio server and ``headers`` of an http one.
 - A v1 ``session/load`` is the v2 ``session/resume`` with replay from the start; a v2 resume
   with ``replayFrom`` is the v1 load (replaying all), one without it the v1 resume.
+- ``replays_history``: whether a request has the agent send the session's history again
+  (``REPLAYS``): a v1 ``session/load`` always, a v2 ``session/resume`` when its ``replayFrom``
+  is an object (omitted and ``null`` mean no replay, as the v2 schema says).
 - Config options are converted both ways; a v1 agent's modes are shown as one more option
   (``_modes._modes_option``), a v2 agent's mode option as session modes as well
   (``_modes._option_modes``).
@@ -13,7 +16,7 @@ Rules this module owns:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...convert import Json as _Json
@@ -86,9 +89,21 @@ def _setup_to_v1(params: Any, losses: _Losses) -> _Json:
     return out
 
 
+REPLAYS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {
+    "session/load": lambda params: True,  # v1: the whole history, always
+    "session/resume": lambda params: isinstance(params.get("replayFrom"), Mapping),  # v2
+}
+"""Per method: whether a request with these params has the agent replay the history."""
+
+
+def replays_history(method: str, params: Any) -> bool:
+    """Whether the request ``method`` with ``params`` has the agent send the history again."""
+    replays = REPLAYS.get(method)
+    return replays is not None and replays(_obj(params))
+
+
 def _resume_target(params: Any) -> str:
-    replay = _obj(params).get("replayFrom")
-    return "session/load" if isinstance(replay, Mapping) else "session/resume"
+    return "session/load" if replays_history("session/resume", params) else "session/resume"
 
 
 def _resume_to_v1(params: Any, losses: _Losses) -> _Json:
