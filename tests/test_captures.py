@@ -197,6 +197,20 @@ def test_a_bridge_log_is_still_read_by_sides(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stdout
 
 
+@pytest.mark.parametrize("command", ["validate", "replay"])
+def test_a_bridge_log_of_the_other_side_only_is_no_clean_log(command: str) -> None:
+    # The SDK client talked to the agent directly: every record is the agent side's, so the
+    # default --side client read nothing; "0 lines read, no findings" and exit 0 hid that.
+    log = ROOT / "tests" / "data" / "real-agents" / "codex-exec-v1-direct.jsonl"
+    done = cli(command, str(log))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"acp-toolcalls {command}: {str(log)!r} is a `bridge --log` file with no line of the "
+        "client side (all its records are the agent side's): read it with --side agent\n"
+    )
+    assert cli(command, "--side", "agent", str(log)).returncode == 0
+
+
 # --- what is not read -----------------------------------------------------------------------
 
 

@@ -15,6 +15,8 @@ Rules this module owns:
   a plain or ``bridge --log`` log passes unchanged, a wrapped capture gives its
   messages, each readable line of another shape in it goes to ``note`` instead (``line N: $:
   reason``); input whose JSON objects are no log at all raises ``NotACapture`` (exit 2).
+- ``side_lines``: one side of a ``bridge --log`` file (``proxy.one_side``); a file whose every
+  line is the other side's raises ``NoLineOfSide`` (exit 2), never "no findings".
 - ``open_log``: the log a command reads, a file, stdin (``-`` or no name) or with ``--demo``
   the bundled demo session (``DEMO``, in ``acp_toolcalls/data``).
 - An ``OSError`` of the reading is raised as ``ReadError`` (``reading``), so that any other
@@ -34,6 +36,7 @@ from typing import IO, Any, BinaryIO, cast
 
 import msgspec
 
+from ..proxy import LogSide, one_side
 from ..report import overlong, printable, unreadable
 from ..report.captures import Captured, CaptureReader, NotACapture
 from ._options import positive_int  # moved to _options (issue 18); kept here for one release
@@ -43,6 +46,7 @@ __all__ = [
     "NOT_JSON_LINES_AFTER",
     "PROGRESS_AFTER",
     "Lines",
+    "NoLineOfSide",
     "NotACapture",
     "NotJsonLines",
     "ReadError",
@@ -57,6 +61,7 @@ __all__ = [
     "read_lines",
     "reading",
     "shown",
+    "side_lines",
     "unreadable",
     "with_progress",
 ]
@@ -295,6 +300,40 @@ def log_messages(
         yield from _messages(reader.feed(number, data), note)
     if end:
         yield from _messages(reader.finish(), note)
+
+
+class NoLineOfSide(Exception):
+    """A ``bridge --log`` file all of whose lines are records of the other side."""
+
+    def __init__(self, side: LogSide) -> None:
+        super().__init__(side)
+        self.side = side
+
+    def describe(self, shown: str) -> str:
+        """One line for the user: what the log holds, and the option that reads it."""
+        other = "agent" if self.side == "client" else "client"
+        return (
+            f"{shown} is a `bridge --log` file with no line of the {self.side} side (all its "
+            f"records are the {other} side's): read it with --side {other}"
+        )
+
+
+def side_lines(lines: Lines, side: LogSide) -> Lines:
+    """``proxy.one_side`` of ``lines``, raising ``NoLineOfSide`` at their end when lines were
+    read and every one was a record of the other side (reading nothing is not a clean log)."""
+    read = passed = 0
+
+    def counted() -> Lines:
+        nonlocal read
+        for item in lines:
+            read += 1
+            yield item
+
+    for item in one_side(counted(), side):
+        passed += 1
+        yield item
+    if read and not passed:
+        raise NoLineOfSide(side)
 
 
 def _messages(items: list[Captured], note: Callable[[int, str], None]) -> Lines:

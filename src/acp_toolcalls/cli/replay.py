@@ -56,6 +56,7 @@ from ._follow import FollowReader, changed, is_regular, reader_gone
 from ._output import write_out
 from .lines import (
     DEMO,
+    NoLineOfSide,
     NotACapture,
     NotJsonLines,
     ReadError,
@@ -67,6 +68,7 @@ from .lines import (
     read_lines,
     reading,
     shown,
+    side_lines,
     with_progress,
 )
 
@@ -388,13 +390,13 @@ def run(args: argparse.Namespace) -> int:
                 return _follow(stream, replayer, _output(args.width), args, name, make_store)
             lines = json_lines(reading(read_lines(stream, max_line_bytes, early=True)))
             lines = log_messages(with_progress(lines, stream, "replaying"), _noted(args.strict))
-            for number, data in one_side(lines, args.side):
+            for number, data in side_lines(lines, args.side):
                 read = number
                 if not replayer.feed(number, data) and args.strict:
                     return _stopped(number)
     except _Invalid as exc:
         return _stopped(exc.line)
-    except NotACapture as exc:
+    except (NotACapture, NoLineOfSide) as exc:
         print(f"{PROG}: {printable(exc.describe(shown_name))}", file=sys.stderr)
         return 2
     except ReadError as exc:  # any other OSError is the output's: the dispatcher says so

@@ -11,7 +11,7 @@ core's (``acp_toolcalls.check.Validator``):
 - A wrapped capture (``report.captures``: acp-devtools, ACP-inspector, acp_debug) is checked
   message by message (``lines.log_messages``); a line of another shape in it is a
   ``not-a-message`` finding on its line. JSON objects that are no log at all: one line on
-  stderr, exit 2.
+  stderr, exit 2; so is a ``bridge --log`` file with no line of the ``--side`` asked for.
 - ``--protocol auto`` (default): the protocol is that of the latest ``initialize`` request or
   response with ``protocolVersion`` 1 or 2; before any ``initialize``, the first message that
   exists in only one version decides (``DETECTION_HINTS``).
@@ -53,10 +53,11 @@ from ..check import (
     Validator,
 )
 from ..codec import DEFAULT_MAX_BYTES
-from ..proxy import LogSide, one_side
+from ..proxy import LogSide
 from ..schema import schema_record
 from ._options import positive_int
 from .lines import (
+    NoLineOfSide,
     NotACapture,
     NotJsonLines,
     ReadError,
@@ -68,6 +69,7 @@ from .lines import (
     read_lines,
     reading,
     shown,
+    side_lines,
     with_progress,
 )
 
@@ -307,15 +309,20 @@ def run(args: argparse.Namespace) -> int:
             def note(line: int, why: str) -> None:  # a line of another shape in a capture
                 report.add(Finding(line, "$", "not-a-message", why, "decode"))
 
-            for line, data in one_side(log_messages(lines, note), cast(LogSide, args.side)):
+            for line, data in side_lines(log_messages(lines, note), cast(LogSide, args.side)):
                 for finding in validator.feed(line, data):
                     report.add(finding)
-    except (ReadError, NotJsonLines, NotACapture) as exc:  # any other OSError is the output's
+    except (
+        ReadError,
+        NotJsonLines,
+        NotACapture,
+        NoLineOfSide,
+    ) as exc:  # any other OSError is the output's
         if isinstance(report, _JsonReport):
             report.discard()
         if isinstance(exc, NotJsonLines):
             return _fail(name, exc.describe(name))
-        if isinstance(exc, NotACapture):
+        if isinstance(exc, (NotACapture, NoLineOfSide)):
             return _fail(name, printable(exc.describe(shown(name))))
         return _fail(name, f"cannot read {shown(name)}: {exc.error.strerror or exc.error}")
     for finding in validator.finish():
