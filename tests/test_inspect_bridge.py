@@ -378,3 +378,17 @@ def test_the_page_shows_the_extension_as_a_terminal(browser: Any, tmp_path: Path
     assert "exited 0" in text and "hello" in text
     summary = browser.execute_script("return document.getElementById('summary').textContent")
     assert "1 terminal" in summary
+
+
+def test_the_editor_column_draws_the_v1_diff_it_got(browser: Any, tmp_path: Path) -> None:
+    """codex-acp's v2 `git_patch` reached the v1 editor as `oldText`/`newText`: the editor's
+    column and its permission request draw that v1 diff, not the agent's v2 item."""
+    opened(browser, REAL / "codex-patch-v2-bridge.jsonl", tmp_path)
+    script = (
+        "const col = document.querySelector('.side[data-side=\"client\"]');"
+        "const rows = (sel) => [...col.querySelectorAll(sel)].map((r) => r.textContent);"
+        "return col && [rows('.content .diff .del'), rows('.content .diff .add'),"
+        " rows('.ask-content .diff .add')]"
+    )
+    removed, added, asked = wait_for(browser, script, "the editor's diff")
+    assert removed == ["-two"] and added == ["+TWO"] and asked == ["+TWO"]

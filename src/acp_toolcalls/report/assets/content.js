@@ -79,13 +79,29 @@ function sessionNode(id) {
     h("a", { href: "#", class: "session-link", "data-session": id, onclick: open }, label), ` · ${plural(calls, "tool call")}`);
 }
 
+// A v1 diff as a v1 editor got it (`path`, `oldText`, `newText`), drawn as a patch: the lines
+// between the texts' common first and last lines removed and added, three lines around them.
+function v1Patch(item) {
+  const old = typeof item.oldText === "string" ? item.oldText.split("\n") : [];
+  const now = item.newText.split("\n");
+  let head = 0, tail = 0;
+  while (head < old.length && head < now.length && old[head] === now[head]) head++;
+  while (tail < old.length - head && tail < now.length - head
+    && old[old.length - 1 - tail] === now[now.length - 1 - tail]) tail++;
+  const lines = (list, from, to, mark) => list.slice(Math.max(0, from), to).map((l) => mark + l);
+  return [`--- ${item.path}`, `+++ ${item.path}`, ...lines(old, head - 3, head, " "),
+    ...lines(old, head, old.length - tail, "-"), ...lines(now, head, now.length - tail, "+"),
+    ...lines(old, old.length - tail, old.length - tail + 3, " ")].join("\n");
+}
+
 function diffNode(item) {
   const node = h("div", { class: "diff" });
   for (const change of item.changes || []) {
     node.append(h("div", { class: "file" }, `${change.operation || "change"} ${change.path || ""}`,
       change.oldPath ? ` (from ${change.oldPath})` : ""));
   }
-  const text = item.patch && typeof item.patch.text === "string" ? item.patch.text : null;
+  const v1 = !item.patch && typeof item.path === "string" && typeof item.newText === "string";
+  const text = item.patch && typeof item.patch.text === "string" ? item.patch.text : v1 ? v1Patch(item) : null;
   if (text === null) return node;
   const pre = h("pre", { class: "patch" });
   for (const row of text.split("\n")) {
