@@ -148,6 +148,13 @@ def test_each_direction_names_its_sender() -> None:
     assert senders == {1: "editor", 2: "proxy", 3: "agent", 4: "proxy"}
 
 
+def test_every_direction_of_a_bridge_log_has_a_sender() -> None:
+    from acp_toolcalls.proxy import DIRECTIONS
+    from acp_toolcalls.report.model import SENDERS
+
+    assert {direction: SENDERS[direction] for direction in DIRECTIONS} == SENDER
+
+
 def test_a_plain_log_names_no_sender(tmp_path: Path) -> None:
     plain = tmp_path / "plain.jsonl"
     lines = [
@@ -392,3 +399,29 @@ def test_the_editor_column_draws_the_v1_diff_it_got(browser: Any, tmp_path: Path
     )
     removed, added, asked = wait_for(browser, script, "the editor's diff")
     assert removed == ["-two"] and added == ["+TWO"] and asked == ["+TWO"]
+
+
+def test_a_wrapped_capture_names_who_sent_each_finding(tmp_path: Path) -> None:
+    """acp-devtools' capture (no proxy): a bad line from each peer, named as its sender."""
+    capture = tmp_path / "capture.jsonl"
+    bad = json.dumps(
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": 7, "update": 3}}
+    )
+    lines = (DATA / "captures" / "devtools-v1.jsonl").read_text(encoding="utf-8").splitlines()
+    for direction in ("editor-to-agent", "agent-to-editor"):
+        lines.append(
+            json.dumps(
+                {"seq": len(lines) + 1, "direction": direction, "kind": "notification", "raw": bad}
+            )
+        )
+    capture.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    target = tmp_path / "capture.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_toolcalls", "inspect", str(capture), "-o", str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    senders = {f[0]: f[6] for f in page_data(target)["findings"]}
+    assert senders[len(lines) - 1] == "editor" and senders[len(lines)] == "agent"

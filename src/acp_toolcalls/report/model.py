@@ -14,8 +14,8 @@ Rules this module owns:
   messages go through the bridge the proxy uses for that pairing (``V2ToV1Bridge`` or
   ``V1ToV2Bridge``); each ``Converted.losses`` entry is a ``conversion-loss`` finding on the
   agent's line, where the log shows what the editor got for it.
-- A finding says who sent its line, from the record's direction (``SENDERS``): the agent, the
-  editor or the proxy; a line of a plain log has no sender (``None``).
+- A finding says who sent its line, from its record's (or wrapped capture line's) direction
+  (``SENDERS``): the agent, the editor or the proxy; a line of a plain log has no sender.
 - Losses alike are one group: the ``conversion-loss`` findings of one side and session with
   the same path and reason, on two lines or more, are listed once on the page with their count
   and lines (``findingGroups``: each group's finding indices, in line order); every finding is
@@ -67,9 +67,17 @@ _CAPTURE_DIRECTIONS = {"client": "client->agent", "agent": "agent->client"}
 """The direction of a wrapped capture's line (no proxy in between), by who sent it."""
 _parse = msgspec.json.Decoder()
 _SIDE_LABELS = {"agent": "what the agent sent", "client": "what the editor received"}
-SENDERS: tuple[str | None, ...] = (None, "agent", "proxy", "editor", "proxy")
-"""Who sent a line, by the code ``_DIRECTIONS`` gives its record's direction."""
-_DIRECTIONS = {"agent->proxy": 1, "proxy->agent": 2, "client->proxy": 3, "proxy->client": 4}
+SENDERS = {
+    "agent->proxy": "agent",
+    "proxy->agent": "proxy",
+    "client->proxy": "editor",
+    "proxy->client": "proxy",
+    "agent->client": "agent",  # a wrapped capture's (no proxy)
+    "client->agent": "editor",
+}
+"""Who sent a line, by its direction."""
+_CODES = {direction: code for code, direction in enumerate(SENDERS, 1)}
+_SENDER_OF_CODE: tuple[str | None, ...] = (None, *SENDERS.values())
 
 
 class _Side:
@@ -86,10 +94,10 @@ class _Side:
         self.asks = Asks()
         self.findings: list[Found] = []
         self.wire_version: int | None = None  # from the records of a bridge log
-        self.directions = bytearray()  # per line (1-based), its ``_DIRECTIONS`` code
+        self.directions = bytearray()  # per line (1-based), its direction's ``_CODES`` code
 
     def feed(self, line: int, data: bytes | int, when: float | None, direction: str | None) -> None:
-        code = _DIRECTIONS.get(direction or "", 0)
+        code = _CODES.get(direction or "", 0)
         if code:
             if len(self.directions) <= line:
                 self.directions.extend(bytes(line + 1 - len(self.directions)))
@@ -103,7 +111,7 @@ class _Side:
 
     def sender(self, line: int) -> str | None:
         """Who sent ``line``, by its record's direction (``None``: not a record)."""
-        return SENDERS[self.directions[line]] if line < len(self.directions) else None
+        return _SENDER_OF_CODE[self.directions[line]] if line < len(self.directions) else None
 
 
 class _Losses:
