@@ -382,7 +382,11 @@ def test_the_page_shows_the_extension_as_a_terminal(browser: Any, tmp_path: Path
     )
     script = "const t = document.querySelector('.terminal-box'); return t && t.textContent"
     text = wait_for(browser, script, "the terminal")
-    assert "exited 0" in text and "hello" in text
+    assert (
+        "exited 0" in text
+        and "hello" in text
+        and "from the tool call's _meta (terminal extension)" in text
+    )
     summary = browser.execute_script("return document.getElementById('summary').textContent")
     assert "1 terminal" in summary
 

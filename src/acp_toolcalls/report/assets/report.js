@@ -287,7 +287,9 @@ async function terminalNode(side, session, id) {
   return h("div", { class: "terminal-box", "data-terminal": id },
     h("div", {}, "terminal ", h("code", {}, id), field("cwd") ? [" in ", h("code", {}, field("cwd"))] : "",
       field("command") ? [": ", h("code", {}, field("command"))] : "",
-      exit ? ` · exited ${exit.exitCode !== undefined ? exit.exitCode : ""}${exit.signal ? " " + exit.signal : ""}` : " · running"),
+      exit ? ` · exited ${exit.exitCode !== undefined ? exit.exitCode : ""}${exit.signal ? " " + exit.signal : ""}` : " · running",
+      // v1 has display terminals only through the agent's `_meta` extension (D38 amended).
+      R.sides[side].protocol === "v1" ? h("span", { class: "via" }, " · from the tool call's _meta (terminal extension)") : ""),
     h("pre", { class: "terminal" }, text));
 }
 
