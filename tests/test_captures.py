@@ -1,4 +1,4 @@
-"""The capture formats ``inspect``, ``validate`` and ``replay`` read (issue 29).
+"""The capture formats ``inspect``, ``validate`` and ``replay`` read (D43).
 
 - Real acp-devtools captures of the example agent (``tests/data/captures``, v1 and v2): every
   call, the right protocol, no finding, the capture's times; ``replay --json`` equals that of

@@ -20,7 +20,7 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   later gets a non-final status (v2 ``status: null`` resets to ``pending``, so it counts; a v1
   ``null`` means "unchanged" and does not, nor does a status v1 does not define, such as a
   leaked ``cancelled``, which a v1 client does not apply: D32), or, in v1, a new ``tool_call``
-  (D20, D23). A history replay is no re-creation (issue 29): after a ``session/load`` (v1) or
+  (D20, D23). A history replay is no re-creation (D44): after a ``session/load`` (v1) or
   a ``session/resume`` with ``replayFrom`` (v2), from its first tool-call report until the
   answer, the session starts over (``_replays``) and every call is new, as to the client.
 - ``never-final``: at the end of the log a tool call has no final status (10.6). Reported at
@@ -30,7 +30,7 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   text content item equals or contains the request's own ``title`` or ``description``
   (whitespace-normalised; empty strings ignored): prompt copy that would overwrite the displayed
   tool call (7.5, 10.3). A text the call already shows (its title, a text item of its content,
-  exactly) overwrites nothing and is not reported (issue 29).
+  exactly) overwrites nothing and is not reported (D44).
 - ``invalid-base64`` (v2): a ``terminal_output_chunk`` ``data`` that is not valid base64 (bad
   padding, stray characters): a client drops the chunk (D22). (In a ``terminal_update``
   ``output.data`` it is an invalid value the decoder reads as omitted and reports.)
@@ -265,7 +265,7 @@ class ToolCallLinter:
 
     def _current(self, session: str, call_id: str) -> _Call | None:
         """The call as a client knows it at a report: ``None`` when unseen or last seen before a
-        history replay started its session over (issue 29: new to the client, not re-created)."""
+        history replay started its session over (D44: new to the client, not re-created)."""
         key = (session, call_id)
         call = self._calls.get(key)
         if call is not None and call.epoch != self._replays.report(session):

@@ -1,4 +1,4 @@
-"""History replays, as the tool-call lint must know them (issue 29).
+"""History replays, as the tool-call lint must know them (D44).
 
 Rules this module owns:
 

@@ -11,7 +11,7 @@ Rules this module owns:
   reporting every line. One readable line among them and every line is read as usual.
 - ``with_progress``: on a terminal (stderr), input that takes more than ``PROGRESS_AFTER``
   seconds gets a rich progress bar, drawn on stderr and erased at the end; never on a pipe.
-- ``log_messages``: the messages of a log in any format ``report.captures`` reads (issue 29):
+- ``log_messages``: the messages of a log in any format ``report.captures`` reads (D43):
   a plain or ``bridge --log`` log passes unchanged, a wrapped capture gives its
   messages, each readable line of another shape in it goes to ``note`` instead (``line N: $:
   reason``); input whose JSON objects are no log at all raises ``NotACapture`` (exit 2).

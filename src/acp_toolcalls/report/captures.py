@@ -1,4 +1,4 @@
-"""The capture formats ``inspect``, ``validate`` and ``replay`` read (issue 29).
+"""The capture formats ``inspect``, ``validate`` and ``replay`` read (D43).
 
 Rules this module owns:
 
