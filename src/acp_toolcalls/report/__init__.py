@@ -13,7 +13,8 @@ Rules this package owns (issue 20):
   replay``: both read a log, and report its lines, the same way. This package never imports the
   cli package's command modules.
 
-Modules: ``_replayer`` (lines applied to a store, with diagnostics), ``_wording`` (how a
+Modules: ``captures`` (the log formats read: plain, ``bridge --log``, wrapped captures; D43),
+``_replayer`` (lines applied to a store, with diagnostics), ``_wording`` (how a
 line's problems are said, shared with the commands), ``terminal_output`` (a
 terminal's text as it grows), ``history`` (one side's calls and terminals, entry by entry),
 ``asks`` (permission requests and their answers), ``model`` (the whole log: sides, findings,
