@@ -6,7 +6,7 @@ Rules this module owns:
   ``ToolCallStore`` without caps, so it is read, salvaged and reported exactly as ``replay``
   reads it, and turns the events the store returned into history entries: one entry per line
   and call (or terminal) the line touched, in first-seen order of the calls.
-- The version: under ``auto`` the store reads the side as ``validate`` decides it
+- The version (D45): under ``auto`` the store reads the side as ``validate`` decides it
   (``check.ProtocolDetector``: the first ``initialize``, else the first message of one version
   only), so a capture that starts after its ``initialize`` is read in the version the report
   names, v1 tool calls and their terminal extension included; lines wait for the decision as

@@ -14,6 +14,7 @@ Rules this module owns:
   messages go through the bridge the proxy uses for that pairing (``V2ToV1Bridge`` or
   ``V1ToV2Bridge``); each ``Converted.losses`` entry is a ``conversion-loss`` finding on the
   agent's line, where the log shows what the editor got for it.
+- Each side is shown as it crossed the wire (D45).
 - A finding says who sent its line, from its record's (or wrapped capture line's) direction
   (``SENDERS``): the agent, the editor or the proxy; a line of a plain log has no sender.
 - Losses alike are one group: the ``conversion-loss`` findings of one side and session with
@@ -30,7 +31,7 @@ Rules this module owns:
 - A line of a wrapped capture (``captures``: acp-devtools, ACP-inspector, acp_debug) is read
   as its message, on the plain log's side, with its sender's direction (``client->agent`` or
   ``agent->client``) and its time; the line kept for display is the file's, wrapper included.
-  A line of another shape in such a capture is a ``not-a-message`` finding on its line (issue 29).
+  A line of another shape in such a capture is a ``not-a-message`` finding on its line (D43).
 - Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it.
 """
 
