@@ -266,5 +266,6 @@ def test_axe_finds_no_violation(browser: Any, reports: dict[str, Path]) -> None:
         """
     )
     assert violations == []
+    assert browser.find_element("id", "scrub").accessible_name == "State after line (slider)"
     # The entries after the line are there, and axe measured their contrast.
     assert browser.find_elements("css selector", ".entry.future")

@@ -268,15 +268,15 @@ async function rebuild(target) {
   });
 }
 
-// Put a drawn card (and, if given, a node in it) just below the bar and focus it.
-function land(card, node) {
-  const cardNode = live.get(card);
-  if (!cardNode) return null;
-  const target = node || cardNode;
-  window.scrollBy(0, target.getBoundingClientRect().top - landing());
-  target.focus({ preventScroll: true });
+// Put a drawn card just below the bar, flash it and focus it.
+function land(card) {
+  const node = live.get(card);
+  if (!node) return;
+  window.scrollBy(0, node.getBoundingClientRect().top - landing());
+  node.focus({ preventScroll: true });
+  node.classList.add("flash");
+  setTimeout(() => node.classList.remove("flash"), 1500);
   request();
-  return target;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,7 +314,7 @@ async function jump(n, side, from) {
       entryNow.focus({ preventScroll: true });
       request();
     } else land(card);
-  }
+  } else document.getElementById("raw").focus({ preventScroll: true }); // a line of no call
   document.body.dataset.jumped = n; // for tests: the jump is done
 }
 
@@ -341,11 +341,7 @@ async function focusCall(side, index) {
     const mine = drawn;
     if (!(await enqueue(() => draw(mine, { card, top: landing() })))) return;
   }
-  const node = land(card);
-  if (node) {
-    node.classList.add("flash");
-    setTimeout(() => node.classList.remove("flash"), 1500);
-  }
+  land(card);
   document.body.dataset.jumped = `call ${card}`; // for tests: the jump is done
 }
 
