@@ -20,6 +20,10 @@ Rules this module owns (issue 20):
 - A wrapped capture (``report.captures``: acp-devtools, ACP-inspector, acp_debug) is read
   message by message, with who sent each and when (``CaptureReader``, fed to the builder with
   each line); JSON objects that are no log at all: one line on stderr, exit 2.
+- ``--jobs 2`` (the default with two processors or more): the checks are computed by a second
+  process fed the same lines (``_checks_process``) while this one records the history; the
+  report is the same bytes as with ``--jobs 1``. If that process fails, one line says so and
+  the exit status is 70 (a bug), never a report without its findings.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import argparse
 import errno
 import gc
 import io
+import multiprocessing
 import os
 import stat
 import sys
@@ -41,6 +46,7 @@ from ..report.model import ReportBuilder
 from ..report.page import render_page
 from ..store import StoreProtocol
 from . import _options
+from ._checks_process import ChecksFailed, ChecksProcess, can_fork, feed_line, finish_capture
 from ._output import write_all, write_out
 from .lines import (
     DEMO,
@@ -64,7 +70,8 @@ exit status:
   0    the report was written; every line that could not be read whole is reported on
        stderr as "line N: PATH: reason" (and shown in the report)
   2    usage error, FILE cannot be read or is not a log, or the report cannot be written
-  70   internal error (a bug in acp-toolcalls: one line on stderr says so)
+  70   internal error (a bug in acp-toolcalls, or the checks' process failed: one line on
+       stderr says so)
   130  interrupted (Ctrl-C)
 """
 
@@ -103,6 +110,15 @@ def register(subparsers: Any) -> None:
     )
     _options.add_max_line_bytes(parser, DEFAULT_MAX_BYTES)
     parser.add_argument("--demo", action="store_true", help="inspect the bundled example session")
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        choices=(1, 2),
+        default=None,
+        help="processes to use: 2 checks the lines in a second process while the first records "
+        "the history (default: 2 when the machine has two processors or more, else 1)",
+    )
     parser.add_argument(
         "file", nargs="?", default=None, metavar="FILE", help="log, or - for stdin (default: stdin)"
     )
@@ -171,21 +187,35 @@ def run(args: argparse.Namespace) -> int:
     output = cast("str | None", args.output) or default_output(name, args.demo)
     shown_name = "the bundled demo session" if args.demo else shown(name)
     title = DEMO if args.demo else ("stdin" if name in (None, "-") else name)
-    builder = ReportBuilder(
-        protocol=cast(StoreProtocol, args.protocol),
-        side=cast("LogSide | None", args.side),
-        max_line_bytes=cast(int, args.max_line_bytes),
-        report=_say,
-        name=os.path.basename(title),
-    )
+    options: dict[str, Any] = {
+        "protocol": cast(StoreProtocol, args.protocol),
+        "side": cast("LogSide | None", args.side),
+        "max_line_bytes": cast(int, args.max_line_bytes),
+        "name": os.path.basename(title),
+    }
+    jobs = cast("int | None", args.jobs) or (2 if can_fork() else 1)
+    if jobs == 2 and "fork" not in multiprocessing.get_all_start_methods():
+        return _usage("--jobs 2 needs processes started by fork, which this system lacks")
+    checks = ChecksProcess(options) if jobs == 2 else None
+    builder = ReportBuilder(report=_say, part="whole" if checks is None else "history", **options)
     try:
-        return _write(builder, name, args.demo, shown_name, output)
+        return _write(builder, checks, name, args.demo, shown_name, output)
+    except ChecksFailed as exc:
+        _say(f"{PROG}: internal error: the checks' process failed ({exc}); this is a bug")
+        return 70
     finally:
+        if checks is not None:
+            checks.stop()
         gc.unfreeze()
 
 
 def _write(
-    builder: ReportBuilder, name: str | None, demo: bool, shown_name: str, output: str
+    builder: ReportBuilder,
+    checks: ChecksProcess | None,
+    name: str | None,
+    demo: bool,
+    shown_name: str,
+    output: str,
 ) -> int:
     try:
         with open_log(name, demo) as stream:
@@ -193,16 +223,13 @@ def _write(
             mode = 0o666 if demo else _mode_of(stream)
             capture = CaptureReader()
             for number, data in with_progress(lines, stream, "inspecting"):
-                if capture.passes:  # a plain or a bridge log: every line as it is
-                    builder.feed(number, data)
-                else:
-                    for item in capture.feed(number, data):
-                        builder.feed(item.line, item.data, item)
+                if checks is not None:
+                    checks.feed(number, data)
+                feed_line(builder, capture, number, data)
                 if number % _FREEZE_EVERY == 0:
                     # What was read stays until the end: the collector need not walk it again.
                     gc.freeze()
-            for item in capture.finish():
-                builder.feed(item.line, item.data, item)
+            finish_capture(builder, capture)
     except ReadError as exc:
         _say(f"{PROG}: cannot read {shown_name}: {exc.error.strerror or exc.error}")
         return 2
@@ -212,6 +239,8 @@ def _write(
     except NotJsonLines as exc:
         _say(f"{PROG}: {exc.describe(name)}")
         return 2
+    if checks is not None:
+        builder.take_checks(checks.result())
     report = builder.finish()
     gc.freeze()
     calls = len(report["cards"])

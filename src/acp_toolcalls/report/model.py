@@ -33,17 +33,22 @@ Rules this module owns:
   ``agent->client``) and its time; the line kept for display is the file's, wrapper included.
   A line of another shape in such a capture is a ``not-a-message`` finding on its line (D43).
 - Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it.
+- Two parts (``Part``), so that ``inspect`` can compute them in two processes at once: the
+  history (calls, terminals, permission requests, lines, times, senders) and the checks
+  (``validate``'s findings, conversion losses, lines of another shape). A builder of
+  ``part="checks"`` returns them (``checks``); one of ``part="history"`` takes them
+  (``take_checks``) before ``finish``; ``part="whole"`` does both, the same way, in one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
-from ..check import Finding
+from ..check import Finding, Validator
 from ..codec import DEFAULT_MAX_BYTES, DecodeError, check_depth
 from ..proxy import SIDES, LogSide, is_record, one_side, read_record
 from ..store import StoreProtocol
@@ -52,7 +57,7 @@ from .asks import Asks
 from .captures import Captured
 from .history import SideHistory
 
-__all__ = ["FORMAT", "RAW_LINE_CHARS", "ReportBuilder"]
+__all__ = ["FORMAT", "RAW_LINE_CHARS", "Checks", "Part", "ReportBuilder"]
 
 FORMAT = 1
 """Version of the data's shape, which the page's script reads."""
@@ -62,6 +67,19 @@ RAW_LINE_CHARS = 100_000
 Found = tuple[int, str, str, str, str]
 """A finding as the report keeps it: line, JSON path, code, kind, message. The kinds are
 ``Finding``'s (schema, lint, decode) and ``loss``."""
+
+Part = Literal["whole", "history", "checks"]
+"""What a ``ReportBuilder`` computes: the whole report, or one of its two parts."""
+
+
+class Checks(NamedTuple):
+    """The checks part of a report (plain values: it crosses from one process to another)."""
+
+    sides: dict[str, tuple[list[Found], str, str]]
+    """Per side name: its findings, the protocol it was checked as and why."""
+    losses: list[Found]
+    loss_sessions: dict[int, str | None]
+
 
 _RECORD_HINT = b'"direction"'
 _CAPTURE_DIRECTIONS = {"client": "client->agent", "agent": "agent->client"}
@@ -85,26 +103,35 @@ class _Side:
     """One stream of the log: its history, findings and permission requests."""
 
     def __init__(
-        self, name: str, protocol: StoreProtocol, report: Callable[[str], None], max_bytes: int
+        self,
+        name: str,
+        protocol: StoreProtocol,
+        report: Callable[[str], None],
+        max_bytes: int,
+        part: Part,
     ) -> None:
-        from ..check import Validator  # `validate`'s own checks, line by line
-
         self.name = name
+        self.tells = part != "checks"  # the history's part
         self.history = SideHistory(protocol, report, max_bytes)
-        self.validator = Validator(protocol, max_bytes)
+        # `validate`'s own checks, line by line (the checks' part).
+        self.validator = Validator(protocol, max_bytes) if part != "history" else None
+        self.protocol: tuple[str, str] = ("", "")  # as checked, and why: from the checks
         self.asks = Asks()
         self.findings: list[Found] = []
         self.wire_version: int | None = None  # from the records of a bridge log
         self.directions = bytearray()  # per line (1-based), its direction's ``_CODES`` code
 
     def feed(self, line: int, data: bytes | int, when: float | None, direction: str | None) -> None:
+        if self.validator is not None:
+            self.found(self.validator.feed(line, data))
+        if not self.tells:
+            return
         code = _CODES.get(direction or "", 0)
         if code:
             if len(self.directions) <= line:
                 self.directions.extend(bytes(line + 1 - len(self.directions)))
             self.directions[line] = code
         self.history.feed(line, data, when)
-        self.found(self.validator.feed(line, data))
         self.asks.feed(line, data, when, direction)
 
     def found(self, findings: list[Finding]) -> None:
@@ -153,8 +180,11 @@ class ReportBuilder:
         max_line_bytes: int = DEFAULT_MAX_BYTES,
         report: Callable[[str], None] = lambda text: None,
         name: str = "log",
+        part: Part = "whole",
     ) -> None:
         self.name = name
+        self.part = part
+        self._checks: Checks | None = None  # taken from the checks' part
         self._protocol = protocol
         self._only = side
         self.max_line_bytes = max_line_bytes
@@ -170,21 +200,27 @@ class ReportBuilder:
             report = self._report
             if name != "log":
                 report = _prefixed(self._report, f"{name} side: ")
-            side = self._sides[name] = _Side(name, self._protocol, report, self.max_line_bytes)
+            side = self._sides[name] = _Side(
+                name, self._protocol, report, self.max_line_bytes, self.part
+            )
         return side
 
     def feed(self, line: int, data: bytes | int, capture: Captured | None = None) -> None:
         """One numbered line of the log: its text, or its size when it was over the limit;
         ``capture``: the line as ``captures.CaptureReader`` read it (a wrapped capture's line
         is its message, on the plain log's side, with who sent it and when)."""
-        self._keep(line, data)
+        tells = self.part != "checks"
+        if tells:
+            self._keep(line, data)
         if capture is not None and (capture.sender is not None or capture.note is not None):
             side = self._side("log")
             if capture.note is not None:  # a line of another shape: said, not read
-                self._report(f"line {line}: $: {capture.note}")
-                side.found([Finding(line, "$", "not-a-message", capture.note, "decode")])
+                if tells:
+                    self._report(f"line {line}: $: {capture.note}")
+                if side.validator is not None:
+                    side.found([Finding(line, "$", "not-a-message", capture.note, "decode")])
                 return
-            if capture.time is not None:
+            if capture.time is not None and tells:
                 self._times.append(capture.time)
             direction = _CAPTURE_DIRECTIONS[capture.sender or "client"]
             side.feed(line, capture.message, capture.time, direction)
@@ -196,14 +232,18 @@ class ReportBuilder:
         name: LogSide = "client" if record.direction in SIDES["client"] else "agent"
         if self._only is not None and name != self._only:
             return
-        if record.time is not None:
+        if record.time is not None and tells:
             self._times.append(record.time)
         side = self._side(self._only or name)
         if record.protocol is not None:
             side.wire_version = record.protocol
         for number, message in one_side([(line, data)], name):
             side.feed(number, message, record.time, record.direction)
-            if record.direction == "agent->proxy" and isinstance(message, bytes):
+            if (
+                self.part != "history"
+                and record.direction == "agent->proxy"
+                and isinstance(message, bytes)
+            ):
                 client = self._sides.get("client")
                 version = client.wire_version if client is not None else None
                 self._losses.feed(line, message, side.wire_version, version)
@@ -219,12 +259,33 @@ class ReportBuilder:
                 text = text[:RAW_LINE_CHARS] + f" [… cut: the line has {len(data)} bytes]"
         self._lines.append(text)
 
+    def checks(self) -> Checks:
+        """The checks of every line fed (of a builder of ``part`` ``"checks"`` or ``"whole"``)."""
+        sides: dict[str, tuple[list[Found], str, str]] = {}
+        for name, side in self._sides.items():
+            validator = side.validator
+            if validator is None:
+                raise ValueError("a builder of the history part has no checks")
+            side.found(validator.finish())
+            sides[name] = (side.findings, validator.protocol, validator.protocol_source)
+        return Checks(sides, self._losses.findings, self._losses.sessions)
+
+    def take_checks(self, checks: Checks) -> None:
+        """The checks of the same lines, computed by a builder of ``part`` ``"checks"``."""
+        self._checks = checks
+
     def finish(self) -> dict[str, Any]:
         """The report's data: plain JSON values (``FORMAT`` says their shape)."""
+        checks = self.checks() if self.part == "whole" else self._checks
+        if checks is None or self.part == "checks":
+            raise ValueError("finish needs the checks: take_checks(), or part='whole'")
+        for name, (found, protocol, source) in checks.sides.items():
+            side = self._side(name)
+            side.findings, side.protocol = list(found), (protocol, source)
+        self._losses.findings, self._losses.sessions = checks.losses, checks.loss_sessions
         sides = [self._sides[name] for name in ("agent", "client", "log") if name in self._sides]
         for side in sides:
             side.history.finish()
-            side.found(side.validator.finish())
         if "agent" in self._sides:
             self._sides["agent"].findings += self._losses.findings
         self._who_answered()
@@ -268,8 +329,8 @@ class ReportBuilder:
                 {
                     "name": side.name,
                     "label": _SIDE_LABELS.get(side.name, "the log"),
-                    "protocol": side.validator.protocol,
-                    "protocolSource": side.validator.protocol_source,
+                    "protocol": side.protocol[0],
+                    "protocolSource": side.protocol[1],
                     "summary": _summary(calls, side),
                     "asks": side.asks.requests,
                     "terminals": [
