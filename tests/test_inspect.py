@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from acp_toolcalls.bridge import sanitize
@@ -42,7 +43,12 @@ def build(path: Path, **options: Any) -> dict[str, Any]:
     with path.open("rb") as stream:
         for number, data in read_lines(stream, builder.max_line_bytes):
             builder.feed(number, data)
-    return builder.finish()
+    return plain(builder.finish())
+
+
+def plain(report: dict[str, Any]) -> Any:
+    """The report's data as the page reads it (the details are kept as JSON, msgspec.Raw)."""
+    return msgspec.json.decode(msgspec.json.encode(report))
 
 
 def replayed(lines: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:

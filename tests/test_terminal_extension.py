@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from msgspec import UNSET
 
@@ -591,7 +592,7 @@ def test_inspect_of_a_v1_log_shows_the_terminals_output() -> None:
     builder = ReportBuilder(protocol="v1")
     for number, data in enumerate(claude_log(), 1):
         builder.feed(number, data)
-    report = builder.finish()
+    report = msgspec.json.decode(msgspec.json.encode(builder.finish()))  # details are JSON
     [side] = report["sides"]
     texts = {
         t["id"]: "".join(e["o"][1] for e in t["details"]["entries"] if "o" in e)

@@ -28,6 +28,9 @@ Rules this module owns:
   grows), terminal text as deltas (``terminal_output``). Old values are the state before the
   line, new ones the state after it, so a batch that touches a field twice shows its net
   change.
+- What is kept is kept as JSON (each entry, value and item encoded once, as recorded), so a
+  big log's history costs its JSON text, not Python objects; ``details`` hands it over as
+  ``msgspec.Raw``, which the page puts into its parts as it is.
 - A v1 stream is shown as it crossed the wire: the store still decides which fields a line
   changed (its v1 reading, spec 9.3), but the values and content items listed are the ones
   the v1 message sent (a v1 ``diff`` with ``path``/``oldText``/``newText``, not the v2
@@ -39,6 +42,7 @@ Rules this module owns:
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -128,21 +132,29 @@ class _RecordingStore(ToolCallStore):
         return events
 
 
+_encode = msgspec.json.Encoder()
+
+
+def _json_list(items: list[bytes]) -> bytes:
+    return b"[" + b",".join(items) + b"]"
+
+
 class _Values:
-    """A pool of plain JSON values, each kept once; values are referred to by index."""
+    """A pool of plain JSON values, each kept once (as JSON); values are referred to by
+    index."""
 
     __slots__ = ("_index", "values")
 
     def __init__(self) -> None:
-        self.values: list[Any] = []
+        self.values: list[bytes] = []
         self._index: dict[bytes, int] = {}
 
     def add(self, value: Any) -> int:
-        key = msgspec.json.encode(value)
+        key = _encode.encode(value)
         index = self._index.get(key)
         if index is None:
             index = self._index[key] = len(self.values)
-            self.values.append(value)
+            self.values.append(key)
         return index
 
 
@@ -156,6 +168,8 @@ class CallHistory:
         "first",
         "items",
         "kinds",
+        "last",
+        "lines",
         "session_id",
         "statuses",
         "titles",
@@ -167,9 +181,11 @@ class CallHistory:
         self.session_id = session_id
         self.tool_call_id = tool_call_id
         self.first = first
-        self.entries: list[dict[str, Any]] = []
+        self.last = first
+        self.lines = array("L")  # of the entries, in order
+        self.entries: list[bytes] = []
         self.values = _Values()
-        self.items: list[Any] = []
+        self.items: list[bytes] = []
         self.fields: dict[str, int] = {}
         self.content: list[int] | str | None = _NEVER_SET
         # [line, value] whenever the displayed value changes: what the page filters on.
@@ -217,7 +233,9 @@ class CallHistory:
         entry: dict[str, Any] = {"l": line, "c": changes, "s": state}
         if when is not None:
             entry["t"] = when
-        self.entries.append(entry)
+        self.entries.append(_encode.encode(entry))
+        self.lines.append(line)
+        self.last = line
         for timeline, value in (
             (self.statuses, tc.status),
             (self.kinds, tc.kind),
@@ -242,7 +260,7 @@ class CallHistory:
             self.content = None
             return ["clear", "content", old, None]
         start = len(self.items)
-        self.items += [to_builtins(item) for item in content]
+        self.items += [_encode.encode(to_builtins(item)) for item in content]
         self.content = [start, len(self.items)]
         kind = "clear" if not content else "replace"
         return [kind, "content", old, list(self.content)]
@@ -254,7 +272,7 @@ class CallHistory:
         changes: list[list[Any]] = []
         for item in content[held:]:
             changes.append(["append", "content", len(self.items)])
-            self.items.append(to_builtins(item))
+            self.items.append(_encode.encode(to_builtins(item)))
         self.content[1] = len(self.items)
         return changes
 
@@ -265,15 +283,23 @@ class CallHistory:
             "session": self.session_id,
             "id": self.tool_call_id,
             "first": self.first,
-            "last": self.entries[-1]["l"],
+            "last": self.last,
             "status": self.statuses,
             "kind": self.kinds,
             "title": self.titles,
         }
 
-    def details(self) -> dict[str, Any]:
-        """The entries and the pools they refer to."""
-        return {"entries": self.entries, "values": self.values.values, "items": self.items}
+    def details(self) -> msgspec.Raw:
+        """The entries and the pools they refer to: ``{"entries", "values", "items"}``."""
+        return msgspec.Raw(
+            b'{"entries":'
+            + _json_list(self.entries)
+            + b',"values":'
+            + _json_list(self.values.values)
+            + b',"items":'
+            + _json_list(self.items)
+            + b"}"
+        )
 
 
 def _value_of(tc: ToolCallState, name: str, wire: dict[str, Any] | None = None) -> Any:
@@ -298,7 +324,7 @@ class TerminalHistory:
         self.session_id = session_id
         self.terminal_id = terminal_id
         self.first = first
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[bytes] = []
         self.values = _Values()
         self.fields: dict[str, int] = {}
         self.text = TerminalText()
@@ -322,11 +348,17 @@ class TerminalHistory:
             delta = self.text.update(output, appended="output" not in named)
             if delta is not None:
                 entry["o"] = list(delta)
-        self.entries.append(entry)
+        self.entries.append(_encode.encode(entry))
 
-    def details(self) -> dict[str, Any]:
-        """The entries and the values they refer to."""
-        return {"entries": self.entries, "values": self.values.values}
+    def details(self) -> msgspec.Raw:
+        """The entries and the values they refer to: ``{"entries", "values"}``."""
+        return msgspec.Raw(
+            b'{"entries":'
+            + _json_list(self.entries)
+            + b',"values":'
+            + _json_list(self.values.values)
+            + b"}"
+        )
 
 
 class SideHistory:

@@ -26,6 +26,8 @@ Rules this module owns:
   otherwise the proxy answered on the editor's behalf.
 - Cards: one per ``(sessionId, toolCallId)`` over all sides, in first-seen order; a session
   the client never created (a subagent's, known only from its updates) has its cards too.
+  A finding's line leads to the first card whose call that line touched (``findingCards``:
+  ``"side:line"`` -> the card's index), so that a click on a finding shows its call.
 - ``sessionTitles``: each session's title (``session_info_update``, ``subagent_update``), over
   all sides, for the ``session`` content items that refer to it.
 - A line of a wrapped capture (``captures``: acp-devtools, ACP-inspector, acp_debug) is read
@@ -344,6 +346,7 @@ class ReportBuilder:
             "cards": ordered,
             "findings": findings,
             "findingGroups": self._groups(findings),
+            "findingCards": _finding_cards(findings, sides, ordered),
             "looseAsks": loose_asks,
             "sessionTitles": {
                 session: title
@@ -398,6 +401,24 @@ class ReportBuilder:
                 else:
                     loose.append([position, number])
         return loose
+
+
+def _finding_cards(
+    findings: list[list[Any]], sides: list[_Side], cards: list[dict[str, Any]]
+) -> dict[str, int]:
+    """``"side:line"`` -> the first card whose call that line touched, for each finding."""
+    wanted: dict[int, set[int]] = {}
+    for finding in findings:
+        wanted.setdefault(finding[1], set()).add(finding[0])
+    histories = [list(side.history.calls.values()) for side in sides]
+    found: dict[str, int] = {}
+    for index, card in enumerate(cards):
+        for position, call in enumerate(card["sides"]):
+            lines = wanted.get(position)
+            if call is not None and lines:
+                for line in lines.intersection(histories[position][call].lines):
+                    found.setdefault(f"{position}:{line}", index)
+    return found
 
 
 def _prefixed(report: Callable[[str], None], prefix: str) -> Callable[[str], None]:

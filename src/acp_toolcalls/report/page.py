@@ -14,8 +14,6 @@ Rules this module owns:
   x-acp-report">`` element: the page inflates it with the browser's ``DecompressionStream``.
   Nothing from the log reaches the HTML as markup (base64 holds no ``<``), and the page puts
   log text into the document as text, never as HTML.
-- A finding's line leads to the call that line touched (``findingCards``: ``"side:line"`` ->
-  the card's index), so that a click on a finding shows its call.
 - The output is reproducible: the same log gives the same bytes (no time stamps).
 """
 
@@ -92,28 +90,8 @@ def _line_parts(lines: list[str], parts: _Parts) -> Iterator[str]:
         yield parts.add(lines[start : start + LINES_PER_PART])
 
 
-def _finding_cards(report: dict[str, Any]) -> dict[str, int]:
-    """``"side:line"`` -> the first card whose call that line touched, for each finding."""
-    wanted = {(f[1], f[0]) for f in report["findings"]}
-    card_of = {
-        (side, call): index
-        for index, card in enumerate(report["cards"])
-        for side, call in enumerate(card["sides"])
-        if call is not None
-    }
-    found: dict[str, int] = {}
-    for side, calls in enumerate(report["calls"]):
-        for call, holder in enumerate(calls):
-            for entry in holder["details"]["entries"]:
-                if (side, entry["l"]) in wanted:
-                    key = f"{side}:{entry['l']}"
-                    found[key] = min(found.get(key, card_of[side, call]), card_of[side, call])
-    return found
-
-
 def render_page(report: dict[str, Any]) -> str:
     """The HTML document of ``model.ReportBuilder.finish()``'s data (which it takes apart)."""
-    report["findingCards"] = _finding_cards(report)
     parts = _Parts()
     for calls in report["calls"]:
         _split_details(calls, parts)
