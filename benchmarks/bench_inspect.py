@@ -118,6 +118,9 @@ def _jumps(driver: Any, report: Path, runs: int) -> dict[str, list[float]]:
                 driver.execute_script(
                     "document.querySelector('#findings details').open = true;" + ARM
                 )
+                driver.execute_script(
+                    "arguments[0].scrollIntoView({block: 'center'})", findings[-1]
+                )
                 findings[-1].click()
                 found["finding"].append(driver.execute_async_script(LANDED, card, str(n)))
         middle = driver.execute_script("return Math.floor(R.lineCount / 2)")
