@@ -372,6 +372,6 @@ function startList() {
     document.documentElement.style.setProperty("--bar", `${barHeight()}px`);
     request();
   };
-  addEventListener("resize", sized);
-  sized();
+  addEventListener("resize", request);
+  new ResizeObserver(sized).observe(document.getElementById("bar")); // also calls it once now
 }
