@@ -4,7 +4,8 @@ Rules this module owns (issue 20):
 
 - Input is read as ``replay`` and ``validate`` read it (``lines.read_lines``, bounded and
   numbered from 1; input that is not JSON Lines at all is one line on stderr and exit 2) and
-  fed to ``report.model.ReportBuilder``; the page is ``report.page.render_page`` of its data.
+  fed to ``report.model.ReportBuilder``; the page is ``report.page.page_chunks`` of its data,
+  written as it is made.
 - Every note ``replay`` gives on a line (unreadable, salvaged, over the limit) goes to stderr
   the same way, one line each, ``line N: PATH: reason`` (in a ``bridge --log`` file prefixed
   by its side); the report shows them with the ``validate`` findings. Never a traceback.
@@ -43,7 +44,7 @@ from ..proxy import LogSide
 from ..report import printable
 from ..report.captures import CaptureReader, NotACapture
 from ..report.model import ReportBuilder
-from ..report.page import render_page
+from ..report.page import page_chunks
 from ..store import StoreProtocol
 from . import _options
 from ._checks_process import ChecksFailed, ChecksProcess, can_fork, feed_line, finish_capture
@@ -245,20 +246,25 @@ def _write(
     gc.freeze()
     calls = len(report["cards"])
     findings = len(report["findings"])
-    page = render_page(report).encode("utf-8")
+    page = page_chunks(report)  # made whole before anything is written
     if output == "-":
-        write_out(sys.stdout, page)
+        for chunk in page:
+            write_out(sys.stdout, chunk.encode("utf-8"))
     else:
         try:
             fd = _create(output, mode)
         except OSError as exc:
             _say(f"{PROG}: error: {_refusal(output, exc)}")
             return 2
+        size = 0
         with os.fdopen(fd, "wb") as out:
-            write_all(out, page)
+            for chunk in page:
+                data = chunk.encode("utf-8")
+                write_all(out, data)
+                size += len(data)
         _say(
             f"{PROG}: wrote {output} ({calls} tool call{'s' if calls != 1 else ''}, "
-            f"{findings} finding{'s' if findings != 1 else ''}, {len(page):,} bytes); open it "
+            f"{findings} finding{'s' if findings != 1 else ''}, {size:,} bytes); open it "
             "in a browser"
         )
     return 0

@@ -29,8 +29,8 @@ Rules this module owns:
   line, new ones the state after it, so a batch that touches a field twice shows its net
   change.
 - What is kept is kept as JSON (each entry, value and item encoded once, as recorded), so a
-  big log's history costs its JSON text, not Python objects; ``details`` hands it over as
-  ``msgspec.Raw``, which the page puts into its parts as it is.
+  big log's history costs its JSON text, not Python objects; ``take_details`` hands it over
+  once as ``msgspec.Raw``, which the page puts into its parts as it is.
 - A v1 stream is shown as it crossed the wire: the store still decides which fields a line
   changed (its v1 reading, spec 9.3), but the values and content items listed are the ones
   the v1 message sent (a v1 ``diff`` with ``path``/``oldText``/``newText``, not the v2
@@ -48,7 +48,7 @@ from typing import Any
 
 import msgspec
 
-from ..codec import DecodeError, check_depth, to_builtins
+from ..codec import DecodeError, check_depth, encode_decoded
 from ..events import (
     ContentAppended,
     Event,
@@ -149,8 +149,8 @@ class _Values:
         self.values: list[bytes] = []
         self._index: dict[bytes, int] = {}
 
-    def add(self, value: Any) -> int:
-        key = _encode.encode(value)
+    def add(self, key: bytes) -> int:
+        """The index of the value whose JSON is ``key``."""
         index = self._index.get(key)
         if index is None:
             index = self._index[key] = len(self.values)
@@ -246,13 +246,13 @@ class CallHistory:
 
     def _field(self, name: str, value: Any) -> list[Any]:
         old = self.fields.get(name, -1)
-        plain = to_builtins(value)
-        new = self.fields[name] = self.values.add(plain)
-        if plain is None or (name in COLLECTION_FIELDS and plain == []):
+        key = encode_decoded(value)
+        new = self.fields[name] = self.values.add(key)
+        if value is None or (name in COLLECTION_FIELDS and key == b"[]"):
             return ["clear", name, old, new]
         if old == new:
             return ["same", name, new]
-        return ["replace" if isinstance(plain, list) else "set", name, old, new]
+        return ["replace" if key[:1] == b"[" else "set", name, old, new]
 
     def _replace_content(self, content: Any) -> list[Any]:
         old = self.content if self.content != _NEVER_SET else -1
@@ -260,7 +260,7 @@ class CallHistory:
             self.content = None
             return ["clear", "content", old, None]
         start = len(self.items)
-        self.items += [_encode.encode(to_builtins(item)) for item in content]
+        self.items += [encode_decoded(item) for item in content]
         self.content = [start, len(self.items)]
         kind = "clear" if not content else "replace"
         return [kind, "content", old, list(self.content)]
@@ -272,7 +272,7 @@ class CallHistory:
         changes: list[list[Any]] = []
         for item in content[held:]:
             changes.append(["append", "content", len(self.items)])
-            self.items.append(_encode.encode(to_builtins(item)))
+            self.items.append(encode_decoded(item))
         self.content[1] = len(self.items)
         return changes
 
@@ -289,9 +289,10 @@ class CallHistory:
             "title": self.titles,
         }
 
-    def details(self) -> msgspec.Raw:
-        """The entries and the pools they refer to: ``{"entries", "values", "items"}``."""
-        return msgspec.Raw(
+    def take_details(self) -> msgspec.Raw:
+        """The entries and the pools they refer to: ``{"entries", "values", "items"}``, handed
+        over once (the call keeps its index and ``lines``)."""
+        details = msgspec.Raw(
             b'{"entries":'
             + _json_list(self.entries)
             + b',"values":'
@@ -300,6 +301,8 @@ class CallHistory:
             + _json_list(self.items)
             + b"}"
         )
+        self.entries, self.values, self.items = [], _Values(), []
+        return details
 
 
 def _value_of(tc: ToolCallState, name: str, wire: dict[str, Any] | None = None) -> Any:
@@ -341,7 +344,7 @@ class TerminalHistory:
         for name in named:
             if name != "output":
                 value = terminal.meta if name == "_meta" else terminal.fields.get(name)
-                self.fields[name] = self.values.add(to_builtins(value))
+                self.fields[name] = self.values.add(encode_decoded(value))
         entry: dict[str, Any] = {"l": line, "f": dict(self.fields)}
         if "output" in named or appended:
             output = terminal.output if isinstance(terminal.output, bytearray) else None
@@ -350,15 +353,18 @@ class TerminalHistory:
                 entry["o"] = list(delta)
         self.entries.append(_encode.encode(entry))
 
-    def details(self) -> msgspec.Raw:
-        """The entries and the values they refer to: ``{"entries", "values"}``."""
-        return msgspec.Raw(
+    def take_details(self) -> msgspec.Raw:
+        """The entries and the values they refer to: ``{"entries", "values"}``, handed over
+        once."""
+        details = msgspec.Raw(
             b'{"entries":'
             + _json_list(self.entries)
             + b',"values":'
             + _json_list(self.values.values)
             + b"}"
         )
+        self.entries, self.values = [], _Values()
+        return details
 
 
 class SideHistory:

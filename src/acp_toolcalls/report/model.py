@@ -34,7 +34,8 @@ Rules this module owns:
   as its message, on the plain log's side, with its sender's direction (``client->agent`` or
   ``agent->client``) and its time; the line kept for display is the file's, wrapper included.
   A line of another shape in such a capture is a ``not-a-message`` finding on its line (D43).
-- Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it.
+- Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it, packed as it
+  comes (``page.LinePacker``): ``lines`` is the packed parts, ``lineCount`` their lines.
 - Two parts (``Part``), so that ``inspect`` can compute them in two processes at once: the
   history (calls, terminals, permission requests, lines, times, senders) and the checks
   (``validate``'s findings, conversion losses, lines of another shape). A builder of
@@ -58,6 +59,7 @@ from ..v2 import FINAL_STATUSES
 from .asks import Asks
 from .captures import Captured
 from .history import SideHistory
+from .page import LinePacker
 
 __all__ = ["FORMAT", "RAW_LINE_CHARS", "Checks", "Part", "ReportBuilder"]
 
@@ -193,7 +195,7 @@ class ReportBuilder:
         self._report = report
         self._sides: dict[str, _Side] = {}
         self._losses = _Losses()
-        self._lines: list[str] = []
+        self._lines = LinePacker()
         self._times: list[float] = []
 
     def _side(self, name: str) -> _Side:
@@ -251,15 +253,15 @@ class ReportBuilder:
                 self._losses.feed(line, message, side.wire_version, version)
 
     def _keep(self, line: int, data: bytes | int) -> None:
-        while len(self._lines) < line - 1:  # numbering never skips; be safe
-            self._lines.append("")
+        while self._lines.count < line - 1:  # numbering never skips; be safe
+            self._lines.add("")
         if isinstance(data, int):
             text = f"(a line of {data} bytes or more, over the line limit: not read)"
         else:
             text = data[: RAW_LINE_CHARS * 4].decode("utf-8", "replace")
             if len(text) > RAW_LINE_CHARS or len(data) > RAW_LINE_CHARS * 4:
                 text = text[:RAW_LINE_CHARS] + f" [… cut: the line has {len(data)} bytes]"
-        self._lines.append(text)
+        self._lines.add(text)
 
     def checks(self) -> Checks:
         """The checks of every line fed (of a builder of ``part`` ``"checks"`` or ``"whole"``)."""
@@ -308,7 +310,7 @@ class ReportBuilder:
                 card["sides"][position] = len(calls)
                 call = history.index()
                 call["asks"] = []
-                call["details"] = history.details()
+                call["details"] = history.take_details()
                 calls.append(call)
             calls_of_sides.append(calls)
         ordered = sorted(cards.values(), key=lambda card: card["first"])  # stable: first seen
@@ -324,7 +326,8 @@ class ReportBuilder:
         return {
             "format": FORMAT,
             "name": self.name,
-            "lines": self._lines,
+            "lines": self._lines.parts(),
+            "lineCount": self._lines.count,
             "duration": (max(self._times) - min(self._times)) if self._times else None,
             "started": min(self._times) if self._times else None,
             "sides": [
@@ -336,7 +339,7 @@ class ReportBuilder:
                     "summary": _summary(calls, side),
                     "asks": side.asks.requests,
                     "terminals": [
-                        {"session": t.session_id, "id": t.terminal_id, "details": t.details()}
+                        {"session": t.session_id, "id": t.terminal_id, "details": t.take_details()}
                         for t in side.history.terminals.values()
                     ],
                 }

@@ -14,6 +14,12 @@ Rules this module owns:
   x-acp-report">`` element: the page inflates it with the browser's ``DecompressionStream``.
   Nothing from the log reaches the HTML as markup (base64 holds no ``<``), and the page puts
   log text into the document as text, never as HTML.
+- The lines are packed as they are read (``LinePacker``, used by the model), so a big log
+  is held compressed, never as text; the details are packed part by part, each call's
+  dropped once packed. The page is written as it is made (``page_chunks``): no copy of the
+  whole document is built.
+- Parts are compressed at ``COMPRESS_LEVEL``: at 6 the compression was a quarter of the
+  command's time for 15% less output.
 - The output is reproducible: the same log gives the same bytes (no time stamps).
 """
 
@@ -22,18 +28,26 @@ from __future__ import annotations
 import base64
 import gzip
 import html
-from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 
 import msgspec
 
-__all__ = ["LINES_PER_PART", "PART_BYTES", "render_page"]
+__all__ = [
+    "COMPRESS_LEVEL",
+    "LINES_PER_PART",
+    "PART_BYTES",
+    "LinePacker",
+    "page_chunks",
+    "render_page",
+]
 
 PART_BYTES = 256 * 1024
 """About this much JSON of call or terminal details goes into one part."""
 LINES_PER_PART = 2_000
 """Lines of the log per part."""
+COMPRESS_LEVEL = 3
+"""gzip level of the parts."""
 SCRIPTS = ("report.js", "content.js", "list.js")
 """The page's scripts, inlined in this order."""
 
@@ -45,7 +59,34 @@ def _asset(name: str) -> str:
 
 
 def _packed(value: Any) -> str:
-    return base64.b64encode(gzip.compress(_encode.encode(value), 6, mtime=0)).decode("ascii")
+    data = gzip.compress(_encode.encode(value), COMPRESS_LEVEL, mtime=0)
+    return base64.b64encode(data).decode("ascii")
+
+
+class LinePacker:
+    """The log's lines, packed ``LINES_PER_PART`` at a time as they come."""
+
+    __slots__ = ("_parts", "_waiting", "count")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._parts: list[str] = []
+        self._waiting: list[str] = []
+
+    def add(self, text: str) -> None:
+        """The next line's text."""
+        self._waiting.append(text)
+        self.count += 1
+        if len(self._waiting) == LINES_PER_PART:
+            self._parts.append(_packed(self._waiting))
+            self._waiting = []
+
+    def parts(self) -> list[str]:
+        """Every line, packed: ``LINES_PER_PART`` per part, the last one with the rest."""
+        if self._waiting:
+            self._parts.append(_packed(self._waiting))
+            self._waiting = []
+        return self._parts
 
 
 class _Parts:
@@ -55,8 +96,11 @@ class _Parts:
         self.parts: list[tuple[str, str]] = []
 
     def add(self, value: Any) -> str:
+        return self.add_packed(_packed(value))
+
+    def add_packed(self, packed: str) -> str:
         name = f"p{len(self.parts)}"
-        self.parts.append((name, _packed(value)))
+        self.parts.append((name, packed))
         return name
 
 
@@ -85,28 +129,32 @@ def _flush(batch: list[Any], waiting: list[dict[str, Any]], parts: _Parts) -> No
         holder["part"] = name
 
 
-def _line_parts(lines: list[str], parts: _Parts) -> Iterator[str]:
-    for start in range(0, len(lines), LINES_PER_PART):
-        yield parts.add(lines[start : start + LINES_PER_PART])
-
-
-def render_page(report: dict[str, Any]) -> str:
-    """The HTML document of ``model.ReportBuilder.finish()``'s data (which it takes apart)."""
+def page_chunks(report: dict[str, Any]) -> list[str]:
+    """The HTML document of ``model.ReportBuilder.finish()``'s data (which it takes apart),
+    in pieces to write one after the other (all made before the first is written).
+    ``report["lines"]``: ``LinePacker.parts()``."""
     parts = _Parts()
     for calls in report["calls"]:
         _split_details(calls, parts)
     for side in report["sides"]:
         _split_details(side["terminals"], parts)
-    lines = report.pop("lines")
-    report["lineCount"] = len(lines)
     report["linesPerPart"] = LINES_PER_PART
-    report["lineParts"] = list(_line_parts(lines, parts))
-    blobs = "\n".join(
-        f'<script type="application/x-acp-report" id="{name}">{data}</script>'
-        for name, data in [("main", _packed(report)), *parts.parts]
-    )
+    report["lineParts"] = [parts.add_packed(packed) for packed in report.pop("lines")]
     page = _asset("report.html")
     page = page.replace("{{title}}", html.escape(f"inspect: {report['name']}"))
     page = page.replace("/*{{style}}*/", _asset("report.css"))
     page = page.replace("/*{{script}}*/", "\n".join(_asset(name) for name in SCRIPTS))
-    return page.replace("<!--{{data}}-->", blobs)
+    head, tail = page.split("<!--{{data}}-->")
+    chunks = [head]
+    for number, (name, data) in enumerate([("main", _packed(report)), *parts.parts]):
+        chunks.append(
+            ("\n" if number else "") + f'<script type="application/x-acp-report" id="{name}">'
+        )
+        chunks += [data, "</script>"]
+    chunks.append(tail)
+    return chunks
+
+
+def render_page(report: dict[str, Any]) -> str:
+    """The whole HTML document of ``page_chunks``, as one string."""
+    return "".join(page_chunks(report))
