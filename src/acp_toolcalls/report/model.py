@@ -37,8 +37,9 @@ Rules this module owns:
 - Each line is kept for display, at most ``RAW_LINE_CHARS`` characters of it, packed as it
   comes (``page.LinePacker``): ``lines`` is the packed parts, ``lineCount`` their lines.
 - Two parts (``Part``), so that ``inspect`` can compute them in two processes at once: the
-  history (calls, terminals, permission requests, lines, times, senders) and the checks
-  (``validate``'s findings, conversion losses, lines of another shape). A builder of
+  history (calls, terminals, permission requests, times, senders) and the checks
+  (``validate``'s findings, conversion losses, lines of another shape, and the lines kept for
+  display, which cost the history's process as much as its own work). A builder of
   ``part="checks"`` returns them (``checks``); one of ``part="history"`` takes them
   (``take_checks``) before ``finish``; ``part="whole"`` does both, the same way, in one.
 """
@@ -83,6 +84,9 @@ class Checks(NamedTuple):
     """Per side name: its findings, the protocol it was checked as and why."""
     losses: list[Found]
     loss_sessions: dict[int, str | None]
+    lines: list[str]
+    """The lines kept for display, packed (``LinePacker.parts``)."""
+    line_count: int
 
 
 _RECORD_HINT = b'"direction"'
@@ -214,7 +218,7 @@ class ReportBuilder:
         ``capture``: the line as ``captures.CaptureReader`` read it (a wrapped capture's line
         is its message, on the plain log's side, with who sent it and when)."""
         tells = self.part != "checks"
-        if tells:
+        if self.part != "history":
             self._keep(line, data)
         if capture is not None and (capture.sender is not None or capture.note is not None):
             side = self._side("log")
@@ -272,7 +276,10 @@ class ReportBuilder:
                 raise ValueError("a builder of the history part has no checks")
             side.found(validator.finish())
             sides[name] = (side.findings, validator.protocol, validator.protocol_source)
-        return Checks(sides, self._losses.findings, self._losses.sessions)
+        lines = self._lines
+        return Checks(
+            sides, self._losses.findings, self._losses.sessions, lines.parts(), lines.count
+        )
 
     def take_checks(self, checks: Checks) -> None:
         """The checks of the same lines, computed by a builder of ``part`` ``"checks"``."""
@@ -326,8 +333,8 @@ class ReportBuilder:
         return {
             "format": FORMAT,
             "name": self.name,
-            "lines": self._lines.parts(),
-            "lineCount": self._lines.count,
+            "lines": checks.lines,
+            "lineCount": checks.line_count,
             "duration": (max(self._times) - min(self._times)) if self._times else None,
             "started": min(self._times) if self._times else None,
             "sides": [
