@@ -222,10 +222,11 @@ class CallHistory:
             changes.append(self._replace_content(_value_of(tc, "content", wire)))
         elif appended:
             changes += self._append_content(tc.content)
+        title, kind, status = tc.display_title, tc.kind, tc.status
         state: dict[str, Any] = {
-            "title": tc.display_title,
-            "kind": tc.kind,
-            "status": tc.status,
+            "title": title,
+            "kind": kind,
+            "status": status,
             "f": dict(self.fields),
         }
         if self.content != _NEVER_SET:
@@ -236,13 +237,13 @@ class CallHistory:
         self.entries.append(_encode.encode(entry))
         self.lines.append(line)
         self.last = line
-        for timeline, value in (
-            (self.statuses, tc.status),
-            (self.kinds, tc.kind),
-            (self.titles, tc.display_title),
-        ):
-            if not timeline or timeline[-1][1] != value:
-                timeline.append([line, value])
+        statuses, kinds, titles = self.statuses, self.kinds, self.titles
+        if not statuses or statuses[-1][1] != status:
+            statuses.append([line, status])
+        if not kinds or kinds[-1][1] != kind:
+            kinds.append([line, kind])
+        if not titles or titles[-1][1] != title:
+            titles.append([line, title])
 
     def _field(self, name: str, value: Any) -> list[Any]:
         old = self.fields.get(name, -1)
