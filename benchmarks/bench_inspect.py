@@ -4,10 +4,11 @@ soon headless Chromium paints it.
 The log is ``messages.generate(N)`` (default 200,000 lines, the command-line figures' corpus
 in docs/benchmarks.md). Steps, each timed:
 
-1. ``acp-toolcalls inspect LOG -o REPORT`` in a subprocess (wall time, peak memory from
-   ``os.wait4``), next to its baseline in the same run, ``replay --json LOG`` (the same
-   reading and store, without the history, the validation and the page), and the report's
-   size;
+1. ``acp-toolcalls inspect --jobs 2`` and ``--jobs 1 LOG -o REPORT`` in a subprocess (wall
+   time; peak memory from ``os.wait4``, the largest process, and the sum of the peaks of the
+   command and its checks' process, ``VmHWM`` read every 50 ms), next to its baseline in the
+   same run, ``replay --json LOG`` (the same reading and store, without the history, the
+   validation and the page), and the report's size;
 2. the report opened in headless Chromium (Debian's ``chromium`` and ``chromium-driver``,
    through Selenium) ``--runs`` times, each in a fresh browser: first contentful paint (the
    page's own ``performance`` paint entry), the first cards shown (the page's ``cards-shown``
@@ -152,18 +153,51 @@ def _page(driver: Any, report: Path) -> dict[str, Any]:
     return figures
 
 
-def _process(args: list[str]) -> tuple[float, float]:
-    """Seconds and peak RSS (MiB) of ``acp-toolcalls ARGS``, its output thrown away."""
+def _peak_kib(pid: int) -> int:
+    """The process's peak resident set so far (``VmHWM``), 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def _process(args: list[str]) -> tuple[float, float, float]:
+    """Seconds, peak RSS (MiB, ``os.wait4``: the largest of the process and its children) and
+    the sum of the peaks of the process and its children (MiB, ``VmHWM`` read every 50 ms)
+    of ``acp-toolcalls ARGS``, its output thrown away."""
     command = [sys.executable, "-m", "acp_toolcalls", *args]
+    peaks: dict[int, int] = {}
     started = time.perf_counter()
     with open(os.devnull, "wb") as null:
         child = subprocess.Popen(command, stdout=null, stderr=null)
-        _, status, usage = os.wait4(child.pid, 0)
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            for each in [child.pid, *_children(child.pid)]:
+                peaks[each] = max(peaks.get(each, 0), _peak_kib(each))
+            time.sleep(0.05)
     took = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         raise SystemExit(f"{command} exited {child.returncode}")
-    return took, usage.ru_maxrss / 1024
+    peak = usage.ru_maxrss / 1024
+    return took, peak, max(peak, sum(peaks.values()) / 1024)
 
 
 def main() -> None:
@@ -186,14 +220,17 @@ def main() -> None:
     log.write_bytes(b"".join(line + b"\n" for line in messages.generate(args.lines)))
     print(f"log: {args.lines:,} lines, {log.stat().st_size / 1e6:.1f} MB")
 
-    base, base_peak = _process(["replay", "--json", str(log)])
+    base, base_peak, _ = _process(["replay", "--json", str(log)])
     print(f"replay --json (baseline): {base:.1f} s, peak RSS {base_peak:.0f} MiB")
-    took, peak = _process(["inspect", str(log), "-o", str(report)])
-    size = report.stat().st_size
-    print(
-        f"inspect: {took:.1f} s ({took / base:.2f}x replay --json), peak RSS {peak:.0f} MiB; "
-        f"report {size / 1e6:.1f} MB ({size / log.stat().st_size:.2f}x the log)"
-    )
+    for jobs in ("2", "1"):
+        took, peak, both = _process(["inspect", "--jobs", jobs, str(log), "-o", str(report)])
+        size = report.stat().st_size
+        print(
+            f"inspect --jobs {jobs}: {took:.1f} s ({took / base:.2f}x replay --json), peak RSS "
+            f"{peak:.0f} MiB ({peak / base_peak:.2f}x), both processes {both:.0f} MiB "
+            f"({both / base_peak:.2f}x); report {size / 1e6:.1f} MB "
+            f"({size / log.stat().st_size:.2f}x the log)"
+        )
     _browser(report, args.runs)
     if args.keep is None:
         os.unlink(log)

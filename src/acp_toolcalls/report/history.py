@@ -139,6 +139,30 @@ def _json_list(items: list[bytes]) -> bytes:
     return b"[" + b",".join(items) + b"]"
 
 
+class _JsonList:
+    """A JSON array grown one encoded value at a time, held as one buffer (no object per
+    value: a big log's history is mostly these)."""
+
+    __slots__ = ("_buffer", "count")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray(b"[")
+        self.count = 0
+
+    def append(self, encoded: bytes) -> None:
+        if self.count:
+            self._buffer += b","
+        self._buffer += encoded
+        self.count += 1
+
+    def take(self) -> bytes:
+        """The array's JSON; the list is left empty."""
+        self._buffer += b"]"
+        data = bytes(self._buffer)
+        self._buffer, self.count = bytearray(b"["), 0
+        return data
+
+
 class _Values:
     """A pool of plain JSON values, each kept once (as JSON); values are referred to by
     index."""
@@ -183,9 +207,9 @@ class CallHistory:
         self.first = first
         self.last = first
         self.lines = array("L")  # of the entries, in order
-        self.entries: list[bytes] = []
+        self.entries = _JsonList()
         self.values = _Values()
-        self.items: list[bytes] = []
+        self.items = _JsonList()
         self.fields: dict[str, int] = {}
         self.content: list[int] | str | None = _NEVER_SET
         # [line, value] whenever the displayed value changes: what the page filters on.
@@ -260,21 +284,22 @@ class CallHistory:
         if content is None:
             self.content = None
             return ["clear", "content", old, None]
-        start = len(self.items)
-        self.items += [encode_decoded(item) for item in content]
-        self.content = [start, len(self.items)]
+        start = self.items.count
+        for item in content:
+            self.items.append(encode_decoded(item))
+        self.content = [start, self.items.count]
         kind = "clear" if not content else "replace"
         return [kind, "content", old, list(self.content)]
 
     def _append_content(self, content: list[Any]) -> list[list[Any]]:
         if not isinstance(self.content, list):  # appending to no content starts a new range
-            self.content = [len(self.items), len(self.items)]
+            self.content = [self.items.count, self.items.count]
         held = self.content[1] - self.content[0]
         changes: list[list[Any]] = []
         for item in content[held:]:
-            changes.append(["append", "content", len(self.items)])
+            changes.append(["append", "content", self.items.count])
             self.items.append(encode_decoded(item))
-        self.content[1] = len(self.items)
+        self.content[1] = self.items.count
         return changes
 
     def index(self) -> dict[str, Any]:
@@ -295,14 +320,14 @@ class CallHistory:
         over once (the call keeps its index and ``lines``)."""
         details = msgspec.Raw(
             b'{"entries":'
-            + _json_list(self.entries)
+            + self.entries.take()
             + b',"values":'
             + _json_list(self.values.values)
             + b',"items":'
-            + _json_list(self.items)
+            + self.items.take()
             + b"}"
         )
-        self.entries, self.values, self.items = [], _Values(), []
+        self.values = _Values()
         return details
 
 
@@ -328,7 +353,7 @@ class TerminalHistory:
         self.session_id = session_id
         self.terminal_id = terminal_id
         self.first = first
-        self.entries: list[bytes] = []
+        self.entries = _JsonList()
         self.values = _Values()
         self.fields: dict[str, int] = {}
         self.text = TerminalText()
@@ -359,12 +384,12 @@ class TerminalHistory:
         once."""
         details = msgspec.Raw(
             b'{"entries":'
-            + _json_list(self.entries)
+            + self.entries.take()
             + b',"values":'
             + _json_list(self.values.values)
             + b"}"
         )
-        self.entries, self.values = [], _Values()
+        self.values = _Values()
         return details
 
 
