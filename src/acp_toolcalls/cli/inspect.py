@@ -22,7 +22,8 @@ Rules this module owns (issue 20):
   message by message, with who sent each and when (``CaptureReader``, fed to the builder with
   each line); JSON objects that are no log at all: one line on stderr, exit 2.
 - ``--jobs 2`` (the default with two processors or more): the checks are computed by a second
-  process fed the same lines (``_checks_process``) while this one records the history; the
+  process fed the same lines (``_checks_process``) while this one records the history, and
+  the page's parts are compressed two at a time (threads: zlib lets go of the GIL); the
   report is the same bytes as with ``--jobs 1``. If that process fails, one line says so and
   the exit status is 70 (a bug), never a report without its findings.
 """
@@ -37,6 +38,7 @@ import multiprocessing
 import os
 import stat
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, cast
 
 from ..codec import DEFAULT_MAX_BYTES
@@ -44,7 +46,7 @@ from ..proxy import LogSide
 from ..report import printable
 from ..report.captures import CaptureReader, NotACapture
 from ..report.model import ReportBuilder
-from ..report.page import page_chunks
+from ..report.page import compress_part, page_chunks
 from ..store import StoreProtocol
 from . import _options
 from ._checks_process import ChecksFailed, ChecksProcess, can_fork, feed_line, finish_capture
@@ -246,7 +248,10 @@ def _write(
     gc.freeze()
     calls = len(report["cards"])
     findings = len(report["findings"])
-    page = page_chunks(report)  # made whole before anything is written
+    # zlib lets go of the GIL: with --jobs 2, parts are compressed two at a time.
+    with ThreadPoolExecutor(1 if checks is None else 2) as pool:
+        # Made whole before anything is written.
+        page = page_chunks(report, lambda parts: list(pool.map(compress_part, parts)))
     if output == "-":
         for chunk in page:
             write_out(sys.stdout, chunk.encode("utf-8"))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import gzip
 import html
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -37,7 +38,10 @@ __all__ = [
     "COMPRESS_LEVEL",
     "LINES_PER_PART",
     "PART_BYTES",
+    "Compress",
     "LinePacker",
+    "compress_each",
+    "compress_part",
     "page_chunks",
     "render_page",
 ]
@@ -58,9 +62,28 @@ def _asset(name: str) -> str:
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
 
 
-def _packed(value: Any) -> str:
-    data = gzip.compress(_encode.encode(value), COMPRESS_LEVEL, mtime=0)
+Compress = Callable[[list[bytes]], list[bytes]]
+"""Compresses several parts' JSON (``compress_each`` in order, or the same at once)."""
+COMPRESS_AT_ONCE = 8
+"""Parts handed to a ``Compress`` at a time."""
+
+
+def compress_part(data: bytes) -> bytes:
+    """One part's JSON, compressed as the page inflates it."""
+    return gzip.compress(data, COMPRESS_LEVEL, mtime=0)
+
+
+def compress_each(parts: list[bytes]) -> list[bytes]:
+    """The parts' JSON compressed, one after the other."""
+    return [compress_part(data) for data in parts]
+
+
+def _base64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+def _packed(value: Any) -> str:
+    return _base64(compress_part(_encode.encode(value)))
 
 
 class LinePacker:
@@ -90,18 +113,34 @@ class LinePacker:
 
 
 class _Parts:
-    """The parts of the page, in order; ``add`` returns a part's id."""
+    """The parts of the page, in order; ``add`` returns a part's id. Parts are compressed
+    ``COMPRESS_AT_ONCE`` at a time by ``compress`` (so a caller may compress them at once)."""
 
-    def __init__(self) -> None:
+    def __init__(self, compress: Compress) -> None:
         self.parts: list[tuple[str, str]] = []
+        self._compress = compress
+        self._waiting: list[bytes] = []  # the JSON of the last parts, not compressed yet
 
     def add(self, value: Any) -> str:
-        return self.add_packed(_packed(value))
+        name = f"p{len(self.parts) + len(self._waiting)}"
+        self._waiting.append(_encode.encode(value))
+        if len(self._waiting) == COMPRESS_AT_ONCE:
+            self.flush()
+        return name
 
     def add_packed(self, packed: str) -> str:
+        self.flush()
         name = f"p{len(self.parts)}"
         self.parts.append((name, packed))
         return name
+
+    def flush(self) -> None:
+        """Compress the parts waiting."""
+        if self._waiting:
+            first = len(self.parts)
+            packed = self._compress(self._waiting)
+            self.parts += [(f"p{first + n}", _base64(data)) for n, data in enumerate(packed)]
+            self._waiting = []
 
 
 def _split_details(holders: list[dict[str, Any]], parts: _Parts) -> None:
@@ -115,7 +154,7 @@ def _split_details(holders: list[dict[str, Any]], parts: _Parts) -> None:
         holder["at"] = len(batch)
         batch.append(details)
         waiting.append(holder)
-        size += len(_encode.encode(details))
+        size += len(details)  # ``msgspec.Raw``: its JSON's length
         if size >= PART_BYTES:
             _flush(batch, waiting, parts)
             batch, waiting, size = [], [], 0
@@ -129,16 +168,18 @@ def _flush(batch: list[Any], waiting: list[dict[str, Any]], parts: _Parts) -> No
         holder["part"] = name
 
 
-def page_chunks(report: dict[str, Any]) -> list[str]:
+def page_chunks(report: dict[str, Any], compress: Compress = compress_each) -> list[str]:
     """The HTML document of ``model.ReportBuilder.finish()``'s data (which it takes apart),
     in pieces to write one after the other (all made before the first is written).
-    ``report["lines"]``: ``LinePacker.parts()``."""
-    parts = _Parts()
+    ``report["lines"]``: ``LinePacker.parts()``. ``compress``: how the parts' JSON is
+    compressed (the command compresses several at once in threads)."""
+    parts = _Parts(compress)
     for calls in report["calls"]:
         _split_details(calls, parts)
     for side in report["sides"]:
         _split_details(side["terminals"], parts)
     report["linesPerPart"] = LINES_PER_PART
+    parts.flush()
     report["lineParts"] = [parts.add_packed(packed) for packed in report.pop("lines")]
     page = _asset("report.html")
     page = page.replace("{{title}}", html.escape(f"inspect: {report['name']}"))
