@@ -5,10 +5,10 @@ The log is ``messages.generate(N)`` (default 200,000 lines, the command-line fig
 in docs/benchmarks.md). Steps, each timed:
 
 1. ``acp-toolcalls inspect --jobs 2`` and ``--jobs 1 LOG -o REPORT`` in a subprocess (wall
-   time; peak memory from ``os.wait4``, the largest process, and the sum of the peaks of the
-   command and its checks' process, ``VmHWM`` read every 50 ms), next to its baseline in the
-   same run, ``replay --json LOG`` (the same reading and store, without the history, the
-   validation and the page), and the report's size;
+   time; peak memory, ``VmHWM`` read every 50 ms, of the command's process and the sum with
+   its checks' process), next to its baseline in the same run, ``replay --json LOG`` (the
+   same reading and store, without the history, the validation and the page), and the
+   report's size;
 2. the report opened in headless Chromium (Debian's ``chromium`` and ``chromium-driver``,
    through Selenium) ``--runs`` times, each in a fresh browser: first contentful paint (the
    page's own ``performance`` paint entry), the first cards shown (the page's ``cards-shown``
@@ -177,27 +177,27 @@ def _children(pid: int) -> list[int]:
 
 
 def _process(args: list[str]) -> tuple[float, float, float]:
-    """Seconds, peak RSS (MiB, ``os.wait4``: the largest of the process and its children) and
-    the sum of the peaks of the process and its children (MiB, ``VmHWM`` read every 50 ms)
-    of ``acp-toolcalls ARGS``, its output thrown away."""
+    """Seconds, peak RSS (MiB) of the command's process and the sum of the peaks of the
+    process and its children (MiB) of ``acp-toolcalls ARGS``, its output thrown away. Peaks are
+    ``VmHWM``, read every 50 ms: ``os.wait4``'s ``ru_maxrss`` would count this script's own
+    size, which a child has before its ``exec`` (Linux keeps that high-water mark across it)."""
     command = [sys.executable, "-m", "acp_toolcalls", *args]
     peaks: dict[int, int] = {}
     started = time.perf_counter()
     with open(os.devnull, "wb") as null:
         child = subprocess.Popen(command, stdout=null, stderr=null)
         while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
             for each in [child.pid, *_children(child.pid)]:
                 peaks[each] = max(peaks.get(each, 0), _peak_kib(each))
+            pid, status, _ = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
             time.sleep(0.05)
     took = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         raise SystemExit(f"{command} exited {child.returncode}")
-    peak = usage.ru_maxrss / 1024
-    return took, peak, max(peak, sum(peaks.values()) / 1024)
+    return took, peaks.get(child.pid, 0) / 1024, sum(peaks.values()) / 1024
 
 
 def main() -> None:
@@ -227,7 +227,7 @@ def main() -> None:
         size = report.stat().st_size
         print(
             f"inspect --jobs {jobs}: {took:.1f} s ({took / base:.2f}x replay --json), peak RSS "
-            f"{peak:.0f} MiB ({peak / base_peak:.2f}x), both processes {both:.0f} MiB "
+            f"{peak:.0f} MiB ({peak / base_peak:.2f}x), with its checks' process {both:.0f} MiB "
             f"({both / base_peak:.2f}x); report {size / 1e6:.1f} MB "
             f"({size / log.stat().st_size:.2f}x the log)"
         )
