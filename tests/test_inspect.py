@@ -39,16 +39,25 @@ BUGGY = ROOT / "examples" / "buggy-v2.jsonl"
 
 
 def build(path: Path, **options: Any) -> dict[str, Any]:
+    return plain(finished(path, **options))
+
+
+def finished(path: Path, **options: Any) -> dict[str, Any]:
+    """``ReportBuilder.finish()`` of the log at ``path``, as the page takes it."""
     builder = ReportBuilder(**options)
     with path.open("rb") as stream:
         for number, data in read_lines(stream, builder.max_line_bytes):
             builder.feed(number, data)
-    return plain(builder.finish())
+    return builder.finish()
 
 
 def plain(report: dict[str, Any]) -> Any:
-    """The report's data as the page reads it (the details are kept as JSON, msgspec.Raw)."""
-    return msgspec.json.decode(msgspec.json.encode(report))
+    """The report's data as the page reads it (the details are taken from their history)."""
+    return msgspec.json.decode(msgspec.json.encode(report, enc_hook=_details))
+
+
+def _details(history: Any) -> Any:
+    return history.take_details()
 
 
 def replayed(lines: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
@@ -73,8 +82,14 @@ def shown(call: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def state_after(call: dict[str, Any], line: int) -> dict[str, Any] | None:
-    entries = [e for e in call["details"]["entries"] if e["l"] <= line]
-    return entries[-1]["s"] if entries else None
+    """The call's state after ``line``: its entries' changes merged, as the page merges them."""
+    state: dict[str, Any] | None = None
+    for entry in call["details"]["entries"]:
+        if entry["l"] > line:
+            break
+        before = state or {"f": {}}
+        state = {**before, **entry["s"], "f": {**before["f"], **entry["s"].get("f", {})}}
+    return state
 
 
 @pytest.mark.parametrize("log", [DEMO, BUGGY], ids=["demo", "buggy"])
@@ -185,7 +200,7 @@ def test_terminal_text_deltas_rebuild_the_sanitized_output(seed: int) -> None:
 
 
 def test_the_page_is_one_file_that_reaches_nothing_outside(tmp_path: Path) -> None:
-    page = render_page(build(DEMO))
+    page = render_page(finished(DEMO))
     assert "<script src" not in page and "<link" not in page
     assert not re.search(r"https?://", page.split('<script type="application/x-acp-report"')[0])
     assert "default-src 'none'" in page  # the browser refuses any fetch the page might try
@@ -193,7 +208,7 @@ def test_the_page_is_one_file_that_reaches_nothing_outside(tmp_path: Path) -> No
     assert main is not None
     data = json.loads(gzip.decompress(base64.b64decode(main.group(1))))
     assert data["lineCount"] == 47 and len(data["cards"]) == 6
-    assert render_page(build(DEMO)) == page  # reproducible
+    assert render_page(finished(DEMO)) == page  # reproducible
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 from msgspec import UNSET
 
@@ -35,6 +34,7 @@ from acp_toolcalls.events import DiagnosticReported
 from acp_toolcalls.report.model import ReportBuilder
 from interop.raw import RawClient
 from interop.sessions import bounded
+from test_inspect import plain
 
 SCRIPT_AGENT = Path(__file__).resolve().parent / "interop" / "script_agent.py"
 SID = "sess-1"
@@ -592,7 +592,7 @@ def test_inspect_of_a_v1_log_shows_the_terminals_output() -> None:
     builder = ReportBuilder(protocol="v1")
     for number, data in enumerate(claude_log(), 1):
         builder.feed(number, data)
-    report = msgspec.json.decode(msgspec.json.encode(builder.finish()))  # details are JSON
+    report = plain(builder.finish())  # the details as JSON
     [side] = report["sides"]
     texts = {
         t["id"]: "".join(e["o"][1] for e in t["details"]["entries"] if "o" in e)

@@ -17,12 +17,14 @@ Rules this module owns:
   also ``[]``), ``replace`` (an array replaced whole: ``locations``, or ``content`` as item
   ranges), ``append`` (a content chunk: the item), plus ``created`` (first sight) and
   ``reopened`` (a finished call made open again). Fields it did not name are not listed.
-- Each entry also holds the call's whole state after the line, so the page shows the state
-  after any line by looking up the last entry at or before it: ``title``, ``kind`` and
-  ``status`` as a client displays them (``state.py``'s effective values), ``f`` the index in
-  ``values`` of every field's value (a field never set is absent, a cleared one points at
-  ``null``), ``c`` the content as a ``[start, end)`` range of the call's item pool (absent:
-  never set; ``None``: cleared by ``null``).
+- Each entry also holds what the line changed of the call's state (``s``), so the page has
+  the state after any line by merging the entries up to it, each over the one before (``f``
+  merged by name): ``title``, ``kind`` and ``status`` as a client displays them
+  (``state.py``'s effective values; in the first entry always, later when they changed),
+  ``f`` the index in ``values`` of each field's value the line set (a field never set is
+  absent, a cleared one points at ``null``), ``c`` the content as a ``[start, end)`` range of
+  the call's item pool when it moved (absent all along: never set; ``None``: cleared by
+  ``null``). Only what changed is kept: a big log's entries are mostly a status or a chunk.
 - Values are kept once per call (deduplicated by their JSON), content items once (the pool:
   the content at any time is one contiguous range of it, since only the current content
   grows), terminal text as deltas (``terminal_output``). Old values are the state before the
@@ -195,6 +197,7 @@ class CallHistory:
         "last",
         "lines",
         "session_id",
+        "shown",
         "statuses",
         "titles",
         "tool_call_id",
@@ -212,6 +215,7 @@ class CallHistory:
         self.items = _JsonList()
         self.fields: dict[str, int] = {}
         self.content: list[int] | str | None = _NEVER_SET
+        self.shown: list[Any] = [None, None, None, _NEVER_SET]  # title, kind, status, content
         # [line, value] whenever the displayed value changes: what the page filters on.
         self.statuses: list[list[Any]] = []
         self.kinds: list[list[Any]] = []
@@ -247,14 +251,7 @@ class CallHistory:
         elif appended:
             changes += self._append_content(tc.content)
         title, kind, status = tc.display_title, tc.kind, tc.status
-        state: dict[str, Any] = {
-            "title": title,
-            "kind": kind,
-            "status": status,
-            "f": dict(self.fields),
-        }
-        if self.content != _NEVER_SET:
-            state["c"] = list(self.content) if isinstance(self.content, list) else None
+        state = self._state_change(title, kind, status, named)
         entry: dict[str, Any] = {"l": line, "c": changes, "s": state}
         if when is not None:
             entry["t"] = when
@@ -268,6 +265,29 @@ class CallHistory:
             kinds.append([line, kind])
         if not titles or titles[-1][1] != title:
             titles.append([line, title])
+
+    def _state_change(
+        self, title: str, kind: str, status: str, named: dict[str, None]
+    ) -> dict[str, Any]:
+        """What of the call's state changed with this entry: ``title``/``kind``/``status``
+        when they differ from the last entry's, ``f`` the fields this line set, ``c`` the
+        content range when it moved (the first entry has them all)."""
+        shown, first = self.shown, not self.lines
+        state: dict[str, Any] = {}
+        for position, (key, value) in enumerate(
+            (("title", title), ("kind", kind), ("status", status))
+        ):
+            if first or shown[position] != value:
+                state[key] = shown[position] = value
+        fields = self.fields
+        changed = {name: fields[name] for name in named if name in fields}
+        if changed:
+            state["f"] = changed
+        content = self.content
+        if content != shown[3]:
+            shown[3] = list(content) if isinstance(content, list) else content
+            state["c"] = shown[3]
+        return state
 
     def _field(self, name: str, value: Any) -> list[Any]:
         old = self.fields.get(name, -1)

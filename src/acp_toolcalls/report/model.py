@@ -286,7 +286,9 @@ class ReportBuilder:
         self._checks = checks
 
     def finish(self) -> dict[str, Any]:
-        """The report's data: plain JSON values (``FORMAT`` says their shape)."""
+        """The report's data (``FORMAT`` says its shape), once: plain JSON values, but for
+        each call's and terminal's ``details``, its history, whose ``take_details()`` gives
+        its JSON once (``page`` packs them one at a time, so they are never all copied)."""
         checks = self.checks() if self.part == "whole" else self._checks
         if checks is None or self.part == "checks":
             raise ValueError("finish needs the checks: take_checks(), or part='whole'")
@@ -317,7 +319,7 @@ class ReportBuilder:
                 card["sides"][position] = len(calls)
                 call = history.index()
                 call["asks"] = []
-                call["details"] = history.take_details()
+                call["details"] = history  # its JSON: ``take_details()``, once, by the page
                 calls.append(call)
             calls_of_sides.append(calls)
         ordered = sorted(cards.values(), key=lambda card: card["first"])  # stable: first seen
@@ -330,7 +332,7 @@ class ReportBuilder:
             ),
             key=lambda finding: (finding[0], finding[1]),
         )
-        return {
+        report = {
             "format": FORMAT,
             "name": self.name,
             "lines": checks.lines,
@@ -346,7 +348,7 @@ class ReportBuilder:
                     "summary": _summary(calls, side),
                     "asks": side.asks.requests,
                     "terminals": [
-                        {"session": t.session_id, "id": t.terminal_id, "details": t.take_details()}
+                        {"session": t.session_id, "id": t.terminal_id, "details": t}
                         for t in side.history.terminals.values()
                     ],
                 }
@@ -364,6 +366,8 @@ class ReportBuilder:
                 for session, title in side.history.store.session_titles().items()
             },
         }
+        self._sides = {}  # the stores and the rest: what the page needs is in the report
+        return report
 
     def _groups(self, findings: list[list[Any]]) -> list[list[int]]:
         """The indices of the conversion losses alike (side, session, path, reason), for each

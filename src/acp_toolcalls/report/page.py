@@ -150,7 +150,7 @@ def _split_details(holders: list[dict[str, Any]], parts: _Parts) -> None:
     waiting: list[dict[str, Any]] = []
     size = 0
     for holder in holders:
-        details = holder.pop("details")
+        details = holder.pop("details").take_details()  # msgspec.Raw
         holder["at"] = len(batch)
         batch.append(details)
         waiting.append(holder)

@@ -57,11 +57,12 @@ async function searched(card, text) {
     if (!c || c.first > line) continue;
     if (has(c.id) || has(valueAt(c.title, line))) return true;
     const d = await details(c);
-    const entry = d.entries[lastAt(d.entries, line, (e) => e.l)];
-    if (!entry) continue;
-    const items = Array.isArray(entry.s.c) ? d.items.slice(entry.s.c[0], entry.s.c[1]) : [];
+    const at = lastAt(d.entries, line, (e) => e.l);
+    if (at < 0) continue;
+    const state = stateAt(d, at);
+    const items = Array.isArray(state.c) ? d.items.slice(state.c[0], state.c[1]) : [];
     if (items.length && has(items)) return true;
-    if (Object.values(entry.s.f).some((index) => has(d.values[index]))) return true;
+    if (Object.values(state.f).some((index) => has(d.values[index]))) return true;
     for (const index of c.asks) {
       const ask = R.sides[side].asks[index];
       if (ask.l <= line && has([ask.title, ask.description, ask.options, ask.subject])) return true;

@@ -38,6 +38,18 @@ async function details(holder) {
   return holder.loaded;
 }
 
+// A call's state after its entry `at`: each entry holds what its line changed (`s`), merged
+// here over the state before it (`f` by field name); computed once per entry, in order.
+function stateAt(d, at) {
+  const states = d.states || (d.states = []);
+  for (let i = states.length; i <= at; i++) {
+    const before = i ? states[i - 1] : { f: {} };
+    const s = d.entries[i].s;
+    states.push({ ...before, ...s, f: s.f ? { ...before.f, ...s.f } : before.f });
+  }
+  return states[at];
+}
+
 async function rawLine(n) {
   const index = n - 1;
   const chunk = await part(R.lineParts[Math.floor(index / R.linesPerPart)]);
@@ -209,7 +221,7 @@ async function renderCard(index) {
       const at = lastAt(d.entries, line, (e) => e.l);
       if (at < 0) column.append(h("div", { class: "unseen" }, `not seen on this side by line ${line} (first on line ${call.first})`));
       else {
-        const state = d.entries[at].s;
+        const state = stateAt(d, at);
         head = head || state;
         await renderState(column, side, call, d, state);
       }
