@@ -25,9 +25,9 @@ from acp_toolcalls.check import Finding, ToolCallLinter
 from acp_toolcalls.check._replays import MAX_PENDING
 from acp_toolcalls.cli import main
 from acp_toolcalls.models import VersionName
+from test_lint import SESSION, tcu, update
 
 REAL = Path(__file__).resolve().parent / "data" / "real-agents"
-SESSION = "sess_1"
 SIDES = {"agent": ("proxy->agent", "agent->proxy"), "client": ("client->proxy", "proxy->client")}
 
 KNOWN_AGENT_BUGS: dict[tuple[str, str], list[str]] = {
@@ -75,18 +75,6 @@ def test_the_replay_recordings_are_there_and_replay() -> None:
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def update(body: dict[str, Any], session: str = SESSION) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": session, "update": body},
-    }
-
-
-def tcu(call_id: str = "call_1", **fields: Any) -> dict[str, Any]:
-    return update({"sessionUpdate": "tool_call_update", "toolCallId": call_id, **fields})
 
 
 def v1_create(call_id: str = "call_1", **fields: Any) -> dict[str, Any]:

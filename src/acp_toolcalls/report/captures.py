@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -195,14 +195,19 @@ def _members_of(data: bytes | int) -> _Members | CaptureFormat | None:
         return None
 
 
-def _direction(fmt: CaptureFormat, members: _Members) -> str | None:
-    raw = members.get(fmt.direction)
+def _member(members: _Members, key: str | None) -> Any:
+    """The value of the member ``key`` (``None``: absent, unreadable, or no key)."""
+    raw = members.get(key) if key is not None else None
     if raw is None:
         return None
     try:
-        value = _value.decode(raw)
+        return _value.decode(raw)
     except msgspec.DecodeError:
         return None
+
+
+def _direction(fmt: CaptureFormat, members: _Members) -> str | None:
+    value = _member(members, fmt.direction)
     if not isinstance(value, str):
         return None
     return value.casefold() if fmt.fold_case else value
@@ -235,13 +240,7 @@ def _looks(members: _Members) -> str:
 
 
 def _time(fmt: CaptureFormat, members: _Members) -> float | None:
-    raw = members.get(fmt.time) if fmt.time is not None else None
-    if raw is None:
-        return None
-    try:
-        value = _value.decode(raw)
-    except msgspec.DecodeError:
-        return None
+    value = _member(members, fmt.time)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value) / 1000 if fmt.unit != "s" else float(value)
     if isinstance(value, str) and fmt.unit == "ms-or-iso":

@@ -141,6 +141,12 @@ def _json_list(items: list[bytes]) -> bytes:
     return b"[" + b",".join(items) + b"]"
 
 
+def _json_object(**members: bytes) -> msgspec.Raw:
+    """The JSON object of ``members``' JSON values, by name."""
+    pairs = (b'"%s":%s' % (name.encode(), value) for name, value in members.items())
+    return msgspec.Raw(b"{" + b",".join(pairs) + b"}")
+
+
 class _JsonList:
     """A JSON array grown one encoded value at a time, held as one buffer (no object per
     value: a big log's history is mostly these)."""
@@ -338,14 +344,10 @@ class CallHistory:
     def take_details(self) -> msgspec.Raw:
         """The entries and the pools they refer to: ``{"entries", "values", "items"}``, handed
         over once (the call keeps its index and ``lines``)."""
-        details = msgspec.Raw(
-            b'{"entries":'
-            + self.entries.take()
-            + b',"values":'
-            + _json_list(self.values.values)
-            + b',"items":'
-            + self.items.take()
-            + b"}"
+        details = _json_object(
+            entries=self.entries.take(),
+            values=_json_list(self.values.values),
+            items=self.items.take(),
         )
         self.values = _Values()
         return details
@@ -402,13 +404,7 @@ class TerminalHistory:
     def take_details(self) -> msgspec.Raw:
         """The entries and the values they refer to: ``{"entries", "values"}``, handed over
         once."""
-        details = msgspec.Raw(
-            b'{"entries":'
-            + self.entries.take()
-            + b',"values":'
-            + _json_list(self.values.values)
-            + b"}"
-        )
+        details = _json_object(entries=self.entries.take(), values=_json_list(self.values.values))
         self.values = _Values()
         return details
 
