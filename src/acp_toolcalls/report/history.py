@@ -71,6 +71,7 @@ from ..store import (
     ToolCallState,
     ToolCallStore,
 )
+from ._json import JsonList, Values, encode, json_list, json_object
 from ._replayer import Replayer
 from .terminal_output import TerminalText
 
@@ -134,62 +135,6 @@ class _RecordingStore(ToolCallStore):
         return events
 
 
-_encode = msgspec.json.Encoder()
-
-
-def _json_list(items: list[bytes]) -> bytes:
-    return b"[" + b",".join(items) + b"]"
-
-
-def _json_object(**members: bytes) -> msgspec.Raw:
-    """The JSON object of ``members``' JSON values, by name."""
-    pairs = (b'"%s":%s' % (name.encode(), value) for name, value in members.items())
-    return msgspec.Raw(b"{" + b",".join(pairs) + b"}")
-
-
-class _JsonList:
-    """A JSON array grown one encoded value at a time, held as one buffer (no object per
-    value: a big log's history is mostly these)."""
-
-    __slots__ = ("_buffer", "count")
-
-    def __init__(self) -> None:
-        self._buffer = bytearray(b"[")
-        self.count = 0
-
-    def append(self, encoded: bytes) -> None:
-        if self.count:
-            self._buffer += b","
-        self._buffer += encoded
-        self.count += 1
-
-    def take(self) -> bytes:
-        """The array's JSON; the list is left empty."""
-        self._buffer += b"]"
-        data = bytes(self._buffer)
-        self._buffer, self.count = bytearray(b"["), 0
-        return data
-
-
-class _Values:
-    """A pool of plain JSON values, each kept once (as JSON); values are referred to by
-    index."""
-
-    __slots__ = ("_index", "values")
-
-    def __init__(self) -> None:
-        self.values: list[bytes] = []
-        self._index: dict[bytes, int] = {}
-
-    def add(self, key: bytes) -> int:
-        """The index of the value whose JSON is ``key``."""
-        index = self._index.get(key)
-        if index is None:
-            index = self._index[key] = len(self.values)
-            self.values.append(key)
-        return index
-
-
 class CallHistory:
     """One tool call: its entries, value pool, content item pool and compact timelines."""
 
@@ -216,9 +161,9 @@ class CallHistory:
         self.first = first
         self.last = first
         self.lines = array("L")  # of the entries, in order
-        self.entries = _JsonList()
-        self.values = _Values()
-        self.items = _JsonList()
+        self.entries = JsonList()
+        self.values = Values()
+        self.items = JsonList()
         self.fields: dict[str, int] = {}
         self.content: list[int] | str | None = _NEVER_SET
         self.shown: list[Any] = [None, None, None, _NEVER_SET]  # title, kind, status, content
@@ -261,7 +206,7 @@ class CallHistory:
         entry: dict[str, Any] = {"l": line, "c": changes, "s": state}
         if when is not None:
             entry["t"] = when
-        self.entries.append(_encode.encode(entry))
+        self.entries.append(encode(entry))
         self.lines.append(line)
         self.last = line
         statuses, kinds, titles = self.statuses, self.kinds, self.titles
@@ -344,12 +289,12 @@ class CallHistory:
     def take_details(self) -> msgspec.Raw:
         """The entries and the pools they refer to: ``{"entries", "values", "items"}``, handed
         over once (the call keeps its index and ``lines``)."""
-        details = _json_object(
+        details = json_object(
             entries=self.entries.take(),
-            values=_json_list(self.values.values),
+            values=json_list(self.values.values),
             items=self.items.take(),
         )
-        self.values = _Values()
+        self.values = Values()
         return details
 
 
@@ -375,8 +320,8 @@ class TerminalHistory:
         self.session_id = session_id
         self.terminal_id = terminal_id
         self.first = first
-        self.entries = _JsonList()
-        self.values = _Values()
+        self.entries = JsonList()
+        self.values = Values()
         self.fields: dict[str, int] = {}
         self.text = TerminalText()
 
@@ -399,13 +344,13 @@ class TerminalHistory:
             delta = self.text.update(output, appended="output" not in named)
             if delta is not None:
                 entry["o"] = list(delta)
-        self.entries.append(_encode.encode(entry))
+        self.entries.append(encode(entry))
 
     def take_details(self) -> msgspec.Raw:
         """The entries and the values they refer to: ``{"entries", "values"}``, handed over
         once."""
-        details = _json_object(entries=self.entries.take(), values=_json_list(self.values.values))
-        self.values = _Values()
+        details = json_object(entries=self.entries.take(), values=json_list(self.values.values))
+        self.values = Values()
         return details
 
 
