@@ -14,9 +14,9 @@ Rules this package owns (issue 20):
   cli package's command modules.
 
 Modules: ``captures`` (the log formats read: plain, ``bridge --log``, wrapped captures; D43),
-``_replayer`` (lines applied to a store, with diagnostics), ``_json`` (JSON kept as JSON), ``_wording`` (how a
-line's problems are said, shared with the commands), ``terminal_output`` (a
-terminal's text as it grows), ``history`` (one side's calls and terminals, entry by entry),
+``_replayer`` (lines applied to a store, with diagnostics), ``_json`` (JSON kept as JSON),
+``_wording`` (how a line's problems are said, shared with the commands), ``terminal_output``
+(a terminal's text as it grows), ``history`` (one side's calls and terminals, entry by entry),
 ``asks`` (permission requests and their answers), ``model`` (the whole log: sides, findings,
 losses, summary), ``page`` (the HTML, with ``assets/``).
 """
