@@ -148,6 +148,36 @@ def test_replay_follow_reads_a_capture_on_a_pipe() -> None:
     assert "completed" in done.stdout and done.stderr == ""
 
 
+def _begun_after_initialize(tmp_path: Path) -> Path:
+    """The v1 capture without its first four lines (initialize and session/new, each way)."""
+    lines = DEVTOOLS[1].read_bytes().splitlines(keepends=True)
+    return write(tmp_path / "begun-later.jsonl", [line.decode().rstrip("\n") for line in lines[4:]])
+
+
+def test_a_capture_begun_after_its_initialize_is_replayed_in_its_version(tmp_path: Path) -> None:
+    # Before: read as v2 (no initialize), each v1 `tool_call` was "ignored" and no call shown.
+    log = _begun_after_initialize(tmp_path)
+    done = cli("replay", "--json", str(log))
+    assert done.returncode == 0 and done.stderr == ""
+    assert json.loads(done.stdout) == replay_json(log, "--protocol", "v1")
+    assert len(json.loads(done.stdout)["sessions"]["sess-1"]["toolCalls"]) == 3
+    report, _ = inspected(log, tmp_path)
+    assert len(report["cards"]) == 3 and report["sides"][0]["protocol"] == "v1"
+    follow = cli("replay", "--follow", "--width", "200", "-", stdin=log.read_bytes())
+    assert follow.returncode == 0 and follow.stderr == "" and "completed" in follow.stdout
+
+
+def test_strict_still_stops_at_the_first_invalid_line_while_the_version_waits(
+    tmp_path: Path,
+) -> None:
+    log = _begun_after_initialize(tmp_path)
+    lines = log.read_text().splitlines()
+    lines.insert(0, '{"jsonrpc":"2.0","method":"session/update","params":7}')
+    write(log, lines)
+    done = cli("replay", "--json", "--strict", str(log))
+    assert done.returncode == 2 and "line 1:" in done.stderr
+
+
 # --- the other formats ----------------------------------------------------------------------
 
 

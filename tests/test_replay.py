@@ -414,6 +414,7 @@ def test_v1_permission_tool_call_is_a_v1_update(
 
 V1_CREATE = v1_tool_call("v1_call", title="from v1")
 V2_UPDATE = tcu("v2_call", title="from v2")
+V2_CHUNK = chunk("v2_call", "out")  # a v2-only update
 
 
 @pytest.mark.parametrize(
@@ -423,9 +424,21 @@ V2_UPDATE = tcu("v2_call", title="from v2")
         ([init_request(2), init_response(1), V1_CREATE, V2_UPDATE], ["v1_call", "v2_call"]),
         ([init_request(1), V1_CREATE], ["v1_call"]),  # a request alone decides
         ([init_request(2), V2_UPDATE], ["v2_call"]),
-        ([V1_CREATE, V2_UPDATE], ["v2_call"]),  # no initialize at all: v2
+        # No initialize: the first message of one version decides, as `validate` decides
+        # (D45; v2 when none tells).
+        ([V1_CREATE, V2_UPDATE], ["v1_call", "v2_call"]),
+        ([V2_CHUNK, V1_CREATE, V2_UPDATE], ["v2_call"]),
+        ([V2_UPDATE], ["v2_call"]),
     ],
-    ids=["response-v2-wins", "response-v1-wins", "request-v1-alone", "request-v2-alone", "none"],
+    ids=[
+        "response-v2-wins",
+        "response-v1-wins",
+        "request-v1-alone",
+        "request-v2-alone",
+        "none-v1-first",
+        "none-v2-first",
+        "none-tells",
+    ],
 )
 def test_auto_protocol(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, lines: list[Any], seen: list[str]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         LOOKAHEAD_BYTES,
         LOOKAHEAD_LINES,
         ProtocolDetector,
+        VersionLookahead,
         hint_tables,
     )
     from ._lint import (
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
         "SchemaViolation",
         "ToolCallLinter",
         "Validator",
+        "VersionLookahead",
         "hint_tables",
         "method_table",
         "validate_message",
@@ -72,6 +74,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "LOOKAHEAD_BYTES",
         "LOOKAHEAD_LINES",
         "ProtocolDetector",
+        "VersionLookahead",
         "hint_tables",
     ),
     "_lint": (

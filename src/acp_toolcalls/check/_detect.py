@@ -8,7 +8,8 @@ Rules this module owns (issue 2, item 5; issue 16):
   decides (``DETECTION_HINTS``): a ``sessionUpdate`` of one version, a permission request of
   one version's shape, a method of one version (the proxy's ``SENDERS`` table).
 - A reader holds back at most ``LOOKAHEAD_LINES`` lines / ``LOOKAHEAD_BYTES`` bytes while
-  nothing has decided.
+  nothing has decided: ``VersionLookahead`` holds them for the readers that must read every
+  line in one version (``replay``, ``inspect``'s history; D45), ``version`` the store's.
 - Light on purpose: no schema validator and no rich (``convert`` starts without them).
 
 Sans-I/O (it is fed parsed messages), so it sits beside the validator core that uses it; the
@@ -19,9 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar
+
+import msgspec
 
 from .. import v1
+from ..codec import DecodeError, check_depth
 from ..models import VersionName
 from ..proxy import SENDERS
 from ._lint import KNOWN_V2_SESSION_UPDATES
@@ -31,6 +35,7 @@ __all__ = [
     "LOOKAHEAD_BYTES",
     "LOOKAHEAD_LINES",
     "ProtocolDetector",
+    "VersionLookahead",
     "hint_tables",
 ]
 
@@ -128,9 +133,67 @@ class ProtocolDetector:
                 self.protocol = hint[0]
                 self.source = f"line {line}: {hint[1]}"
 
+    @property
+    def by_initialize(self) -> bool:
+        """Whether an ``initialize`` decided (not a message of one version)."""
+        return self._by_initialize
+
     def _initialize(self, version: object, where: str) -> None:
         protocol = _version(version)
         if protocol is not None:
             self.protocol = protocol
             self.source = f"{where} says protocolVersion {version}"
             self._by_initialize = True
+
+
+Held = TypeVar("Held")
+_parse = msgspec.json.Decoder()
+
+
+class VersionLookahead(Generic[Held]):
+    """Lines held back until ``ProtocolDetector`` decides the version, or until
+    ``LOOKAHEAD_LINES`` lines / ``LOOKAHEAD_BYTES`` bytes wait, or a line over the length
+    limit comes (its size, reported as soon as it is seen: then as undecided)."""
+
+    def __init__(self) -> None:
+        self.detector = ProtocolDetector()
+        self._held: list[Held] | None = []
+        self._bytes = 0
+
+    @property
+    def version(self) -> Literal["auto", "v1", "v2"]:
+        """The version a store reads the lines with: the one a message of one version decided;
+        else ``auto`` (an ``initialize`` decided, and the store follows the exchange itself,
+        the response winning; or nothing did, and it reads v2 until an ``initialize``)."""
+        detector = self.detector
+        return "auto" if detector.by_initialize else detector.protocol or "auto"
+
+    def feed(self, held: Held, line: int, data: bytes | int) -> list[Held]:
+        """What to read now: nothing while the version is open; once it is decided, what was
+        held and ``held``, then each line as it comes."""
+        waiting = self._held
+        if waiting is None:
+            return [held]
+        waiting.append(held)
+        if not isinstance(data, bytes):  # a line over the limit: said at once, not held
+            return self.settle()
+        self._bytes += len(data)
+        try:
+            check_depth(data)  # the codec's limit (issue 27)
+            value = _parse.decode(data)
+        except (msgspec.DecodeError, RecursionError, DecodeError):
+            value = None  # the reader reports the line
+        for message in value if isinstance(value, list) else [value]:
+            self.detector.observe(message, line)
+        if (
+            self.detector.protocol
+            or len(waiting) >= LOOKAHEAD_LINES
+            or self._bytes >= LOOKAHEAD_BYTES
+        ):
+            return self.settle()
+        return []
+
+    def settle(self) -> list[Held]:
+        """Stop waiting (the log ended, or a live reader caught up): what was held."""
+        waiting, self._held = self._held or [], None
+        return waiting

@@ -5,7 +5,9 @@ Rules this module owns (issue 3, item 4; the contract there is fixed word for wo
 - Input is JSON Lines, read with ``lines.read_lines`` (bounded, numbered from 1) and applied
   to one ``ToolCallStore`` by the sans-I/O ``Replayer`` (``report/_replayer.py``: blank lines,
   decoding, which lines are invalid, the diagnostics), with the protocol ``--protocol`` asks
-  for (default ``auto``: the ``initialize`` exchange decides, v2 without one). Input that is
+  for (default ``auto``: as ``validate`` decides, the ``initialize`` exchange, else the
+  first message of one version, lines waiting for the decision: ``_Versions``; v2 when
+  nothing tells). Input that is
   not JSON Lines at all (``lines.json_lines``) is one line on stderr and exit 2. A wrapped
   capture (``report.captures``) is replayed message by message (``lines.log_messages``); a
   line of another shape in it is a diagnostic (``--strict``: it stops the replay); JSON
@@ -46,6 +48,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from ..check import VersionLookahead
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import one_side
 from ..report import Replayer
@@ -110,13 +113,52 @@ _UNCAPPED = Limits.unlimited()
 # --follow: the tables redrawn as the file grows
 
 
+class _Versions:
+    """Under ``--protocol auto``, the lines wait until the version is decided as ``validate``
+    decides it (``check.VersionLookahead``: an ``initialize``, else the first message of one
+    version), so a capture that starts after its ``initialize`` is read in its version (D45);
+    the store is then made for that version. ``feed`` and ``settle`` return the first invalid
+    line read (``--strict`` stops there)."""
+
+    def __init__(
+        self, replayer: Replayer, make_store: Callable[..., ToolCallStore], protocol: str
+    ) -> None:
+        self._replayer, self._make_store = replayer, make_store
+        self._lookahead: VersionLookahead[tuple[int, bytes | int]] | None = (
+            VersionLookahead() if protocol == "auto" else None
+        )
+
+    def feed(self, number: int, data: bytes | int, strict: bool) -> int | None:
+        lookahead = self._lookahead
+        if lookahead is None:
+            return None if self._replayer.feed(number, data) or not strict else number
+        return self._read(lookahead.feed((number, data), number, data), strict)
+
+    def settle(self, strict: bool) -> int | None:
+        """No more lines for now (the end, or ``--follow`` caught up): read what waits."""
+        lookahead = self._lookahead
+        return None if lookahead is None else self._read(lookahead.settle(), strict)
+
+    def _read(self, lines: list[tuple[int, bytes | int]], strict: bool) -> int | None:
+        lookahead = self._lookahead
+        if not lines or lookahead is None:
+            return None
+        self._lookahead = None
+        if lookahead.version != "auto":
+            self._replayer.store = self._make_store(lookahead.version)  # nothing read yet
+        for number, data in lines:
+            if not self._replayer.feed(number, data) and strict:
+                return number
+        return None
+
+
 def _follow(
     stream: Any,
     replayer: Replayer,
     console: Console,
     args: argparse.Namespace,
     name: str | None,
-    make_store: Callable[[], ToolCallStore],
+    make_store: Callable[..., ToolCallStore],
 ) -> int:
     from rich.live import Live
 
@@ -127,6 +169,7 @@ def _follow(
     capture = CaptureReader()
     noted = _noted(args.strict)
     reopened: Any = None
+    versions = _Versions(replayer, make_store, args.protocol)
 
     def view() -> Any:
         # One screen: Live crops what does not fit anyway, so do not render it.
@@ -140,12 +183,18 @@ def _follow(
                 if reader.eof and not regular:
                     lines += reader.finish()
                 messages = log_messages(lines, noted, capture, end=reader.eof and not regular)
+                stopped = None
                 for number, data in one_side(messages, args.side):
-                    if not replayer.feed(number, data) and args.strict:
-                        live.update(view())
-                        return _stopped(number)
+                    stopped = versions.feed(number, data, args.strict)
+                    if stopped is not None:
+                        break
                 now = time.monotonic()
                 caught_up = reader.eof or not lines
+                if stopped is None and caught_up:  # the version from what the log holds now
+                    stopped = versions.settle(args.strict)
+                if stopped is not None:
+                    live.update(view())
+                    return _stopped(stopped)
                 if replayer.changed and (caught_up or now - drawn >= POLL_SECONDS):
                     live.update(view(), refresh=True)
                     replayer.changed = False
@@ -173,6 +222,7 @@ def _follow(
                         reader = FollowReader(stream, replayer.max_line_bytes)
                         capture = CaptureReader()
                         replayer.store = make_store()
+                        versions = _Versions(replayer, make_store, args.protocol)
                         live.update(view(), refresh=True)
                         continue
                     time.sleep(POLL_SECONDS)
@@ -377,8 +427,8 @@ def run(args: argparse.Namespace) -> int:
     # --bounded asks for them without --follow.
     limits = Limits() if args.follow or args.bounded else _UNCAPPED
 
-    def make_store() -> ToolCallStore:
-        return ToolCallStore(version=cast(StoreProtocol, args.protocol), limits=limits)
+    def make_store(version: StoreProtocol | None = None) -> ToolCallStore:
+        return ToolCallStore(version=version or cast(StoreProtocol, args.protocol), limits=limits)
 
     max_line_bytes = MAX_LINE_BYTES if args.max_line_bytes is None else args.max_line_bytes
     replayer = Replayer(make_store(), _diagnostic, max_line_bytes)
@@ -390,10 +440,15 @@ def run(args: argparse.Namespace) -> int:
                 return _follow(stream, replayer, _output(args.width), args, name, make_store)
             lines = json_lines(reading(read_lines(stream, max_line_bytes, early=True)))
             lines = log_messages(with_progress(lines, stream, "replaying"), _noted(args.strict))
+            versions = _Versions(replayer, make_store, args.protocol)
             for number, data in side_lines(lines, args.side):
                 read = number
-                if not replayer.feed(number, data) and args.strict:
-                    return _stopped(number)
+                stopped = versions.feed(number, data, args.strict)
+                if stopped is not None:
+                    return _stopped(stopped)
+            stopped = versions.settle(args.strict)
+            if stopped is not None:
+                return _stopped(stopped)
     except _Invalid as exc:
         return _stopped(exc.line)
     except (NotACapture, NoLineOfSide) as exc:

@@ -50,6 +50,7 @@ from typing import Any
 
 import msgspec
 
+from ..check import VersionLookahead
 from ..codec import DecodeError, check_depth, encode_decoded
 from ..events import (
     ContentAppended,
@@ -354,6 +355,10 @@ class TerminalHistory:
         return details
 
 
+_Line = tuple[int, "bytes | int", "float | None"]
+"""A line as ``SideHistory.feed`` takes it: number, data, time."""
+
+
 class SideHistory:
     """Every call and terminal of one side of a log (or of a whole plain log)."""
 
@@ -363,53 +368,40 @@ class SideHistory:
         report: Callable[[str], None],
         max_line_bytes: int,
     ) -> None:
-        from ..check import ProtocolDetector  # `validate`'s own reading of the version
-
         self.store = _RecordingStore(protocol)
         self._report, self._max_line_bytes = report, max_line_bytes
         self._replayer = Replayer(self.store, report, max_line_bytes)
         self.calls: dict[tuple[str, str], CallHistory] = {}
         self.terminals: dict[tuple[str, str], TerminalHistory] = {}
-        self._detector = ProtocolDetector() if protocol == "auto" else None
-        self._waiting: list[tuple[int, bytes | int, float | None]] = []
-        self._waiting_bytes = 0
+        # `validate`'s own reading of the version, under auto (D45).
+        self._lookahead: VersionLookahead[_Line] | None = (
+            VersionLookahead() if protocol == "auto" else None
+        )
 
     def feed(self, line: int, data: bytes | int, when: float | None = None) -> None:
         """Apply one numbered line (``read_lines`` output) and record what it did; under
         ``auto``, once the version is decided."""
-        detector = self._detector
-        if detector is None:
+        lookahead = self._lookahead
+        if lookahead is None:
             self._apply(line, data, when)
             return
-        from ..check import LOOKAHEAD_BYTES, LOOKAHEAD_LINES
-
-        self._waiting.append((line, data, when))
-        if isinstance(data, bytes):
-            self._waiting_bytes += len(data)
-            try:
-                check_depth(data)  # the codec's limit (issue 27)
-                value = _parse.decode(data)
-            except (msgspec.DecodeError, RecursionError, DecodeError):
-                value = None  # the replay reports the line
-            for message in value if isinstance(value, list) else [value]:
-                detector.observe(message, line)
-        waiting = len(self._waiting)
-        if (
-            detector.protocol
-            or waiting >= LOOKAHEAD_LINES
-            or self._waiting_bytes >= LOOKAHEAD_BYTES
-        ):
-            self.finish()
+        self._read(lookahead.feed((line, data, when), line, data))
 
     def finish(self) -> None:
         """Read the lines still waiting for the version: as decided, or as the store reads
         them undecided."""
-        detector, self._detector = self._detector, None
-        if detector is not None and detector.protocol is not None:
-            self.store = _RecordingStore(detector.protocol)  # nothing applied yet
+        if self._lookahead is not None:
+            self._read(self._lookahead.settle())
+
+    def _read(self, lines: list[_Line]) -> None:
+        lookahead = self._lookahead
+        if not lines or lookahead is None:
+            return
+        self._lookahead = None
+        if lookahead.version != "auto":
+            self.store = _RecordingStore(lookahead.version)  # nothing applied yet
             self._replayer = Replayer(self.store, self._report, self._max_line_bytes)
-        waiting, self._waiting = self._waiting, []
-        for line, data, when in waiting:
+        for line, data, when in lines:
             self._apply(line, data, when)
 
     def _apply(self, line: int, data: bytes | int, when: float | None) -> None:
