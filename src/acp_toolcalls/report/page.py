@@ -16,8 +16,9 @@ Rules this module owns:
   log text into the document as text, never as HTML.
 - The lines are packed as they are read (``LinePacker``, used by the model), so a big log
   is held compressed, never as text; the details are packed part by part, each call's
-  dropped once packed. The page is written as it is made (``page_chunks``): no copy of the
-  whole document is built.
+  dropped once packed. The page is a list of pieces to write one after the other
+  (``page_chunks``, all made before the first is written): no copy of the whole document is
+  built.
 - Parts are compressed at ``COMPRESS_LEVEL``: at 6 the compression was a quarter of the
   command's time for 15% less output.
 - The output is reproducible: the same log gives the same bytes (no time stamps).
