@@ -30,7 +30,16 @@ from typing import Any
 from ..report.captures import CaptureReader
 from ..report.model import Checks, ReportBuilder
 
-__all__ = ["BATCH_BYTES", "BATCH_LINES", "ChecksFailed", "ChecksProcess", "can_fork", "feed_line"]
+__all__ = [
+    "BATCH_BYTES",
+    "BATCH_LINES",
+    "ChecksFailed",
+    "ChecksProcess",
+    "can_fork",
+    "feed_line",
+    "finish_capture",
+    "forks",
+]
 
 BATCH_LINES = 1_000
 """Lines sent to the child at a time, at most."""
@@ -42,9 +51,14 @@ class ChecksFailed(Exception):
     """The checks' process failed or died: why."""
 
 
+def forks() -> bool:
+    """Whether this system starts processes by ``fork``."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def can_fork() -> bool:
     """Whether a second process can share the work here: ``fork`` and two processors."""
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not forks():
         return False
     try:
         processors = len(os.sched_getaffinity(0))

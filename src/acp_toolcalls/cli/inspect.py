@@ -34,7 +34,6 @@ import argparse
 import errno
 import gc
 import io
-import multiprocessing
 import os
 import stat
 import sys
@@ -49,7 +48,14 @@ from ..report.model import ReportBuilder
 from ..report.page import compress_part, page_chunks
 from ..store import StoreProtocol
 from . import _options
-from ._checks_process import ChecksFailed, ChecksProcess, can_fork, feed_line, finish_capture
+from ._checks_process import (
+    ChecksFailed,
+    ChecksProcess,
+    can_fork,
+    feed_line,
+    finish_capture,
+    forks,
+)
 from ._output import write_all, write_out
 from .lines import (
     DEMO,
@@ -197,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         "name": os.path.basename(title),
     }
     jobs = cast("int | None", args.jobs) or (2 if can_fork() else 1)
-    if jobs == 2 and "fork" not in multiprocessing.get_all_start_methods():
+    if jobs == 2 and not forks():
         return _usage("--jobs 2 needs processes started by fork, which this system lacks")
     checks = ChecksProcess(options) if jobs == 2 else None
     builder = ReportBuilder(report=_say, part="whole" if checks is None else "history", **options)

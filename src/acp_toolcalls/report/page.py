@@ -120,10 +120,12 @@ class _Parts:
     def __init__(self, compress: Compress) -> None:
         self.parts: list[tuple[str, str]] = []
         self._compress = compress
-        self._waiting: list[bytes] = []  # the JSON of the last parts, not compressed yet
+        self._names: list[str] = []  # of the last parts, whose JSON is not compressed yet
+        self._waiting: list[bytes] = []
 
     def add(self, value: Any) -> str:
-        name = f"p{len(self.parts) + len(self._waiting)}"
+        name = f"p{len(self.parts) + len(self._names)}"
+        self._names.append(name)
         self._waiting.append(_encode.encode(value))
         if len(self._waiting) == COMPRESS_AT_ONCE:
             self.flush()
@@ -138,10 +140,9 @@ class _Parts:
     def flush(self) -> None:
         """Compress the parts waiting."""
         if self._waiting:
-            first = len(self.parts)
-            packed = self._compress(self._waiting)
-            self.parts += [(f"p{first + n}", _base64(data)) for n, data in enumerate(packed)]
-            self._waiting = []
+            packed = zip(self._names, self._compress(self._waiting), strict=True)
+            self.parts += [(name, _base64(data)) for name, data in packed]
+            self._names, self._waiting = [], []
 
 
 def _split_details(holders: list[dict[str, Any]], parts: _Parts) -> None:
