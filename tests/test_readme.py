@@ -1,45 +1,59 @@
-"""The README's commands are the ones CI and newcomers run."""
+"""The README's commands are the ones newcomers run; CONTRIBUTING.md's test command is CI's."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = text.split("```sh\n")[1:]
-    return [block.split("```", 1)[0].strip() for block in blocks]
+def _blocks(name: str, language: str) -> list[str]:
+    """The fenced ``language`` blocks of the file ``name`` (relative to the root), in order."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    return [block.split("```", 1)[0] for block in text.split(f"```{language}\n")[1:]]
 
 
-def test_ci_runs_the_readme_test_command() -> None:
-    # The README's command (the pure-Python package, editable) is a line of its own in CI,
-    # which then runs the same suite again on a compiled wheel built from the sdist.
-    test_command = _readme_commands()[1]
+def test_ci_runs_the_contributing_test_command() -> None:
+    # CONTRIBUTING.md's one ```sh block is the test command (the pure-Python package,
+    # editable): a line of its own in CI, which then runs the same suite again on a compiled
+    # wheel built from the sdist. The README sends contributors there.
+    (test_command,) = [block.strip() for block in _blocks("CONTRIBUTING.md", "sh")]
+    assert test_command.endswith("&& pytest") and "\n" not in test_command
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
     assert test_command in ci
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](CONTRIBUTING.md" in readme
 
 
 def test_readme_main_command_replays_the_bundled_demo() -> None:
     # A bare `acp-toolcalls replay` on a terminal replays the example shipped in the package.
-    main_command = _readme_commands()[0]
+    main_command = _blocks("README.md", "sh")[0].strip()
     assert main_command.endswith("pip install . && acp-toolcalls replay")
     assert (ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl").is_file()
 
 
-def test_readme_python_examples_run() -> None:
+def test_readme_links_lead_to_files() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
-    assert len(blocks) >= 2
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})
+    # Relative links (no scheme), without their #fragment: docs/inspect-demo.png included.
+    targets = set(re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", text))
+    assert "CONTRIBUTING.md" in targets and "docs/usage.md" in targets
+    for target in targets:
+        assert (ROOT / target).exists(), target
+
+
+def test_readme_python_examples_run() -> None:
+    # The README's three snippets (store, emitter, converter), then docs/usage.md's in full.
+    for name, least in (("README.md", 3), ("docs/usage.md", 3)):
+        blocks = _blocks(name, "python")
+        assert len(blocks) >= least, name
+        for block in blocks:
+            exec(compile(block, name, "exec"), {})
 
 
 def test_the_readme_quotes_convert_as_it_speaks(tmp_path: Path) -> None:
     # The README quotes a line of `convert`'s stderr: it must be what convert prints.
     import json
-    import re
     import subprocess
     import sys
 
