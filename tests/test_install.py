@@ -328,6 +328,7 @@ def test_the_sdist_holds_what_its_tests_read(sdist: Path) -> None:
     for needed in (
         "LICENSE",
         "README.md",
+        "CONTRIBUTING.md",
         "pyproject.toml",
         "hatch_build.py",
         ".ci/run",
