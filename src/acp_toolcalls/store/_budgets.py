@@ -40,6 +40,25 @@ from ._state import SessionState, TerminalState, ToolCallState
 _ABSENT: Any = object()
 
 
+def _meta_size(meta: Any) -> int:
+    """What a ``_meta`` map counts for."""
+    if not isinstance(meta, dict):
+        return 0
+    return 64 + sum(size_of(key) + size_of(value) + 24 for key, value in meta.items())
+
+
+def _held_size(tc: ToolCallState, name: str) -> int:
+    """What ``_measure_call`` counts for ``name`` (a wire name) of what ``tc`` holds now."""
+    value = tc.fields.get(name, _ABSENT)
+    if name == "content":
+        return sum(map(size_of, value)) if isinstance(value, list) else 0
+    if value is not _ABSENT:
+        return size_of(value)
+    if name == "_meta":
+        return _meta_size(tc.meta)
+    return size_of(tc.extra.get(name) if tc.extra is not None else None)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
 class _Budgets(_Sessions):
     """The measuring of stored values and the cuts of every byte and count cap."""
@@ -146,20 +165,32 @@ class _Budgets(_Sessions):
         meta = held.meta
         if not isinstance(meta, dict):
             return 0
-        size = 64
-        for key, value in meta.items():
-            value_size = size_of(value)
-            if cap is not None and value_size > cap:
-                meta[key], value_size = cut_value(value, value_size, cap)
-                limit_reached(
-                    events,
-                    session.session_id,
-                    "max_value_bytes",
-                    subject,
-                    f"`_meta.{key}`: over the cap of {cap:,} bytes: cut",
-                )
-            size += size_of(key) + value_size + 24
-        return size
+        if cap is not None:
+            for key, value in meta.items():
+                value_size = size_of(value)
+                if value_size > cap:
+                    meta[key], value_size = cut_value(value, value_size, cap)
+                    limit_reached(
+                        events,
+                        session.session_id,
+                        "max_value_bytes",
+                        subject,
+                        f"`_meta.{key}`: over the cap of {cap:,} bytes: cut",
+                    )
+        return _meta_size(meta)
+
+    def _remeasure_calls(self) -> None:
+        for session in self.sessions.values():
+            for tc in session.tool_calls.values():
+                names = {*tc.sizes, *tc.fields, *(tc.extra or ())}
+                if tc.meta is not None:
+                    names.add("_meta")
+                sizes, delta = tc.sizes, 0
+                for name in names:
+                    size = _held_size(tc, name)
+                    delta += size - sizes.get(name, 0)
+                    sizes[name] = size
+                self._grow(session, delta, tc)
 
     def _cut_item(
         self,

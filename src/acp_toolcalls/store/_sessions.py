@@ -17,7 +17,10 @@ Rules this module owns (spec 7.1, 8.7):
   is no tool-call state), at most ``TITLE_CHARS`` each and, past ``max_sessions`` of them, the
   oldest set goes first.
 - Every byte a state holds is counted three times, in the state, its session and the store
-  (``_grow``), which the byte caps (``_budgets``) compare with.
+  (``_grow``), which the byte caps (``_budgets``) compare with. A store whose limits cap no
+  byte (``MEASURED_BY`` all ``None``, as ``Limits.unlimited()``) does not measure the values
+  it stores in calls (``_measures``); given such a cap later, it measures what it holds then
+  (``_remeasure_calls``), and the caps apply from its next change.
 """
 
 from __future__ import annotations
@@ -35,6 +38,16 @@ from ._view import _Views
 TITLE_CHARS = 500
 """Characters of a session title kept (a longer one is cut, with an ellipsis)."""
 
+MEASURED_BY = (
+    "max_value_bytes",
+    "max_meta_keys",
+    "max_call_bytes",
+    "max_session_bytes",
+    "max_store_bytes",
+)
+"""The limits that need the sizes of a call's values: with all of them ``None`` they are not
+measured."""
+
 EvictionHook = Callable[[str, SessionState | ToolCallState | TerminalState], None]
 
 
@@ -43,8 +56,9 @@ class _Sessions(_Views):
     """The sessions of a store, their byte counts and their eviction (on the reading side)."""
 
     def __init__(self, limits: Limits | None, on_evict: EvictionHook | None) -> None:
-        self.limits = limits if limits is not None else Limits()  # (the caps below too)
+        self._measures = True  # (the limits decide, below)
         self.sessions: dict[str, SessionState] = {}
+        self.limits = limits if limits is not None else Limits()  # (the caps below too)
         self.size = 0
         """Bytes held by every session (``size_of`` measures), which ``max_store_bytes`` caps."""
         self.on_evict = on_evict
@@ -68,6 +82,13 @@ class _Sessions(_Views):
         self._call_cap = as_cap(limits.max_call_bytes)
         self._session_cap = as_cap(limits.max_session_bytes)
         self._store_cap = as_cap(limits.max_store_bytes)
+        measures = any(getattr(limits, name) is not None for name in MEASURED_BY)
+        if measures and not self._measures:
+            self._remeasure_calls()
+        self._measures = measures
+
+    def _remeasure_calls(self) -> None:
+        """Measure the values of every call held, which were not measured (``_budgets``)."""
 
     def session_title(self, session_id: str) -> str | None:
         """The session's title (its latest ``session_info_update`` or ``subagent_update``

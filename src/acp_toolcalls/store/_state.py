@@ -17,7 +17,8 @@ Rules this module owns (spec 6.2, 7.2, 7.3, 7.11; D2, D4, D10, D14, D35):
   ``session/cancel``): a local overlay shown on the view, never protocol state, so never in
   ``snapshot()`` (D14, D15).
 - Each state knows the bytes it holds (``size``, and ``sizes`` per wire name), which the store
-  keeps up to date as it stores values (``_sizes.size_of``).
+  keeps up to date as it stores values (``_sizes.size_of``); a store whose limits cap no byte
+  does not measure a call's values until it is given a cap (``_sessions``).
 """
 
 from __future__ import annotations

@@ -120,10 +120,11 @@ class _ToolCalls(_Terminals):
             events.append(ToolCallCleared(sid, tool_call_id, tuple(cleared)))
         if previous in FINAL_STATUSES and fields.get("status") not in FINAL_STATUSES:
             events.append(ToolCallReopened(sid, tool_call_id, previous, tc.status))
-        if patched:
-            self._measure_call(session, tc, patched, events)
-        if cleared:
-            self._measure_call(session, tc, cleared, events)
+        if self._measures:  # (an uncapped store does not measure)
+            if patched:
+                self._measure_call(session, tc, patched, events)
+            if cleared:
+                self._measure_call(session, tc, cleared, events)
         if update.content and len(fields["content"]) > self._item_cap:
             self._cap_content(session, tc, events)
         if (
