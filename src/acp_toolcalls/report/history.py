@@ -85,6 +85,7 @@ _CALL_EVENTS = (
     ContentAppended,
     ToolCallReopened,
 )
+_ONE_CALL_EVENTS = (ContentAppended, ToolCallPatched, ToolCallCleared)
 _TERMINAL_EVENTS = (TerminalCreated, TerminalPatched, TerminalCleared, TerminalOutputAppended)
 _NEVER_SET = "never set"  # a call's content before any update named it
 _WIRE_UPDATES = frozenset({"tool_call", "tool_call_update"})
@@ -195,6 +196,8 @@ class CallHistory:
                 appended = True
             elif isinstance(event, ToolCallReopened):
                 changes.append(["reopened", event.previous_status, event.status])
+        # Only what names a field, creates or reopens can change the title, kind or status.
+        displayed = bool(named or changes) or not self.lines
         for name in named:
             if name != "content":
                 changes.append(self._field(name, _value_of(tc, name, wire)))
@@ -202,21 +205,25 @@ class CallHistory:
             changes.append(self._replace_content(_value_of(tc, "content", wire)))
         elif appended:
             changes += self._append_content(tc.content)
-        title, kind, status = tc.display_title, tc.kind, tc.status
-        state = self._state_change(title, kind, status, named)
+        if displayed:
+            title, kind, status = tc.display_title, tc.kind, tc.status
+            state = self._state_change(title, kind, status, named)
+        else:
+            state = self._content_change({})
         entry: dict[str, Any] = {"l": line, "c": changes, "s": state}
         if when is not None:
             entry["t"] = when
         self.entries.append(encode(entry))
         self.lines.append(line)
         self.last = line
-        statuses, kinds, titles = self.statuses, self.kinds, self.titles
-        if not statuses or statuses[-1][1] != status:
-            statuses.append([line, status])
-        if not kinds or kinds[-1][1] != kind:
-            kinds.append([line, kind])
-        if not titles or titles[-1][1] != title:
-            titles.append([line, title])
+        if displayed:
+            statuses, kinds, titles = self.statuses, self.kinds, self.titles
+            if not statuses or statuses[-1][1] != status:
+                statuses.append([line, status])
+            if not kinds or kinds[-1][1] != kind:
+                kinds.append([line, kind])
+            if not titles or titles[-1][1] != title:
+                titles.append([line, title])
 
     def _state_change(
         self, title: str, kind: str, status: str, named: dict[str, None]
@@ -226,16 +233,21 @@ class CallHistory:
         content range when it moved (the first entry has them all)."""
         shown, first = self.shown, not self.lines
         state: dict[str, Any] = {}
-        for position, (key, value) in enumerate(
-            (("title", title), ("kind", kind), ("status", status))
-        ):
-            if first or shown[position] != value:
-                state[key] = shown[position] = value
+        if first or shown[0] != title:
+            state["title"] = shown[0] = title
+        if first or shown[1] != kind:
+            state["kind"] = shown[1] = kind
+        if first or shown[2] != status:
+            state["status"] = shown[2] = status
         fields = self.fields
         changed = {name: fields[name] for name in named if name in fields}
         if changed:
             state["f"] = changed
-        content = self.content
+        return self._content_change(state)
+
+    def _content_change(self, state: dict[str, Any]) -> dict[str, Any]:
+        """``state`` with the content's range when it moved since the last entry."""
+        shown, content = self.shown, self.content
         if content != shown[3]:
             shown[3] = list(content) if isinstance(content, list) else content
             state["c"] = shown[3]
@@ -408,11 +420,21 @@ class SideHistory:
         self.store.events = []
         v1 = self.store.raw_protocol == "v1"  # what the replayer reads the line with
         self._replayer.feed(line, data)
-        if not self.store.events:
+        events = self.store.events
+        if not events:
             return
+        event = events[0]
+        if len(events) == 1 and isinstance(event, _ONE_CALL_EVENTS) and not v1:
+            # The common line: one event about one call (a chunk, a patch).
+            key = (event.session_id, event.tool_call_id)
+            history = self.calls.get(key)
+            tc = self.store.tool_call(*key)
+            if history is not None and tc is not None:
+                history.record(line, tc, events, when)
+                return
         calls: dict[tuple[str, str], list[Event]] = {}
         terminals: dict[tuple[str, str], list[Event]] = {}
-        for event in self.store.events:
+        for event in events:
             if isinstance(event, _CALL_EVENTS):
                 calls.setdefault((event.session_id, event.tool_call_id), []).append(event)
             elif isinstance(event, _TERMINAL_EVENTS):
