@@ -43,7 +43,7 @@ from ..codec import (
     duplicate_keys,
     explain_json_error,
 )
-from ..models import Batch, InvalidMessage, VersionName
+from ..models import VersionName
 from ..schema import SchemaViolation, method_table, session_update_tags, validate_message
 from ._detect import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector, hint_tables
 from ._lint import Finding, ToolCallLinter
@@ -280,7 +280,9 @@ class Validator:
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
             return [_unparsable(line, data, exc)]
         repeated = [
-            _decode_finding(line, d.path, "duplicate-key", d.reason) for d in duplicate_keys(data)
+            # (`plain` written back stands in for a second parse)
+            _decode_finding(line, d.path, "duplicate-key", d.reason)
+            for d in duplicate_keys(data, plain)
         ]
         if isinstance(plain, list) and not plain:
             return [_decode_finding(line, "$", "not-a-message", "an empty JSON-RPC batch")]
@@ -296,7 +298,7 @@ class Validator:
             self.protocol = self._detector.protocol or "v2"
         if isinstance(plain, list):
             return repeated + self._batch(line, plain)
-        return repeated + self._messages_of(line, plain, [(None, plain)])
+        return repeated + self._message(line, data, plain)
 
     def _batch(self, line: int, plain: list[Any]) -> list[Finding]:
         """A batch, element by element (issue 27): each one checked and decoded on its own,
@@ -343,15 +345,15 @@ class Validator:
                 lint.extend(self._linter.feed_element(decoded.value, line, prefix, element))
         return schema.done() + problems.done() + internal.done() + lint.done()
 
-    def _messages_of(
-        self, line: int, plain: Any, elements: list[tuple[int | None, Any]]
-    ) -> list[Finding]:
+    def _message(self, line: int, data: bytes, plain: Any) -> list[Finding]:
+        """One message, read from its text ``data`` (the codec's fast path takes a valid
+        line as it is: the same value as from ``plain``, its parse)."""
         protocol = self.protocol
         decoded: Decoded[Any] | None = None
         problems: list[tuple[str, str, str]] = []  # (path, code, message) from the decoder
         internal: Finding | None = None
         try:
-            decoded = decode_message(plain, protocol=protocol, max_bytes=self.max_line_bytes)
+            decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
         except DecodeError as exc:
             problems.append((exc.path, "unreadable-message", f"cannot be read: {exc.reason}"))
         except Exception as exc:  # a decoder bug must not abort the whole log
@@ -360,26 +362,17 @@ class Validator:
         if decoded is not None:
             for diagnostic in decoded.diagnostics:
                 problems.append((diagnostic.path, "lenient-salvage", diagnostic.reason))
-            if isinstance(decoded.value, Batch):
-                for item in decoded.value.items:
-                    if isinstance(item, InvalidMessage):
-                        reason = f"cannot be read: {item.error.reason}"
-                        problems.append((item.error.path, "unreadable-message", reason))
-
         findings = _Findings()
+        self.messages += 1
         violation_paths: dict[str, list[str]] = {}
-        for index, element in elements:
-            self.messages += 1
-            prefix = "$" if index is None else f"$[{index}]"
-            for violation in self._schema(element, protocol):
-                path = _prefixed(violation.path, prefix)
-                violation_paths.setdefault(prefix, []).append(path)
-                message = violation.message
-                findings.add(Finding(line, path, "schema-violation", message, "schema"))
-            wrong = _wrong_version(element, protocol) if isinstance(element, dict) else None
-            if wrong is not None:
-                path = _prefixed("$.method", prefix)
-                findings.add(Finding(line, path, "wrong-version-method", wrong, "schema"))
+        for violation in self._schema(plain, protocol):
+            violation_paths.setdefault("$", []).append(violation.path)
+            findings.add(
+                Finding(line, violation.path, "schema-violation", violation.message, "schema")
+            )
+        wrong = _wrong_version(plain, protocol) if isinstance(plain, dict) else None
+        if wrong is not None:
+            findings.add(Finding(line, "$.method", "wrong-version-method", wrong, "schema"))
         for path, code, message in problems:
             if not _covered(path, violation_paths):
                 findings.add(_decode_finding(line, path, code, message))
