@@ -1,4 +1,4 @@
-"""v1 input: ``V1ToV2Bridge`` and ``ToolCallStore(protocol="v1")`` against orjson and a minimal
+"""v1 input: ``V1ToV2Bridge`` and ``ToolCallStore(version="v1")`` against orjson and a minimal
 dict bridge / fold of the same stream (issue 19).
 
 Stream: ``CALLS`` tool calls one after another, as a v1 agent sends them: a ``tool_call``
@@ -13,7 +13,7 @@ rounds, gc off (as in the other benchmarks), per line:
    that begins with the items the client holds as a ``tool_call_content_chunk`` per new item,
    the update only when something else is left): checked byte-identical before timing.
    Target: at most 2x.
-2. the store: ``ToolCallStore(protocol="v1").apply(line)`` against ``orjson.loads`` and a dict
+2. the store: ``ToolCallStore(version="v1").apply(line)`` against ``orjson.loads`` and a dict
    fold (the call's dict updated with the fields the line sets), for comparison (the store's
    own row of the issue belongs to it).
 
@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ratio = mine / base
     print(f"  V1ToV2Bridge convert + encode      {mine:8,.0f} ns   {ratio:5.2f}x (target <= 2x)")
     print(f"  orjson.loads + dict fold           {fold:8,.0f} ns")
-    print(f"  ToolCallStore(protocol='v1').apply {store:8,.0f} ns   {store / fold:5.2f}x")
+    print(f"  ToolCallStore(version='v1').apply  {store:8,.0f} ns   {store / fold:5.2f}x")
     return 0 if same and agree else 1
 
 

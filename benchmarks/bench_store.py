@@ -28,7 +28,7 @@ Four measurements, each with its baseline taken in the same run (issues 3 and 19
    ``tool_call``, every other tool-call update a ``tool_call_update``, a content chunk a
    ``tool_call_update`` whose ``content`` is that one item, a v2 diff a v1 whole-file diff,
    permission requests v1's; terminal messages have no v1 form and are left out) through
-   ``ToolCallStore(protocol="v1").apply(line)``, against ``orjson.loads`` and a dict fold of
+   ``ToolCallStore(version="v1").apply(line)``, against ``orjson.loads`` and a dict fold of
    the same lines (v1's rules: ``null`` leaves a field as it was, every other value replaces
    it). Target: at most 2x.
 
@@ -663,7 +663,7 @@ def _part_v1(lines: Sequence[bytes], reps: int, t_start: float) -> float:
     )
     for fn in (_pass_orjson, _pass_v1_store, _pass_v1_fold):
         fn(v1_lines[:2_000])
-    a, b, c = "orjson.loads", 'ToolCallStore(protocol="v1").apply(line)', "orjson.loads + dict fold"
+    a, b, c = "orjson.loads", 'ToolCallStore(version="v1").apply(line)', "orjson.loads + dict fold"
     impls: list[tuple[str, Pass, Sequence[Any], bool]] = [
         (a, _pass_orjson, v1_lines, False),
         (b, _pass_v1_store, v1_lines, False),

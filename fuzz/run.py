@@ -53,11 +53,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))  # `fuzz.targets`: the tests/fuzz package
 
 INSTRUMENTED = (
-    "codec", "lenient", "jsonrpc", "wire", "v1", "v2", "state", "store", "events",
+    "codec", "codec._lenient", "models._jsonrpc", "models._wire", "v1", "v2", "store", "events",
     "convert._loss", "convert._kernel", "convert._content", "convert._diffs", "convert._plain",
     "convert._tool_calls", "convert._permissions", "convert._opaque", "convert._session_updates",
     "convert._stateless", "bridge._to_v1", "bridge._to_v2", "bridge._terminal_text",
-    "permissions", "emit",
+    "agent._permissions", "agent",
 )  # fmt: skip
 """The modules whose branches guide the fuzzer (imported instrumented, before anything else)."""
 
@@ -65,7 +65,7 @@ with atheris.instrument_imports(include=["acp_toolcalls"]):
     for module in INSTRUMENTED:
         importlib.import_module(f"acp_toolcalls.{module}")
 
-from acp_toolcalls.state import Limits  # noqa: E402
+from acp_toolcalls.store import Limits  # noqa: E402
 
 if TYPE_CHECKING:  # mypy, run from the repository, knows tests/fuzz as `tests.fuzz`
     from tests.fuzz import corpus, targets

@@ -991,17 +991,16 @@ def test_permission_requests_json_cannot_carry_are_refused_before_anything_moves
     assert request["method"] == "session/request_permission"
 
 
-def test_version_by_number_or_name_and_the_deprecated_keyword() -> None:
-    # Issue 18: one word for versions; `protocol_version=` stays as an alias for one release.
+def test_version_by_number_or_name() -> None:
+    # Issue 18: one word for versions (issue 30: the old `protocol_version=` is gone).
     made = [
         wire(ToolCallEmitter(SID, **kwargs).start("c", title="Read"))
-        for kwargs in ({"version": 1}, {"version": "v1"}, {"protocol_version": 1})
+        for kwargs in ({"version": 1}, {"version": "v1"})
     ]
-    assert made[0] == made[1] == made[2]
+    assert made[0] == made[1]
     assert made[0][0]["params"]["update"]["sessionUpdate"] == "tool_call"
-    assert ToolCallEmitter(SID, version="v2").protocol_version == 2
-    assert ToolCallEmitter(SID).version == ToolCallEmitter(SID, protocol_version=2).version == 2
+    assert ToolCallEmitter(SID, version="v2").version == ToolCallEmitter(SID).version == 2
     with pytest.raises(ValueError):
         ToolCallEmitter(SID, version="v3")  # type: ignore[arg-type]  # deliberately wrong
     with pytest.raises(TypeError):
-        ToolCallEmitter(SID, version=1, protocol_version=1)
+        ToolCallEmitter(SID, protocol_version=1)  # type: ignore[call-arg]  # removed

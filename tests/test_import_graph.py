@@ -34,15 +34,7 @@ LAYERS: list[set[str]] = [
 ]
 """Packages from the bottom up; each imports only from the layers below it."""
 
-DEPRECATED_ALIASES = {
-    "bridge_to_v1", "bridge_to_v2", "connection", "emit", "jsonrpc", "lenient", "lint", "loss",
-    "methods", "permissions", "routing", "session_convert", "state", "terminal_text", "traffic",
-    "v1_to_v2", "v2_to_v1", "wire",
-}  # fmt: skip
-"""Old module paths kept for one release (issue 18): each re-exports from its new home, above
-everything, imported by nothing of the package."""
-
-TOP = {"acp_toolcalls", "__main__", *DEPRECATED_ALIASES}
+TOP = {"acp_toolcalls", "__main__"}
 PART_OF = {"v1": "models", "v2": "models", "_fastpath": "codec"}
 """Top-level modules that belong to a package: the models' public faces, and the codec's fast
 path (a top-level module because the optional build compiles it there)."""
@@ -138,14 +130,3 @@ def test_no_module_imports_another_packages_private_names() -> None:
             ):
                 private.append(f"{module} imports {target} {name}".strip())
     assert private == []
-
-
-def test_nothing_imports_a_deprecated_alias() -> None:
-    users = [
-        f"{module} imports {target}"
-        for module in MODULES
-        if _package(module) not in TOP
-        for target, _ in _imports(module)
-        if _package(target) in DEPRECATED_ALIASES
-    ]
-    assert users == []

@@ -1,13 +1,15 @@
-"""The root API is a short allowlist; what the root exported before issue 18 still resolves.
+"""The root API is a short allowlist, and nothing else: no alias of a name or module.
 
 A user holds ``acp_toolcalls``' root in their head: decode, fold, convert, bridge, emit, check.
 The models live in ``acp_toolcalls.v2`` / ``acp_toolcalls.v1``, the events in
 ``acp_toolcalls.events``, the per-item converters in ``acp_toolcalls.convert``. A name added to
-the root must be added to ``ROOT_API`` here, on purpose.
+the root must be added to ``ROOT_API`` here, on purpose. The deprecated names and module paths
+kept after issue 18 are gone (issue 30: the package was never released).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import warnings
@@ -46,34 +48,73 @@ def test_the_root_exports_resolve_to_their_modules() -> None:
     assert acp_toolcalls.ConnectionBridge.__module__ == "acp_toolcalls.proxy._core"
 
 
-@pytest.mark.parametrize(
-    ("name", "home"),
-    [
-        ("TextContent", "v2"),
-        ("ToolCallUpdate", "v2"),
-        ("ToolCallCreated", "events"),
-        ("tool_call_to_v1", "convert"),
-        ("text_content", "agent"),
-        ("KIND_LABELS", "store"),
-        ("TerminalProfile", "bridge"),
-        ("Protocol", "codec"),
-    ],
-)
-def test_a_name_the_root_exported_before_still_resolves_with_a_warning(
-    name: str, home: str
-) -> None:
-    # In a fresh interpreter: the root caches a name once resolved.
-    script = (
-        "import warnings, importlib, acp_toolcalls\n"
-        "with warnings.catch_warnings(record=True) as seen:\n"
-        "    warnings.simplefilter('always')\n"
-        f"    value = getattr(acp_toolcalls, {name!r})\n"
-        f"assert value is getattr(importlib.import_module('acp_toolcalls.{home}'), {name!r})\n"
-        "print([(w.category.__name__, str(w.message)) for w in seen])\n"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "DeprecationWarning" in done.stdout and f"acp_toolcalls.{home}" in done.stdout
+REMOVED_ROOT_NAMES = {
+    "agent": (
+        "ALLOW_KINDS", "DEFAULT_OPTIONS", "AnswerOutcome", "PermissionAsk", "ToolCallIdReused",
+        "ToolCallNotOpen", "diff_content", "permission_options", "text_content",
+    ),
+    "bridge": ("TerminalProfile",),
+    "codec": ("DEFAULT_MAX_BYTES", "duplicate_keys", "to_builtins"),
+    "convert": (
+        "content_to_v1", "content_to_v2", "diff_to_v2", "git_patch", "permission_request_to_v1",
+        "permission_request_to_v2", "permission_response_to_v1", "permission_response_to_v2",
+        "session_update_to_v1", "session_update_to_v2", "tool_call_to_v1", "tool_call_to_v2",
+        "tool_call_update_to_v1", "tool_call_update_to_v2",
+    ),
+    "events": (
+        "ContentAppended", "DiagnosticKind", "DiagnosticReported", "LimitReached",
+        "SessionEvicted", "TerminalCleared", "TerminalCreated", "TerminalEvicted",
+        "TerminalOutputAppended", "TerminalPatched", "ToolCallCleared", "ToolCallCreated",
+        "ToolCallEndedLocally", "ToolCallEvicted", "ToolCallPatched", "ToolCallReopened",
+    ),
+    "models": ("UnknownVariant", "extra_fields"),
+    "proxy": ("ConnectionNote",),
+    "store": ("KIND_LABELS", "patch_meta"),
+}  # fmt: skip
+"""Names the root resolved with a ``DeprecationWarning`` until issue 30, by their home (with
+every name of ``acp_toolcalls.v2.__all__`` and ``Protocol``, the old name of ``VersionName``)."""
+
+REMOVED_MODULES = (
+    "bridge_to_v1", "bridge_to_v2", "connection", "emit", "jsonrpc", "lenient", "lint", "loss",
+    "methods", "permissions", "routing", "session_convert", "state", "terminal_text", "traffic",
+    "v1_to_v2", "v2_to_v1", "wire", "cli.detect",
+)  # fmt: skip
+"""Module paths that re-exported another module's names until issue 30."""
+
+
+def test_the_removed_root_names_do_not_resolve() -> None:
+    names = {name for names in REMOVED_ROOT_NAMES.values() for name in names}
+    names |= {*importlib.import_module("acp_toolcalls.v2").__all__, "Protocol"}
+    for home, moved in REMOVED_ROOT_NAMES.items():  # each still lives in its home
+        module = importlib.import_module(f"acp_toolcalls.{home}")
+        assert all(hasattr(module, name) for name in moved), home
+    resolved = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in sorted(names):
+            try:
+                getattr(acp_toolcalls, name)
+            except AttributeError:
+                continue
+            resolved.append(name)
+    assert resolved == []
+    assert not hasattr(importlib.import_module("acp_toolcalls.codec"), "Protocol")
+    assert not hasattr(importlib.import_module("acp_toolcalls.schema"), "Protocol")
+
+
+def test_the_removed_alias_modules_are_gone() -> None:
+    found = [name for name in REMOVED_MODULES if importlib.util.find_spec(f"acp_toolcalls.{name}")]
+    assert found == []
+
+
+def test_the_removed_keywords_are_type_errors() -> None:
+    with pytest.raises(TypeError):
+        acp_toolcalls.ToolCallStore(protocol="v2")  # type: ignore[call-arg]  # removed
+    with pytest.raises(TypeError):
+        acp_toolcalls.ToolCallEmitter("s", protocol_version=2)  # type: ignore[call-arg]
+    store = acp_toolcalls.ToolCallStore(version="v1")
+    assert not hasattr(store, "protocol") and store.raw_protocol == "v1"
+    assert not hasattr(acp_toolcalls.ToolCallEmitter("s"), "protocol_version")
 
 
 def test_a_name_the_root_never_had_is_an_attribute_error() -> None:
@@ -100,7 +141,7 @@ def test_the_lazy_root_and_its_type_checking_imports_agree() -> None:
     imported: dict[str, set[str]] = {}
     static_all: list[str] = []
     for node in block.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module not in (None, "v2"):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is not None:
             imported.setdefault(str(node.module), set()).update(a.name for a in node.names)
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__":
             static_all = [
@@ -108,18 +149,12 @@ def test_the_lazy_root_and_its_type_checking_imports_agree() -> None:
                 for elt in cast(ast.List, node.value).elts  # a list (or tuple) display
                 if isinstance(elt, ast.Constant)
             ]
-    exports: dict[str, set[str]] = {}
-    for table in (acp_toolcalls._EXPORTS, acp_toolcalls._MOVED):
-        for module, names in table.items():
-            exports.setdefault(module, set()).update(names)
+    exports = {module: set(names) for module, names in acp_toolcalls._EXPORTS.items()}
     assert imported == exports
     assert set(static_all) == set(acp_toolcalls.__all__)
 
 
 def test_importing_the_root_imports_no_submodule() -> None:
-    import subprocess
-    import sys
-
     script = (
         "import sys, acp_toolcalls; "
         "print(sorted(m for m in sys.modules if m.startswith('acp_toolcalls.')))"
@@ -128,9 +163,9 @@ def test_importing_the_root_imports_no_submodule() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
-    lazy = "import acp_toolcalls as a; print(a.ToolCallUpdate.__module__, a.codec.FAST_PATH != '')"
+    lazy = "import acp_toolcalls as a; print(a.ToolCallStore.__module__, a.codec.FAST_PATH != '')"
     done = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["acp_toolcalls.models._v2_tool_calls", "True"]
+    assert done.stdout.split() == ["acp_toolcalls.store._reducer", "True"]
 
 
 def test_one_exception_base_catches_every_error_the_library_raises() -> None:

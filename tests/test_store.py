@@ -539,14 +539,9 @@ def test_auto_protocol_follows_the_initialize_exchange(
         ("auto", "auto", "v2"),
     ],
 )
-def test_version_names_the_protocol_and_protocol_is_its_deprecated_alias(
-    given: Any, version: str, raw: str
-) -> None:
+def test_version_names_the_protocol(given: Any, version: str, raw: str) -> None:
     store = ToolCallStore(version=given)
-    assert (store.version, store.protocol, store.raw_protocol) == (version, version, raw)
-    with pytest.warns(DeprecationWarning, match="use version="):
-        old = ToolCallStore(protocol=given)
-    assert (old.version, old.protocol, old.raw_protocol) == (version, version, raw)
+    assert (store.version, store.raw_protocol) == (version, raw)
     assert ToolCallStore().version == "v2"
 
 
@@ -554,8 +549,6 @@ def test_version_names_the_protocol_and_protocol_is_its_deprecated_alias(
 def test_an_unknown_version_is_refused(given: Any) -> None:
     with pytest.raises(ValueError, match="unknown protocol version"):
         ToolCallStore(version=given)
-    with pytest.raises(TypeError, match="not both"):
-        ToolCallStore(version="v1", protocol="v1")
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,12 +7,12 @@ Rules this module owns:
   package: the models in ``acp_toolcalls.v2`` / ``acp_toolcalls.v1``, the store's events in
   ``acp_toolcalls.events``, the per-item converters in ``acp_toolcalls.convert``, the agent's
   helpers in ``acp_toolcalls.agent``, the proxy's core in ``acp_toolcalls.proxy``.
-- Names the root exported before issue 18 (``_MOVED``) still resolve, with a
-  ``DeprecationWarning`` naming their home; they are kept for one release.
+- Nothing else resolves at the root: a name whose home is elsewhere is imported from there
+  (an ``AttributeError`` here, never an alias; issue 30: the package was never released).
 - Importing the package costs nothing until a name is used (PEP 562): ``acp-toolcalls
   --version`` starts as fast as Python does, and ``bridge`` loads neither jsonschema nor rich.
   A name is imported from its module on first use and then kept here. The ``TYPE_CHECKING``
-  imports say the same as ``_EXPORTS`` and ``_MOVED`` for type checkers (a test keeps them equal).
+  imports say the same as ``_EXPORTS`` for type checkers (a test keeps them equal).
 """
 
 from __future__ import annotations
@@ -80,39 +80,26 @@ if TYPE_CHECKING:
     from . import v1, v2
     from ._errors import AcpToolcallsError
     from .agent import (
-        ALLOW_KINDS,
-        DEFAULT_OPTIONS,
-        AnswerOutcome,
         PermissionAnswer,
-        PermissionAsk,
         SenderError,
         TextThrottle,
         ToolCallEmitter,
-        ToolCallIdReused,
-        ToolCallNotOpen,
         command_subject,
-        diff_content,
         parse_permission_answer,
-        permission_options,
         permission_request,
-        text_content,
     )
-    from .bridge import TerminalProfile, V1ToV2Bridge, V2ToV1Bridge
+    from .bridge import V1ToV2Bridge, V2ToV1Bridge
     from .check import Finding, ToolCallLinter
     from .codec import (
-        DEFAULT_MAX_BYTES,
         Decoded,
         DecodeError,
         Diagnostic,
         EncodeError,
-        Protocol,
         StaleBuildWarning,
         VersionName,
         decode,
         decode_message,
-        duplicate_keys,
         encode,
-        to_builtins,
     )
     from .convert import (
         ConversionError,
@@ -121,62 +108,19 @@ if TYPE_CHECKING:
         LossReport,
         StatelessV1ToV2,
         StatelessV2ToV1,
-        content_to_v1,
-        content_to_v2,
-        diff_to_v2,
-        git_patch,
-        permission_request_to_v1,
-        permission_request_to_v2,
-        permission_response_to_v1,
-        permission_response_to_v2,
-        session_update_to_v1,
-        session_update_to_v2,
-        tool_call_to_v1,
-        tool_call_to_v2,
-        tool_call_update_to_v1,
-        tool_call_update_to_v2,
     )
-    from .events import (
-        ContentAppended,
-        DiagnosticKind,
-        DiagnosticReported,
-        Event,
-        LimitReached,
-        SessionEvicted,
-        TerminalCleared,
-        TerminalCreated,
-        TerminalEvicted,
-        TerminalOutputAppended,
-        TerminalPatched,
-        ToolCallCleared,
-        ToolCallCreated,
-        ToolCallEndedLocally,
-        ToolCallEvicted,
-        ToolCallPatched,
-        ToolCallReopened,
-    )
-    from .models import (
-        UNSET,
-        Batch,
-        InvalidMessage,
-        JsonRpcMessage,
-        UnknownVariant,
-        UnsetType,
-        extra_fields,
-    )
-    from .proxy import ConnectionBridge, ConnectionNote, Outbox
+    from .events import Event
+    from .models import UNSET, Batch, InvalidMessage, JsonRpcMessage, UnsetType
+    from .proxy import ConnectionBridge, Outbox
     from .sessions import SessionConverter
     from .store import (
-        KIND_LABELS,
         Limits,
         SessionState,
         TerminalState,
         ToolCallState,
         ToolCallStore,
         ToolCallView,
-        patch_meta,
     )
-    from .v2 import *  # noqa: F403 - deprecated at the root: the models' home is acp_toolcalls.v2
 
     __all__ = [
         "UNSET",
@@ -280,64 +224,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 """The root API: package -> the names the root exports from it (with ``v1``, ``v2`` and
 ``__version__``)."""
 
-_MOVED: dict[str, tuple[str, ...]] = {
-    "agent": (
-        "ALLOW_KINDS",
-        "DEFAULT_OPTIONS",
-        "AnswerOutcome",
-        "PermissionAsk",
-        "ToolCallIdReused",
-        "ToolCallNotOpen",
-        "diff_content",
-        "permission_options",
-        "text_content",
-    ),
-    "bridge": ("TerminalProfile",),
-    "codec": ("DEFAULT_MAX_BYTES", "Protocol", "duplicate_keys", "to_builtins"),
-    "convert": (
-        "content_to_v1",
-        "content_to_v2",
-        "diff_to_v2",
-        "git_patch",
-        "permission_request_to_v1",
-        "permission_request_to_v2",
-        "permission_response_to_v1",
-        "permission_response_to_v2",
-        "session_update_to_v1",
-        "session_update_to_v2",
-        "tool_call_to_v1",
-        "tool_call_to_v2",
-        "tool_call_update_to_v1",
-        "tool_call_update_to_v2",
-    ),
-    "events": (
-        "ContentAppended",
-        "DiagnosticKind",
-        "DiagnosticReported",
-        "LimitReached",
-        "SessionEvicted",
-        "TerminalCleared",
-        "TerminalCreated",
-        "TerminalEvicted",
-        "TerminalOutputAppended",
-        "TerminalPatched",
-        "ToolCallCleared",
-        "ToolCallCreated",
-        "ToolCallEndedLocally",
-        "ToolCallEvicted",
-        "ToolCallPatched",
-        "ToolCallReopened",
-    ),
-    "models": ("UnknownVariant", "extra_fields"),
-    "proxy": ("ConnectionNote",),
-    "store": ("KIND_LABELS", "patch_meta"),
-}
-"""Names the root exported before issue 18, by their home (and every name of ``v2.__all__``,
-whose home is ``acp_toolcalls.v2``): deprecated at the root, kept for one release."""
-
 _ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
-_MOVED_FROM = {name: module for module, names in _MOVED.items() for name in names}
-_SUBMODULES = frozenset({"v1", "v2", "events", *_EXPORTS, *_MOVED})
+_SUBMODULES = frozenset({"v1", "v2", *_EXPORTS})
 
 
 def _public_names() -> list[str]:
@@ -356,22 +244,8 @@ if not TYPE_CHECKING:  # type checkers read the imports above
         elif name in _ORIGIN:
             value = getattr(importlib.import_module(f".{_ORIGIN[name]}", __name__), name)
         else:
-            home = _MOVED_FROM.get(name)
-            if home is None and not name.startswith("__"):
-                v2 = importlib.import_module(".v2", __name__)
-                home = "v2" if name in v2.__all__ else None
-            if home is None:
-                raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-            import warnings
-
-            warnings.warn(
-                f"acp_toolcalls.{name} is deprecated: import it from acp_toolcalls.{home} "
-                "(the root keeps it for one release)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            value = getattr(importlib.import_module(f".{home}", __name__), name)
-        globals()[name] = value  # (a moved name warns once: from its first use)
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value
         return value
 
     def __dir__() -> list[str]:

@@ -19,8 +19,7 @@ minimal patches; ``_throttle``: growing text; ``_terminals``; ``_asks``: permiss
   ``flush()`` and at the turn's end; ``poll(now)`` sends what is due.
 - One word for versions: ``version`` is ``2``/``"v2"`` (the default, ``None``) or
   ``1``/``"v1"``, which sends everything through a ``V2ToV1Bridge``: the same calls produce v1
-  messages, and v1 answers to permission requests are read back as v2. ``protocol_version=``
-  is the deprecated name of the same argument (accepted silently for one release).
+  messages, and v1 answers to permission requests are read back as v2.
 """
 
 from __future__ import annotations
@@ -65,14 +64,9 @@ class ToolCallEmitter(TurnMixin, TerminalsMixin, PermissionsMixin):
         bridge: V2ToV1Bridge | None = None,
         allow_kinds: Iterable[str] = ALLOW_KINDS,
         on_loss: Callable[[Loss], None] | None = None,
-        protocol_version: int | VersionName | None = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise SenderError("sessionId", "must be a non-empty string")
-        if protocol_version is not None:  # the deprecated name (issue 18)
-            if version is not None:
-                raise TypeError("give `version` or its old name `protocol_version`, not both")
-            version = protocol_version
         if version is None:
             version = 2
         if version not in _VERSIONS:
@@ -92,11 +86,6 @@ class ToolCallEmitter(TurnMixin, TerminalsMixin, PermissionsMixin):
         self._terminals = {}
         self._asks = {}
         self._out = []
-
-    @property
-    def protocol_version(self) -> int:
-        """Deprecated name of ``version`` (issue 18): ``1`` or ``2``."""
-        return self.version
 
     # ----------------------------------------------------------------------------------------
     # Tool calls

@@ -13,7 +13,7 @@ Rules this module owns (issue 2, item 5; issue 16):
 - Light on purpose: no schema validator and no rich (``convert`` starts without them).
 
 Sans-I/O (it is fed parsed messages), so it sits beside the validator core that uses it; the
-``convert`` command uses it too (``acp_toolcalls.cli.detect`` is its deprecated alias).
+``convert`` command uses it too.
 """
 
 from __future__ import annotations

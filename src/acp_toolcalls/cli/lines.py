@@ -39,7 +39,6 @@ import msgspec
 from ..proxy import LogSide, one_side
 from ..report import overlong, printable, unreadable
 from ..report.captures import Captured, CaptureReader, NotACapture
-from ._options import positive_int  # moved to _options (issue 18); kept here for one release
 
 __all__ = [
     "DEMO",
@@ -56,7 +55,6 @@ __all__ = [
     "open_input",
     "open_log",
     "overlong",
-    "positive_int",
     "printable",
     "read_lines",
     "reading",

@@ -34,9 +34,6 @@ from ._decode import (
 from ._duplicates import duplicate_keys
 from ._encode import EncodeError, canonical_json, encode, encode_decoded, to_builtins
 from ._lenient import Diagnostic
-from ._lenient import ItemError as ItemError  # (these three: for acp_toolcalls.lenient only)
-from ._lenient import Salvage as Salvage
-from ._lenient import reader_for as reader_for
 from ._limits import MAX_DEPTH, check_depth
 from ._loader import StaleBuildWarning
 
@@ -62,9 +59,6 @@ __all__ = [
     "fast_message_decoder",
     "to_builtins",
 ]
-
-Protocol = VersionName
-"""Deprecated name of ``VersionName`` (issue 18: it shadowed ``typing.Protocol``)."""
 
 FAST_PATH: Literal["compiled", "interpreted"] = _loader.FAST_PATH
 """Which ``decode_message`` this process runs: the mypyc-compiled ``_fastpath`` or its source.

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 VersionName = Literal["v1", "v2"]
-"""A protocol version by name (``ToolCallStore(protocol=)``, ``decode_message(protocol=)``)."""
+"""A protocol version by name (``ToolCallStore(version=)``, ``decode_message(protocol=)``)."""
 
 
 class ToolKind(str, enum.Enum):

@@ -15,8 +15,7 @@
 
 Importing this package costs nothing until a name is used (PEP 562): the names of
 ``_schemas`` and ``_validate`` load jsonschema, which ``acp-toolcalls bridge`` and
-``convert`` never do; those of ``_checks`` load only the schema files. ``Protocol`` is a
-deprecated alias of ``acp_toolcalls.models.VersionName`` (it shadowed ``typing.Protocol``).
+``convert`` never do; those of ``_checks`` load only the schema files.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
         provenance_text,
         schema_record,
     )
-    from ._schemas import ENGINE, MethodSpec, Protocol, method_table
+    from ._schemas import ENGINE, MethodSpec, method_table
     from ._tags import session_update_tags, unstable_only_session_updates
     from ._validate import SchemaViolation, validate_message, validate_payload
 
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
         "SCHEMA_PACKAGE",
         "SCHEMA_PACKAGE_VERSION",
         "MethodSpec",
-        "Protocol",
         "SchemaViolation",
         "first_violation",
         "method_table",
@@ -67,7 +65,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "provenance_text",
         "schema_record",
     ),
-    "_schemas": ("ENGINE", "MethodSpec", "Protocol", "method_table"),
+    "_schemas": ("ENGINE", "MethodSpec", "method_table"),
     "_tags": ("session_update_tags", "unstable_only_session_updates"),
     "_validate": ("SchemaViolation", "validate_message", "validate_payload"),
 }

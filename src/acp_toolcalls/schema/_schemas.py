@@ -36,9 +36,6 @@ from ._checks import document
 
 MethodKind = Literal["request", "notification"]
 
-Protocol = VersionName
-"""Deprecated alias of ``VersionName`` (it shadowed ``typing.Protocol``; issue 18)."""
-
 _BASE_URI = "urn:acp-toolcalls:schema:"
 
 _PathPart = str | int

@@ -6,8 +6,7 @@ what a UI reads of it. Each rule lives in one private module:
 
 - ``_reducer``: ``ToolCallStore``, how each message reaches the rules below (dispatch tables,
   batches, the ``initialize`` negotiation), and the inline hot path of a content chunk.
-- ``_version``: ``version=`` (``"v1"``, ``"v2"``, ``"auto"``, 1, 2) and its deprecated alias
-  ``protocol=``.
+- ``_version``: ``version=`` (``"v1"``, ``"v2"``, ``"auto"``, 1, 2).
 - ``_sessions``: sessions, the current one, byte counts, eviction by count.
 - ``_tool_calls``: upsert, patches and chunks of tool calls; the client's own conclusions.
 - ``_terminals``: terminal updates and output chunks.

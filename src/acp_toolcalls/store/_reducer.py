@@ -70,9 +70,8 @@ class ToolCallStore(_V1Input):
 
     ``version`` says how raw input (bytes, str, JSON values) is read: ``"v2"`` (the default),
     ``"v1"``, or ``"auto"`` (the ``initialize`` exchange decides: the response wins over the
-    request; with none, v2); the ints 1 and 2 mean ``"v1"`` and ``"v2"``. ``protocol`` is its
-    deprecated alias, as keyword and as attribute (issue 18; kept for one release). Typed
-    messages carry their protocol in their type.
+    request; with none, v2); the ints 1 and 2 mean ``"v1"`` and ``"v2"``. Typed messages carry
+    their protocol in their type.
     """
 
     def __init__(
@@ -82,9 +81,8 @@ class ToolCallStore(_V1Input):
         limits: Limits | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         on_evict: EvictionHook | None = None,
-        protocol: object = None,
     ) -> None:
-        self.version: StoreProtocol = store_version(version, protocol)
+        self.version: StoreProtocol = store_version(version)
         super().__init__(limits, on_evict)
         self.max_bytes = max_bytes
         self._negotiated: Literal["v1", "v2"] | None = None
@@ -121,15 +119,6 @@ class ToolCallStore(_V1Input):
             "session/cancel": self._cancel_session,
             "tool_call/cancel": self._cancel_call,
         }
-
-    @property
-    def protocol(self) -> StoreProtocol:
-        """The deprecated name of ``version`` (issue 18; kept for one release)."""
-        return self.version
-
-    @protocol.setter
-    def protocol(self, version: StoreProtocol) -> None:
-        self.version = version
 
     @property
     def raw_protocol(self) -> Literal["v1", "v2"]:

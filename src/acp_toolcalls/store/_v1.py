@@ -3,7 +3,7 @@
 Rules this module owns (D9, D20, D32, D33, D38 amended):
 
 - A v1 ``tool_call`` or ``tool_call_update`` goes through the v1 -> v2 mapping
-  (``acp_toolcalls.v1_to_v2``): a v1 ``null`` changes nothing; a repeated ``tool_call`` merges
+  (``acp_toolcalls.convert``): a v1 ``null`` changes nothing; a repeated ``tool_call`` merges
   (D9), and one of a finished call is reported as reopening it (D20); what the mapping loses is
   reported (``lossy`` diagnostics).
 - A ``kind`` or ``status`` string v1 does not define (``v1.TOOL_CALL_ENUMS``: a leaked

@@ -5,15 +5,12 @@ Rules this module owns:
 - ``ToolCallStore(version=...)`` takes ``"v1"``, ``"v2"`` or ``"auto"`` (the ``initialize``
   exchange decides: the response wins over the request; with none, v2), or the ints 1 and 2,
   which mean ``"v1"`` and ``"v2"``. Anything else is a ``ValueError``; the default is ``"v2"``.
-- ``protocol=`` is the deprecated alias of ``version=`` (issue 18; kept for one release): it
-  means the same and warns (``DeprecationWarning``); giving both is a ``TypeError``.
 - A ``protocolVersion`` an ``initialize`` exchange carries (an int) of 1 or less means v1, any
   greater one v2; anything else decides nothing.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Literal
 
 StoreProtocol = Literal["v1", "v2", "auto"]
@@ -22,17 +19,8 @@ StoreProtocol = Literal["v1", "v2", "auto"]
 _VERSIONS: dict[object, StoreProtocol] = {"v1": "v1", "v2": "v2", "auto": "auto", 1: "v1", 2: "v2"}
 
 
-def store_version(version: object, protocol: object) -> StoreProtocol:
-    """The version a store was given, as ``version=`` or its deprecated alias ``protocol=``."""
-    if protocol is not None:
-        if version is not None:
-            raise TypeError("give version= or its deprecated alias protocol=, not both")
-        warnings.warn(
-            "ToolCallStore(protocol=...) is deprecated: use version= (same values)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        version = protocol
+def store_version(version: object) -> StoreProtocol:
+    """The version a store was given as ``version=`` (``None``: the default, ``"v2"``)."""
     if version is None:
         return "v2"
     found = _VERSIONS.get(version) if isinstance(version, (str, int)) else None
