@@ -169,3 +169,19 @@ def test_ctrl_c_ends_both_processes(tmp_path: Path) -> None:
     assert proc.returncode == 130
     assert b"Traceback" not in err
     assert not Path(f"/proc/{children[0]}").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_the_pipe_to_the_checks_holds_several_batches() -> None:
+    # With a pipe of the default 64 KiB each batch waited until the other process took it:
+    # the two processes ran in lockstep instead of side by side.
+    import fcntl
+
+    from acp_toolcalls.cli._checks_process import BATCH_BYTES, PIPE_BYTES
+
+    checks = ChecksProcess({})
+    try:
+        size = fcntl.fcntl(checks._lines.fileno(), fcntl.F_GETPIPE_SZ)
+        assert size == PIPE_BYTES >= 4 * BATCH_BYTES
+    finally:
+        checks.stop()

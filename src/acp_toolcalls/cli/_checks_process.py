@@ -11,7 +11,9 @@ Rules this module owns (issue 29: ``inspect`` at about the cost of ``replay``):
   ``BATCH_LINES`` lines or ``BATCH_BYTES`` bytes, through a pipe), and reads them as the
   parent does (``feed_line``, ``captures.CaptureReader``), so both parts are of the same
   lines: stdin works, and a log that grows while it is read cannot differ between them. A
-  batch waits while the pipe is full, so the lines in flight stay bounded in bytes.
+  batch waits while the pipe is full, so the lines in flight stay bounded in bytes; the pipe
+  holds several batches (``PIPE_BYTES``, on Linux), so neither process waits for the other's
+  every batch.
 - The child writes nothing to the terminal and ignores Ctrl-C; ``stop`` ends it (always
   called, also when the parent ends early). A child that fails or dies is ``ChecksFailed``,
   with the reason: the command says so (it is a bug) rather than write a report without its
@@ -41,10 +43,13 @@ __all__ = [
     "forks",
 ]
 
-BATCH_LINES = 1_000
+BATCH_LINES = 250
 """Lines sent to the child at a time, at most."""
-BATCH_BYTES = 1 << 20
+BATCH_BYTES = 1 << 17
 """Bytes of lines sent to the child at a time, about (a longer line goes alone)."""
+PIPE_BYTES = 1 << 20
+"""What the pipe to the child holds (Linux's default limit for a pipe's size), so that either
+process may run ahead of the other by several batches."""
 
 
 class ChecksFailed(Exception):
@@ -94,6 +99,7 @@ class ChecksProcess:
         self._process = context.Process(
             target=_child, args=(lines_in, checks_out, options), daemon=True
         )
+        _widen(self._lines)
         self._process.start()
         lines_in.close()
         checks_out.close()
@@ -146,6 +152,16 @@ class ChecksProcess:
         if code is not None and code < 0:
             return f"it was ended by signal {-code}"
         return f"it ended with exit status {code}" if code is not None else str(exc)
+
+
+def _widen(pipe: Connection) -> None:
+    """The pipe's buffer grown to ``PIPE_BYTES`` where the system allows it (Linux)."""
+    try:
+        import fcntl  # (not on every system)
+
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):  # not Linux, or over its limit: as it is
+        pass
 
 
 def _child(lines: Connection, checks: Connection, options: dict[str, Any]) -> None:
