@@ -17,8 +17,10 @@ import base64
 import gzip
 import io
 import json
+import os
 import random
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from acp_toolcalls.bridge import sanitize
 from acp_toolcalls.cli import main as cli_main
 from acp_toolcalls.cli.lines import read_lines
 from acp_toolcalls.report.model import ReportBuilder
-from acp_toolcalls.report.page import render_page
+from acp_toolcalls.report.page import page_chunks, render_page
 from acp_toolcalls.report.terminal_output import TerminalText
 from acp_toolcalls.store import KIND_LABELS
 
@@ -211,6 +213,19 @@ def test_the_page_is_one_file_that_reaches_nothing_outside(tmp_path: Path) -> No
     assert render_page(finished(DEMO)) == page  # reproducible
 
 
+def test_the_page_is_made_as_it_is_written() -> None:
+    # The parts are made when the writer takes them, so a big report is never held whole in
+    # pieces: the first chunk is made before any call's details are taken.
+    report = finished(DEMO)
+    chunks = page_chunks(report)
+    assert next(chunks).startswith("<!doctype html>")
+    assert all("details" in call for calls in report["calls"] for call in calls)
+    rest = "".join(chunks)
+    assert not any("details" in call for calls in report["calls"] for call in calls)
+    assert rest.rstrip().endswith("</html>")
+    assert rest.rindex('id="main"') > rest.rindex('id="p')  # main, which names them, last
+
+
 # --------------------------------------------------------------------------------------------
 # The command
 
@@ -312,3 +327,37 @@ def test_the_default_output_is_named_after_the_log(
     monkeypatch.chdir(tmp_path)
     status, _, _ = run([str(BUGGY)], capsys)
     assert status == 0 and (tmp_path / "buggy-v2.html").is_file()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX limits")
+def test_a_failure_while_writing_leaves_no_report(tmp_path: Path) -> None:
+    # The page is written as it is made: a write that fails (here a file-size limit) removes
+    # the file, so no half page is left that looks like a report.
+    import resource
+    import signal
+    import subprocess
+
+    target = tmp_path / "report.html"
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG rather than a signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_toolcalls", "inspect", "--demo", "-o", str(target)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limited,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "cannot write" in done.stderr and "Traceback" not in done.stderr
+    assert not target.exists()
+    # A device named as the output is never removed.
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_toolcalls", "inspect", "--demo", "-o", "/dev/full"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and os.path.exists("/dev/full")

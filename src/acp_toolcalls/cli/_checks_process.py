@@ -14,10 +14,11 @@ Rules this module owns (issue 29: ``inspect`` at about the cost of ``replay``):
   batch waits while the pipe is full, so the lines in flight stay bounded in bytes; the pipe
   holds several batches (``PIPE_BYTES``, on Linux), so neither process waits for the other's
   every batch.
-- The child writes nothing to the terminal and ignores Ctrl-C; ``stop`` ends it (always
-  called, also when the parent ends early). A child that fails or dies is ``ChecksFailed``,
-  with the reason: the command says so (it is a bug) rather than write a report without its
-  findings.
+- The child sends the checks, then the packed lines one part at a time (so neither process
+  holds them twice in one message). The child writes nothing to the terminal and ignores
+  Ctrl-C; ``stop`` ends it (always called, also when the parent ends early). A child that
+  fails or dies is ``ChecksFailed``, with the reason: the command says so (it is a bug) rather
+  than write a report without its findings.
 """
 
 from __future__ import annotations
@@ -126,10 +127,12 @@ class ChecksProcess:
         self._batch = []
         try:
             kind, value = self._checks.recv()
+            if kind != "checks":
+                raise ChecksFailed(value)
+            while (part := self._checks.recv()) is not None:  # the lines' parts, one by one
+                value.lines.append(part)
         except (EOFError, OSError) as exc:
             raise ChecksFailed(self._ended(exc)) from None
-        if kind != "checks":
-            raise ChecksFailed(value)
         return value  # type: ignore[no-any-return]
 
     def stop(self) -> None:
@@ -175,11 +178,18 @@ def _child(lines: Connection, checks: Connection, options: dict[str, Any]) -> No
             for number, data in batch:
                 feed_line(builder, capture, number, data)
         finish_capture(builder, capture)
-        message = ("checks", builder.checks())
+        found = builder.checks()
+        message = ("checks", found._replace(lines=[]))
+        parts = found.lines
     except BaseException as exc:  # said by the parent (nothing is printed here)
-        message = ("error", f"{type(exc).__name__}: {exc}")
+        message, parts = ("error", f"{type(exc).__name__}: {exc}"), []
     try:
         checks.send(message)
+        if message[0] == "checks":
+            # The lines' parts one at a time: no message the size of the log's lines.
+            for part in parts:
+                checks.send(part)
+            checks.send(None)
     except BaseException:  # the parent is gone or stopping: nothing to tell
         pass
     finally:

@@ -10,8 +10,9 @@ Rules this module owns (issue 20):
   the same way, one line each, ``line N: PATH: reason`` (in a ``bridge --log`` file prefixed
   by its side); the report shows them with the ``validate`` findings. Never a traceback.
 - The output is ``-o FILE`` (``-`` for stdout); by default the log's name with ``.html`` in
-  the current directory (``report.html`` for stdin). It is written whole at the end, so a
-  failed run leaves no half page. It is created with the log's permissions (a 0600 log makes a
+  the current directory (``report.html`` for stdin). It is created once the log is read, and
+  written as the page is made; a failure meanwhile removes it, so a failed run leaves no half
+  page. It is created with the log's permissions (a 0600 log makes a
   0600 report; input from a pipe, 0600; the demo, the umask's), an existing file is narrowed
   to them, and a symbolic link at the output path is refused (one line, exit 2), as
   ``bridge --log`` refuses one. Every stderr line goes through ``printable``. Exit 0; 2 for
@@ -31,12 +32,14 @@ Rules this module owns (issue 20):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import gc
 import io
 import os
 import stat
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, cast
 
@@ -177,6 +180,18 @@ def _create(path: str, mode: int) -> int:
     return fd
 
 
+def _write_page(report: dict[str, Any], threads: bool, write: Callable[[bytes], None]) -> int:
+    """The page of ``report`` written as it is made; returns its size in bytes."""
+    size = 0
+    # zlib lets go of the GIL: with --jobs 2, parts are compressed two at a time.
+    with ThreadPoolExecutor(2 if threads else 1) as pool:
+        for chunk in page_chunks(report, lambda parts: list(pool.map(compress_part, parts))):
+            data = chunk.encode("utf-8")
+            write(data)
+            size += len(data)
+    return size
+
+
 def _refusal(path: str, exc: OSError) -> str:
     if os.path.islink(path):
         return f"{path} is a symbolic link: refused (name the file itself)"
@@ -254,28 +269,28 @@ def _write(
     gc.freeze()
     calls = len(report["cards"])
     findings = len(report["findings"])
-    # zlib lets go of the GIL: with --jobs 2, parts are compressed two at a time.
-    with ThreadPoolExecutor(1 if checks is None else 2) as pool:
-        # Made whole before anything is written.
-        page = page_chunks(report, lambda parts: list(pool.map(compress_part, parts)))
     if output == "-":
-        for chunk in page:
-            write_out(sys.stdout, chunk.encode("utf-8"))
-    else:
-        try:
-            fd = _create(output, mode)
-        except OSError as exc:
-            _say(f"{PROG}: error: {_refusal(output, exc)}")
-            return 2
-        size = 0
+        _write_page(report, checks is not None, lambda data: write_out(sys.stdout, data))
+        return 0
+    try:
+        fd = _create(output, mode)
+    except OSError as exc:
+        _say(f"{PROG}: error: {_refusal(output, exc)}")
+        return 2
+    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    try:
         with os.fdopen(fd, "wb") as out:
-            for chunk in page:
-                data = chunk.encode("utf-8")
-                write_all(out, data)
-                size += len(data)
-        _say(
-            f"{PROG}: wrote {output} ({calls} tool call{'s' if calls != 1 else ''}, "
-            f"{findings} finding{'s' if findings != 1 else ''}, {size:,} bytes); open it "
-            "in a browser"
-        )
+            size = _write_page(report, checks is not None, lambda data: write_all(out, data))
+    except BaseException:
+        # Never a report cut short that looks whole: a failure leaves no file (a file: not a
+        # device or a pipe named as the output).
+        if regular:
+            with contextlib.suppress(OSError):
+                os.unlink(output)
+        raise
+    _say(
+        f"{PROG}: wrote {output} ({calls} tool call{'s' if calls != 1 else ''}, "
+        f"{findings} finding{'s' if findings != 1 else ''}, {size:,} bytes); open it "
+        "in a browser"
+    )
     return 0

@@ -405,6 +405,14 @@ class SideHistory:
         if self._lookahead is not None:
             self._read(self._lookahead.settle())
 
+    def release(self) -> None:
+        """Let go of the store's state, before the page is made (its objects may be frozen
+        for the collector, ``gc.freeze``: their memory is given back at once, not at a
+        collection that would never come)."""
+        self.store.sessions.clear()
+        self.store = _RecordingStore(self.store.version)
+        self._replayer = Replayer(self.store, self._report, self._max_line_bytes)
+
     def _read(self, lines: list[_Line]) -> None:
         lookahead = self._lookahead
         if not lines or lookahead is None:

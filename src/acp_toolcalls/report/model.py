@@ -299,6 +299,13 @@ class ReportBuilder:
         sides = [self._sides[name] for name in ("agent", "client", "log") if name in self._sides]
         for side in sides:
             side.history.finish()
+        titles = {
+            session: title
+            for side in sides
+            for session, title in side.history.store.session_titles().items()
+        }
+        for side in sides:  # what the page needs of the stores is in the histories now
+            side.history.release()
         if "agent" in self._sides:
             self._sides["agent"].findings += self._losses.findings
         self._who_answered()
@@ -360,11 +367,7 @@ class ReportBuilder:
             "findingGroups": self._groups(findings),
             "findingCards": _finding_cards(findings, sides, ordered),
             "looseAsks": loose_asks,
-            "sessionTitles": {
-                session: title
-                for side in sides
-                for session, title in side.history.store.session_titles().items()
-            },
+            "sessionTitles": titles,
         }
         self._sides = {}  # the stores and the rest: what the page needs is in the report
         return report

@@ -16,9 +16,9 @@ Rules this module owns:
   log text into the document as text, never as HTML.
 - The lines are packed as they are read (``LinePacker``, used by the model), so a big log
   is held compressed, never as text; the details are packed part by part, each call's
-  dropped once packed. The page is a list of pieces to write one after the other
-  (``page_chunks``, all made before the first is written): no copy of the whole document is
-  built.
+  dropped once packed. The page is pieces to write one after the other (``page_chunks``),
+  each made when the one before is taken: no copy of the whole document is built, nor held
+  in pieces (``main``, which names the other parts, comes last).
 - Parts are compressed at ``COMPRESS_LEVEL``: at 6 the compression was a quarter of the
   command's time for 15% less output.
 - The output is reproducible: the same log gives the same bytes (no time stamps).
@@ -29,7 +29,7 @@ from __future__ import annotations
 import base64
 import gzip
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from typing import Any
 
@@ -114,40 +114,40 @@ class LinePacker:
 
 
 class _Parts:
-    """The parts of the page, in order; ``add`` returns a part's id. Parts are compressed
-    ``COMPRESS_AT_ONCE`` at a time by ``compress`` (so a caller may compress them at once)."""
+    """Names the parts of the page in order (``p0``, ``p1``, ...); the JSON ``add``ed is
+    compressed ``COMPRESS_AT_ONCE`` parts at a time by ``compress`` (so a caller may compress
+    them at once), and handed back compressed, to be written and dropped."""
 
     def __init__(self, compress: Compress) -> None:
-        self.parts: list[tuple[str, str]] = []
+        self.count = 0
         self._compress = compress
         self._names: list[str] = []  # of the last parts, whose JSON is not compressed yet
         self._waiting: list[bytes] = []
 
-    def add(self, value: Any) -> str:
-        name = f"p{len(self.parts) + len(self._names)}"
+    def name(self) -> str:
+        """The next part's name."""
+        self.count += 1
+        return f"p{self.count - 1}"
+
+    def add(self, value: Any) -> tuple[str, list[tuple[str, str]]]:
+        """The part's name, and the parts compressed now (``flush``)."""
+        name = self.name()
         self._names.append(name)
         self._waiting.append(_encode.encode(value))
-        if len(self._waiting) == COMPRESS_AT_ONCE:
-            self.flush()
-        return name
+        return name, self.flush() if len(self._waiting) == COMPRESS_AT_ONCE else []
 
-    def add_packed(self, packed: str) -> str:
-        self.flush()
-        name = f"p{len(self.parts)}"
-        self.parts.append((name, packed))
-        return name
-
-    def flush(self) -> None:
-        """Compress the parts waiting."""
-        if self._waiting:
-            packed = zip(self._names, self._compress(self._waiting), strict=True)
-            self.parts += [(name, _base64(data)) for name, data in packed]
-            self._names, self._waiting = [], []
+    def flush(self) -> list[tuple[str, str]]:
+        """The parts waiting, compressed: ``(name, base64)``."""
+        packed = zip(self._names, self._compress(self._waiting), strict=True)
+        done = [(name, _base64(data)) for name, data in packed] if self._waiting else []
+        self._names, self._waiting = [], []
+        return done
 
 
-def _split_details(holders: list[dict[str, Any]], parts: _Parts) -> None:
+def _split_details(holders: list[dict[str, Any]], parts: _Parts) -> Iterator[tuple[str, str]]:
     """Move each holder's ``details`` into parts of about ``PART_BYTES``; the holder keeps
-    ``part`` (the id) and ``at`` (its position in that part's list)."""
+    ``part`` (the id) and ``at`` (its position in that part's list). Yields the parts
+    compressed meanwhile."""
     batch: list[Any] = []
     waiting: list[dict[str, Any]] = []
     size = 0
@@ -158,44 +158,51 @@ def _split_details(holders: list[dict[str, Any]], parts: _Parts) -> None:
         waiting.append(holder)
         size += len(details)  # ``msgspec.Raw``: its JSON's length
         if size >= PART_BYTES:
-            _flush(batch, waiting, parts)
+            yield from _flush(batch, waiting, parts)
             batch, waiting, size = [], [], 0
     if batch:
-        _flush(batch, waiting, parts)
+        yield from _flush(batch, waiting, parts)
 
 
-def _flush(batch: list[Any], waiting: list[dict[str, Any]], parts: _Parts) -> None:
-    name = parts.add(batch)
+def _flush(batch: list[Any], waiting: list[dict[str, Any]], parts: _Parts) -> list[tuple[str, str]]:
+    name, done = parts.add(batch)
     for holder in waiting:
         holder["part"] = name
+    return done
 
 
-def page_chunks(report: dict[str, Any], compress: Compress = compress_each) -> list[str]:
+def page_chunks(report: dict[str, Any], compress: Compress = compress_each) -> Iterator[str]:
     """The HTML document of ``model.ReportBuilder.finish()``'s data (which it takes apart),
-    in pieces to write one after the other (all made before the first is written).
-    ``report["lines"]``: ``LinePacker.parts()``. ``compress``: how the parts' JSON is
-    compressed (the command compresses several at once in threads)."""
-    parts = _Parts(compress)
-    for calls in report["calls"]:
-        _split_details(calls, parts)
-    for side in report["sides"]:
-        _split_details(side["terminals"], parts)
-    report["linesPerPart"] = LINES_PER_PART
-    parts.flush()
-    report["lineParts"] = [parts.add_packed(packed) for packed in report.pop("lines")]
+    in pieces to write one after the other, each made when the one before is taken: the
+    details' parts, the lines' parts, then ``main``, which names them (the page finds a part
+    by its name, wherever it is). ``report["lines"]``: ``LinePacker.parts()``. ``compress``:
+    how the parts' JSON is compressed (the command compresses several at once in threads)."""
     page = _asset("report.html")
     page = page.replace("{{title}}", html.escape(f"inspect: {report['name']}"))
     page = page.replace("/*{{style}}*/", _asset("report.css"))
     page = page.replace("/*{{script}}*/", "\n".join(_asset(name) for name in SCRIPTS))
     head, tail = page.split("<!--{{data}}-->")
-    chunks = [head]
-    for number, (name, data) in enumerate([("main", _packed(report)), *parts.parts]):
-        chunks.append(
-            ("\n" if number else "") + f'<script type="application/x-acp-report" id="{name}">'
-        )
-        chunks += [data, "</script>"]
-    chunks.append(tail)
-    return chunks
+    yield head
+    parts = _Parts(compress)
+    for holders in [*report["calls"], *(side["terminals"] for side in report["sides"])]:
+        yield from _elements(_split_details(holders, parts))
+    yield from _elements(parts.flush())
+    report["linesPerPart"] = LINES_PER_PART
+    line_parts: list[tuple[str, str]] = []
+    for packed in report.pop("lines"):
+        line_parts.append((parts.name(), packed))
+    report["lineParts"] = [name for name, _ in line_parts]
+    yield from _elements(line_parts)
+    yield from _elements([("main", _packed(report))])
+    yield tail
+
+
+def _elements(done: Iterable[tuple[str, str]]) -> Iterator[str]:
+    """Each part's ``<script>`` element, in pieces, each on a line of its own."""
+    for name, data in done:
+        yield f'\n<script type="application/x-acp-report" id="{name}">'
+        yield data
+        yield "</script>"
 
 
 def render_page(report: dict[str, Any]) -> str:
