@@ -2,7 +2,7 @@
 
 ``generate(n, seed)`` returns ``n`` compact JSON-RPC notification lines (UTF-8 bytes, no
 newline), each 300-600 bytes, simulating the tool-call traffic of real agent sessions (shapes:
-the TOOL-CALLS.md spec, sections 4, 6.2-6.5 and 6.10):
+the upstream docs and RFDs: D46 (methods, tool-call update to diffs, terminals)):
 
 - a first report per tool call: ``tool_call_update`` with ``name``, ``title``, ``kind``,
   ``status: "pending"``, ``rawInput`` and (for file tools) ``locations``;

@@ -1,4 +1,5 @@
-"""The stateful bridges (TOOL-CALLS.md 9.6-9.10): V2ToV1Bridge and V1ToV2Bridge."""
+"""The stateful bridges (D46 (terminal conversion to v1 to v2 bridge)): V2ToV1Bridge and
+V1ToV2Bridge."""
 
 from __future__ import annotations
 
@@ -540,8 +541,8 @@ def test_the_agents_cancel_request_is_answered_withdrawn_and_the_late_answer_dro
 
 
 def test_the_agents_cancel_request_is_a_flush_point() -> None:
-    """Issue 16 (9.9, C9): content held back by coalescing went out after the agent's
-    `$/cancel_request`, so the v1 client saw the cancel before the output it followed."""
+    """Issue 16 (D46 (v2 to v1 bridge), C9): content held back by coalescing went out after the
+    agent's `$/cancel_request`, so the v1 client saw the cancel before the output it followed."""
     bridge = V2ToV1Bridge(coalesce=True)
     bridge.convert(tcu("a", title="Run tests", kind="execute"))
     assert plain(bridge.convert(chunk(text("A")))) == []  # held back
@@ -556,8 +557,8 @@ def compaction(**fields: Any) -> bytes:
 
 
 def test_compaction_updates_carry_the_whole_merged_meta() -> None:
-    """Issue 16 (D39, 9.8): a compaction's `_meta` patch (v2: by top-level key) reached the v1
-    client as the patch, which it reads as the whole value."""
+    """Issue 16 (D39, D46 (session-update mapping)): a compaction's `_meta` patch (v2: by top-level
+    key) reached the v1 client as the patch, which it reads as the whole value."""
     bridge = V2ToV1Bridge(compaction=True)
     sent = [
         updates(bridge.convert(compaction(status="in_progress", _meta={"a": 1})))[0],

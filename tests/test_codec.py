@@ -1,8 +1,9 @@
-"""The codec: decode/encode of the v1 and v2 tool-call surface (shared/spec/TOOL-CALLS.md).
+"""The codec: decode/encode of the v1 and v2 tool-call surface (D46, its parsing rows).
 
-Covers the parsing vectors P1-P15 of spec 12.1, the spec's own examples (sections 4, 6.2-6.6,
-6.9-6.11, 8.5), omitted versus ``null``, unknown keys and unknown variants, known discriminators
-with bad payloads, strict mode, batches, opaque JSON-RPC messages, permission requests (12.4) and
+Covers the parsing vectors P1-P15 (docs/decisions.md, Test vectors), example messages of the shapes
+of D46's rows (methods, tool-call update to permissions, v1 shapes), omitted versus ``null``,
+unknown keys and unknown variants, known discriminators with bad payloads, strict mode, batches,
+opaque JSON-RPC messages, permission requests (the Q vectors) and
 ``RequestPermissionResponse.selected_option``.
 
 Every schema-valid message or payload these tests encode is checked against the bundled upstream
@@ -278,7 +279,7 @@ SECTION_8_5 = perm(
     5,
 )
 
-V1_TOOL_CALL = env(  # spec 12.5 C5, input side
+V1_TOOL_CALL = env(  # vector C5, input side
     {
         "sessionUpdate": "tool_call",
         "toolCallId": "tc_1",
@@ -469,7 +470,7 @@ def test_section_6_9_cancel_request_and_response_are_opaque(schema_valid: Schema
 
 
 # ============================================================================================
-# Conformance vectors P1-P15 (spec 12.1)
+# Conformance vectors P1-P15 (docs/decisions.md, Test vectors)
 
 
 def test_p1_build_and_encode() -> None:
@@ -1473,7 +1474,7 @@ def test_unknown_protocol_is_a_value_error() -> None:
 
 
 # ============================================================================================
-# Permission requests at the codec level (spec 12.4, 5.6)
+# Permission requests at the codec level (the Q vectors; D46 (error containment))
 
 
 def _request(**params: Any) -> dict[str, Any]:
@@ -1701,7 +1702,7 @@ def test_v1_permission_request_tool_call_is_a_v1_update() -> None:
 
 
 # ============================================================================================
-# RequestPermissionResponse.selected_option (spec 12.4 Q1-Q3, D34)
+# RequestPermissionResponse.selected_option (vectors Q1-Q3, D34)
 
 OFFERED = [
     v2.PermissionOption(option_id=o["optionId"], name=o["name"], kind=o["kind"]) for o in OPTIONS

@@ -2,7 +2,9 @@
 
 Code, docs and tests cite the design decisions by number; the external spec they were first
 written in is not shipped, so a citation without a ``## Dnn.`` section in docs/decisions.md
-points nowhere. A range such as ``D27-D30`` cites every number in it.
+points nowhere. A range such as ``D27-D30`` cites every number in it. Nothing cites that
+external spec itself, by its path or by its section numbers (issue 30): a rule it held is a
+decision here, or comes from the upstream protocol's RFDs and schema.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ SECTION = re.compile(r"^## D(\d+)\. \S", re.MULTILINE)
 
 
 def _cited_in() -> list[Path]:
-    files = [ROOT / "README.md"]
-    for top in ("src", "docs", "tests"):
+    files = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    for top in ("src", "docs", "tests", "examples", "benchmarks", "fuzz"):
         for path in sorted((ROOT / top).rglob("*")):
             if path.suffix not in (".py", ".md") or not path.is_file():
                 continue
@@ -101,3 +103,42 @@ def test_no_message_the_library_emits_cites_a_decision() -> None:
             and citation.search(node.value)
         ]
     assert found == []
+
+
+# The external spec by its path or name, or one of its sections ("spec 9.5", "spec\n10.1",
+# "spec's section 12", "spec sections 5-6").
+EXTERNAL_SPEC = re.compile(
+    r"shared/spec|TOOL-CALLS|\b[Ss]pec(?:'s)?\s+(?:sections?\s+)?\d+(?:\.\d+)*"
+)
+# docs/benchmarks.md is being rewritten (issue 30); it joins the scan once it is done.
+NOT_SCANNED = {Path(__file__).resolve(), ROOT / "docs" / "benchmarks.md"}
+# Lines that check a command's output does not cite the spec: they name it to look for it.
+CHECKS_FOR_IT = ('assert "TOOL-CALLS" not in text and "shared/spec" not in text',)
+
+
+def _external_spec_citations() -> list[str]:
+    found = []
+    for path in [*_cited_in(), DECISIONS]:
+        if path in NOT_SCANNED:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = text.splitlines()
+        for match in EXTERNAL_SPEC.finditer(text):
+            number = text.count("\n", 0, match.start()) + 1
+            if lines[number - 1].strip() in CHECKS_FOR_IT:
+                continue
+            found.append(f"{path.relative_to(ROOT)}:{number}: {match.group(0)!r}")
+    return found
+
+
+def test_nothing_cites_the_external_spec() -> None:
+    # The spec the rules were first written in lives outside the repository: a reader cannot
+    # follow "(spec 9.5)" or "shared/spec/TOOL-CALLS.md". Cite a decision (the protocol's own
+    # rules are D46's rows) or the upstream RFD or schema instead.
+    assert _external_spec_citations() == []
+
+
+def test_the_spec_scan_finds_each_form() -> None:
+    forms = "(shared/spec/x.md 9.4) TOOL-CALLS.md (spec 8.7) spec\n10.1 spec's section 12 spec 5"
+    assert len(EXTERNAL_SPEC.findall(forms)) == 6
+    assert not EXTERNAL_SPEC.findall("the spec says; specs 2; the tool-calls RFD; spec-compliant")

@@ -1,4 +1,5 @@
-"""ToolCallEmitter: minimal patches, clears, ids, growing text, turn end, permissions (7.10)."""
+"""ToolCallEmitter: minimal patches, clears, ids, growing text, turn end, permissions (D46 (sender
+obligations))."""
 
 from __future__ import annotations
 
@@ -451,9 +452,9 @@ def test_replacing_content_drops_the_unsent_text() -> None:
 
 
 def test_throttled_text_costs_linear_bytes_not_quadratic() -> None:
-    """The agent-shell case (10.5): 35,000 lines over ~53 s. Resending the whole text per line
-    would be ~22 GB; the default throttle sends one replacement per `max_delay` at most, plus
-    geometric growth steps: under 30x the text, in under 70 messages."""
+    """The agent-shell case (D46 (evidence: resends)): 35,000 lines over ~53 s. Resending the whole
+    text per line would be ~22 GB; the default throttle sends one replacement per `max_delay` at
+    most, plus geometric growth steps: under 30x the text, in under 70 messages."""
     emitter = ToolCallEmitter(SID)
     messages = emitter.start("c1", title="build")
     pieces = [f"line {i}: compiling module_{i}.c\n" for i in range(35_000)]

@@ -5,8 +5,8 @@ with whatever client starts it:
 
 - v1: the official SDK's v1 ``ClientSideConnection`` in this process. Every message it
   receives must parse with the SDK's own v1 models and validate against our bundled v1
-  schema, and the client's view of the tool calls (the SDK's models folded the v1 way, spec
-  8.7) must equal our ``ToolCallStore(version="v1")`` fed the same raw messages.
+  schema, and the client's view of the tool calls (the SDK's models folded the v1 way, D46
+  (v1 store)) must equal our ``ToolCallStore(version="v1")`` fed the same raw messages.
 - v2: ``examples/client.py --json`` (the SDK's experimental v2 client + our store) as a
   subprocess: the final store document and every message against our v2 schema.
 - Both against the official TypeScript SDK's validators (``interop/ts_sdk.py``).

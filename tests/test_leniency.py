@@ -1,8 +1,10 @@
-"""Leniency rules (spec 5.2-5.7, D11) row by row, and bad input of every kind.
+"""Leniency rules (D46 (schema markers to field leniency), D11) row by row, and bad input of every
+kind.
 
-Notation of spec 5.7: U = behaves as omitted (``UNSET``, never ``None``), N = ``null`` (``None``),
-V = the value, ERR = item error (``DecodeError`` for the payload, or the element is skipped inside a
-skip-invalid-items array). Every salvage must come with a ``Diagnostic`` at the right JSON path.
+Notation of D46 (field leniency): U = behaves as omitted (``UNSET``, never ``None``), N = ``null``
+(``None``), V = the value, ERR = item error (``DecodeError`` for the payload, or the element is
+skipped inside a skip-invalid-items array). Every salvage must come with a ``Diagnostic`` at the
+right JSON path.
 """
 
 from __future__ import annotations

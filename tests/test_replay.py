@@ -991,7 +991,8 @@ def test_closed_stdout_is_quiet(tmp_path: Path) -> None:
 
 
 def test_what_the_client_concluded_is_shown_beside_the_agents_status(tmp_path: Path) -> None:
-    # session/cancel: the open call is shown as the client concluded, never exported (7.11, D15).
+    # session/cancel: the open call is shown as the client concluded, never exported (D46
+    # (client store), D15).
     cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": S}}
     log = write_log(
         tmp_path,

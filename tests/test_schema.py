@@ -1,9 +1,9 @@
 """Tests of acp_toolcalls.schema: validation against the bundled upstream ACP schemas.
 
-Example messages are taken from the spec (TOOL-CALLS.md sections 4, 6.2, 6.3, 6.9, 6.10, 6.11,
-8.1, 8.2, 8.5). Every test runs with each engine that answers "valid or not" (jsonschema-rs, and
-jsonschema, the fallback where it is not installed); tests/test_schema_engines.py asks both of
-mutated messages and wants the same violations.
+Example messages show the shapes of D46's rows (methods, tool-call update, content chunks,
+capabilities, terminals, permissions, v1 shapes). Every test runs with each engine that answers
+"valid or not" (jsonschema-rs, and jsonschema, the fallback where it is not installed);
+tests/test_schema_engines.py asks both of mutated messages and wants the same violations.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ToolCallStore: the reducer rules of TOOL-CALLS.md 7.1-7.6, 7.11, 8.7 and the field evidence."""
+"""ToolCallStore: the reducer rules (D46: upsert to terminals, client store, v1 store, evidence)."""
 
 from __future__ import annotations
 
@@ -303,7 +303,8 @@ def test_unknown_extra_fields_are_kept_and_patched() -> None:
 
 
 def test_permission_subject_is_an_upsert_and_prompt_text_never_lands() -> None:
-    # codex-acp put prompt text into toolCall.content and wiped the diff (10.3).
+    # codex-acp put prompt text into toolCall.content and wiped the diff (D46 (evidence:
+    # prompt text)).
     store = ToolCallStore()
     diff = {
         "type": "diff",
@@ -642,7 +643,7 @@ def test_invalid_base64_snapshot_reads_as_omitted() -> None:
 
 
 def test_terminal_reference_before_terminal_state_is_kept() -> None:
-    # Zed dropped a whole update for an unknown terminal id (10.7).
+    # Zed dropped a whole update for an unknown terminal id (D46 (evidence: terminals)).
     store = ToolCallStore()
     store.apply(update(title="Run", content=[{"type": "terminal", "terminalId": "t"}]))
     assert call(store)["content"] == [{"type": "terminal", "terminalId": "t"}]
@@ -903,7 +904,8 @@ def test_snapshot_recreates_the_state_on_an_empty_store(ops: Any) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 16: v1 enums as v1 reads them (D32); the client's own conclusions (7.11, D14, D15)
+# Issue 16: v1 enums as v1 reads them (D32); the client's own conclusions (D46 (client store), D14,
+# D15)
 
 
 def test_v1_strings_v1_does_not_define_are_not_applied_but_sent_on() -> None:

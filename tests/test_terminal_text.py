@@ -1,4 +1,4 @@
-"""The terminal transcript fallback (TOOL-CALLS.md 9.6)."""
+"""The terminal transcript fallback (D46 (terminal conversion))."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The TypeScript-SDK harness (tests/interop): it passes what the SDK accepts, fails the rest.
 
 Every message goes to one ``node`` process (module-scoped batch). Shapes follow
-shared/spec/TOOL-CALLS.md section 6 (v2) and section 8 (v1).
+D46 (v2 updates to state updates) for v2 and D46 (v1 shapes) for v1.
 """
 
 from __future__ import annotations
@@ -116,7 +116,8 @@ def test_v1_tool_call_passes_v1_and_is_an_unknown_variant_to_v2(
     verdicts: dict[str, str | None],
 ) -> None:
     assert verdicts["v1 tool_call under v1"] is None
-    # `tool_call` is no v2 variant: the v2 SDK keeps it as an unknown update (spec 6.1, D17).
+    # `tool_call` is no v2 variant: the v2 SDK keeps it as an unknown update (D46 (v2 updates),
+    # D17).
     assert verdicts["v1 tool_call under v2"] is None
 
 

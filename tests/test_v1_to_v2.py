@@ -1,4 +1,5 @@
-"""The stateless v1 -> v2 tool-call mapping (spec 9.3-9.5, 9.10; D7, D8, D9, D19, D26, D32, D38).
+"""The stateless v1 -> v2 tool-call mapping (D46 (field mapping to diff conversion, v1 to v2
+bridge); D7, D8, D9, D19, D26, D32, D38).
 
 Inputs are decoded from JSON with ``acp_toolcalls.decode`` so that ``null`` and omitted reach the
 mapping exactly as they do on the wire. Every v2 object a test encodes is checked against the v2
@@ -112,7 +113,7 @@ def test_conversion_error_is_a_value_error_with_path_and_reason() -> None:
 
 
 # ============================================================================================
-# git_patch (9.5)
+# git_patch (D46 (diff conversion))
 
 
 def test_git_patch_reference_vector_from_the_removed_rust_converter() -> None:
@@ -333,7 +334,7 @@ def test_applying_git_patch_to_old_gives_new(old: str | None, new: str, path: st
 
 
 # ============================================================================================
-# diff_to_v2 (9.5, D26)
+# diff_to_v2 (D46 (diff conversion), D26)
 
 
 def _diff(**fields: Json) -> v1.Diff:
@@ -399,7 +400,7 @@ def test_diff_meta_is_copied(meta: Json) -> None:
 
 
 # ============================================================================================
-# content_to_v2 (9.4, D38)
+# content_to_v2 (D46 (content mapping), D38)
 
 BLOCKS = [
     {"type": "text", "text": "hi", "_meta": {"m": 1}},
@@ -520,7 +521,7 @@ def test_unknown_keys_of_items_are_dropped_and_reported_at_every_level() -> None
 
 
 # ============================================================================================
-# tool_call_to_v2 (9.3, D9)
+# tool_call_to_v2 (D46 (field mapping), D9)
 
 
 def test_c1_default_values_of_a_repeated_create_are_omitted() -> None:
@@ -649,7 +650,7 @@ def test_create_unknown_fields_are_dropped_and_reported() -> None:
 
 
 # ============================================================================================
-# tool_call_update_to_v2 (9.3, D7, D8, D32)
+# tool_call_update_to_v2 (D46 (field mapping), D7, D8, D32)
 
 
 def test_c3_nulls_are_unchanged() -> None:

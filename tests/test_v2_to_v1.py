@@ -1,5 +1,6 @@
 """The stateless v2 -> v1 mapping and the v1 -> v2 permission/session-update additions
-(spec 9.3-9.8, 12.5; D4, D10, D19, D27-D30, D36, D37, D39).
+(D46 (field mapping to session-update mapping), the C vectors; D4, D10, D19, D27-D30, D36, D37,
+D39).
 
 Inputs are decoded from JSON with ``acp_toolcalls.decode`` so that ``null`` and omitted reach
 the mapping exactly as they do on the wire. Every v1/v2 object or message a test encodes is
@@ -99,7 +100,7 @@ ADD_PATCH = (
 
 
 # ============================================================================================
-# tool_call_update_to_v1 (9.3)
+# tool_call_update_to_v1 (D46 (field mapping))
 
 
 def test_values_v1_has_are_copied_exactly() -> None:
@@ -266,7 +267,7 @@ def test_a_session_tool_call_update_becomes_a_plain_v1_update() -> None:
 
 
 # ============================================================================================
-# content_to_v1 (9.4): content blocks
+# content_to_v1 (D46 (content mapping)): content blocks
 
 BLOCKS = [
     {"type": "text", "text": "hi", "_meta": {"m": None}},
@@ -404,7 +405,7 @@ def test_unknown_keys_of_nested_objects_are_dropped_and_reported() -> None:
 
 
 # ============================================================================================
-# content_to_v1: diffs (9.5, D27)
+# content_to_v1: diffs (D46 (diff conversion), D27)
 
 
 def v2_diff(**fields: Json) -> v2.Diff:
@@ -712,7 +713,7 @@ def test_a_create_of_an_unknown_kind_is_reported_and_left_at_other() -> None:
 
 
 # ============================================================================================
-# permission_request_to_v1 (9.7, D28, D29)
+# permission_request_to_v1 (D46 (permission mapping), D28, D29)
 
 ALLOW = {"optionId": "a", "name": "Allow", "kind": "allow_once"}
 REJECT = {"optionId": "r", "name": "Reject", "kind": "reject_once", "_meta": {"o": 1}}
@@ -960,7 +961,7 @@ def test_options_are_copied_with_meta_and_without_unknown_keys() -> None:
 
 
 # ============================================================================================
-# Permission responses (9.7)
+# Permission responses (D46 (permission mapping))
 
 
 def v2_response(outcome: Json, **fields: Json) -> v2.RequestPermissionResponse:
@@ -1013,7 +1014,7 @@ def test_c16_unknown_outcome_is_cancelled_never_approval(strict: bool) -> None:
 
 
 # ============================================================================================
-# session_update_to_v1 (9.8, D30)
+# session_update_to_v1 (D46 (session-update mapping), D30)
 
 
 def test_tool_call_update_becomes_a_v1_tool_call_update() -> None:
@@ -1301,7 +1302,8 @@ def test_an_invalid_payload_is_dropped_not_forwarded() -> None:
 
 
 # ============================================================================================
-# v1 -> v2: session_update_to_v2 and permission_request_to_v2 (9.7, 9.8, D5, D37)
+# v1 -> v2: session_update_to_v2 and permission_request_to_v2 (D46 (permission mapping,
+# session-update mapping), D5, D37)
 
 
 def test_v1_tool_calls_become_v2_tool_call_updates() -> None:

@@ -3,7 +3,8 @@
 Optional: install the ``sdk`` extra. Importing ``acp_toolcalls`` never imports ``acp``; only
 this module does.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 6.2, 7.2, 7.3, 10.4):
+Rules this module owns (D46 (tool-call update, patch semantics, meta patches, evidence: null as
+omitted)):
 
 - Sending keeps ``null``. The SDK's v1 ``AgentSideConnection`` serializes with
   ``exclude_none``, so a clear (``"title": null``) can never reach the wire through its
@@ -30,11 +31,11 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 6.2, 7.2, 7.3, 10.4):
   send ``$/cancel_request`` with its own id.
 - Reading SDK models: ``model_fields_set`` decides omitted (``UNSET``) vs set. The SDK's v2
   models *salvage* an invalid value to ``None`` and keep the field in ``model_fields_set``
-  (spec 10.4), which makes ``None`` ambiguous for ``name``, ``title``, ``kind``, ``status`` and
-  ``_meta``: an invalid value must read as omitted (D11), never as a clear. With the raw wire
-  object (``raw=``, which ``store_observer``'s connection observer sees) the raw object is
-  authoritative; without it an ambiguous ``None`` reads as ``UNSET`` unless the caller says
-  the model holds no salvage (``ambiguous_none="clear"``).
+  (D46 (evidence: null as omitted)), which makes ``None`` ambiguous for ``name``, ``title``,
+  ``kind``, ``status`` and ``_meta``: an invalid value must read as omitted (D11), never as a clear.
+  With the raw wire object (``raw=``, which ``store_observer``'s connection observer sees) the raw
+  object is authoritative; without it an ambiguous ``None`` reads as ``UNSET`` unless the caller
+  says the model holds no salvage (``ambiguous_none="clear"``).
 - The lossless client path is ``store_observer``: a connection observer sees every raw
   incoming message before the SDK's models drop nulls, unknown keys and unknown variants.
 

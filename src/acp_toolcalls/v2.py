@@ -1,6 +1,6 @@
 """ACP v2 wire models of the tool-call surface (newest draft schema, ``schema/v2/schema.json``).
 
-The rules the v2 models follow (shared/spec/TOOL-CALLS.md sections 5-6; each is owned by the
+The rules the v2 models follow (D46, its parsing and v2 rows; each is owned by the
 module of its concept in ``acp_toolcalls.models``):
 
 - Every ``ToolCallUpdate`` field but ``toolCallId`` is a three-state patch field: ``UNSET`` =
@@ -14,7 +14,7 @@ module of its concept in ``acp_toolcalls.models``):
 - Leniency markers on each field mirror the schema's ``x-deserialize-*`` keywords.
 - ``session/update`` updates other than the four tool-call and terminal ones are carried as
   ``OpaqueSessionUpdate``: untouched values; ``background_work`` reads a ``state_update``'s
-  ``background`` list (6.12).
+  ``background`` list (D46 (state updates)).
 - Where the schema says omitted and ``null`` are equivalent and the spec's vectors agree (an
   exit status's ``exitCode``/``signal``/``_meta``, T5; a command subject's
   ``toolCallId``/``terminalId``/``_meta``, Q7), ``null`` is read as omitted: decoded equal, never

@@ -211,9 +211,9 @@ class Receiver:
     """The receiving peer: checks what it is sent and keeps its view (a store of its version).
 
     ``first_sight``: a v1 client must see a ``tool_call`` (with a non-empty title) before any
-    ``tool_call_update`` or permission request about the call (9.9 step 2). ``from_v1``: the
-    sender is a v1 -> v2 bridge, which never sends a chunk or a v1-only update and never
-    invents a ``null`` (9.10).
+    ``tool_call_update`` or permission request about the call (D46 (v2 to v1 bridge)). ``from_v1``:
+    the sender is a v1 -> v2 bridge, which never sends a chunk or a v1-only update and never invents
+    a ``null`` (D46 (v1 to v2 bridge)).
     """
 
     def __init__(

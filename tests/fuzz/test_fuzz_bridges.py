@@ -12,9 +12,9 @@ Invariants, after every step:
   mapped answer to a forwarded permission request, which approves only what the client chose;
 - a step only speaks about the sessions it names (``flush(s)``/``close_session(s)``: ``s``);
 - answers the bridge gives on the peer's behalf are valid responses that approve nothing;
-- toward v1: a call's first message is a ``tool_call`` (9.9 step 2), and a permission request
-  only names a call the client has been sent; toward v2: no ``null`` is invented (a v1 ``null``
-  changes nothing, 9.10);
+- toward v1: a call's first message is a ``tool_call`` (D46 (v2 to v1 bridge)), and a permission
+  request only names a call the client has been sent; toward v2: no ``null`` is invented (a v1
+  ``null`` changes nothing, D46 (v1 to v2 bridge));
 - loss paths are JSON paths.
 
 At the end (default caps) the v1 client's view of the bridge's output, after ``flush()``,

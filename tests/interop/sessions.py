@@ -3,7 +3,8 @@
 Each runs one session with one prompt against an agent command line over real stdio (by
 default ``examples/agent.py``; the proxy tests put ``acp-toolcalls bridge`` in front of it)
 and records the client's side of the wire as a ``Run``. ``fold_v1`` is what a v1 client shows
-(the SDK's models folded the v1 way, spec 8.7); ``store_view`` is the same view from our store.
+(the SDK's models folded the v1 way, D46 (v1 store)); ``store_view`` is the same view from our
+store.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ V1_LOSSES = {
     "permission text": "a v1 permission request has no title/description of its own: they are "
     "shown in its `toolCall` while the prompt is open, then the call's own state is restored",
 }
-"""What a v1 client cannot be shown of this agent's v2 intent (spec 9.11), and is allowed
+"""What a v1 client cannot be shown of this agent's v2 intent (D46 (what is lost)), and is allowed
 to differ in ``test_a_v1_client_shows_what_the_agent_meant_modulo_documented_losses``."""
 
 T = TypeVar("T")
@@ -265,7 +266,7 @@ V1_DEFAULTS = {"kind": "other", "status": "pending"}
 
 
 def fold_v1(run: Run) -> dict[str, dict[str, Any]]:
-    """The v1 client's tool calls, folded from the SDK's own models the v1 way (spec 8.7):
+    """The v1 client's tool calls, folded from the SDK's own models the v1 way (D46 (v1 store)):
     ``tool_call``, ``tool_call_update`` and a permission request's ``toolCall`` in wire
     order; a field present and non-null replaces, ``null`` changes nothing."""
     calls: dict[str, dict[str, Any]] = {}

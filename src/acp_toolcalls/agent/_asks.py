@@ -1,6 +1,6 @@
 """The emitter's permission requests: asked about a call or a command, answers read back.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.5, 10.3; D5, D6, D34):
+Rules this module owns (D46 (permissions, evidence: prompt text); D5, D6, D34):
 
 - The request's ``title``/``description`` are the prompt's own; the ``tool_call`` subject
   carries only the minimal patch of the call's own fields (never the prompt's text), and a call

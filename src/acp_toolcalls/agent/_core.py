@@ -1,6 +1,6 @@
 """The emitter's state and plumbing: call ids, the outgoing queue, the v1 bridge, pending text.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10, 10.4; D16, D20):
+Rules this module owns (D46 (sender obligations, evidence: null as omitted); D16, D20):
 
 - Ids: the caller's ids (a model's or provider's) map to session-unique ``toolCallId``\\s. An id
   whose call reached a final status is never reopened: starting it again gets a fresh namespaced

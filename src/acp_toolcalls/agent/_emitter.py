@@ -1,9 +1,10 @@
 """The agent side: tool calls reported as minimal, correct v2 patches (or v1, through the bridge).
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10, 10.3-10.6, 10.9; D3, D14, D16, D20,
-D24, D25, D31); the emitter's parts own the rest (``_core``: ids and the queue; ``_patches``:
-minimal patches; ``_throttle``: growing text; ``_terminals``; ``_asks``: permission requests;
-``_turn``: how calls and turns end; ``_senders``: what each value must be):
+Rules this module owns (D46 (sender obligations, the evidence rows prompt text to unfinished
+calls, display state); D3, D14, D16, D20, D24, D25, D31); the emitter's parts own the rest
+(``_core``: ids and the queue; ``_patches``: minimal patches; ``_throttle``: growing text;
+``_terminals``; ``_asks``: permission requests; ``_turn``: how calls and turns end; ``_senders``:
+what each value must be):
 
 - ``ToolCallEmitter`` is per session and sans-I/O: each method returns the messages to send,
   in order; the caller sends them. Time exists only as the ``now`` the caller passes.

@@ -1,6 +1,6 @@
 """Minimal three-state patches: what the client holds for a call, and what changes it.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10, 10.4; D3, D31):
+Rules this module owns (D46 (sender obligations, evidence: null as omitted); D3, D31):
 
 - Each field of a patch is in one of three states: omitted (``UNSET``: unchanged), ``None``
   (clear: sent as ``null`` only if something is there to clear), or a value (sent only when it

@@ -1,6 +1,6 @@
 """Permission requests as an agent builds them, and the client's answers as an agent reads them.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 6.11, 7.5, 7.10 items 5 and 7; D5, D6, D25,
+Rules this module owns (D46 (permissions; sender obligations, items 5 and 7); D5, D6, D25,
 D34):
 
 - A request cannot be built without a non-empty ``title`` and at least one option; option ids
@@ -128,7 +128,8 @@ def check_subject(
     title: str, description: str | UnsetType | None, subject: v2.PermissionSubject | None
 ) -> None:
     """A subject may carry only what it is about: the prompt's own text is refused in a
-    ``tool_call`` subject's ``title`` or text content (the codex-acp bug, spec 10.3)."""
+    ``tool_call`` subject's ``title`` or text content (the codex-acp bug, D46 (evidence: prompt
+    text))."""
     if subject is None:
         return
     if isinstance(subject, v2.ToolCallPermissionSubject):

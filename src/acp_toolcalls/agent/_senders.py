@@ -1,6 +1,6 @@
 """Sender checks: what a value an agent originates must be before anything is sent.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10 items 1-6; D3, D24, D25). The permission
+Rules this module owns (D46 (sender obligations, items 1-6); D3, D24, D25). The permission
 builder and the emitter check their arguments with these, so both refuse the same things:
 
 - ``SenderError`` names the offending argument by its wire path (``options[1].optionId``).
@@ -87,7 +87,8 @@ def encoded(value: Any, where: str) -> bytes:
 
 
 # --------------------------------------------------------------------------------------------
-# The emitter's fields: one table of what each field's value must be (7.10 items 1-6)
+# The emitter's fields: one table of what each field's value must be (D46 (sender obligations, items
+# 1-6))
 
 _KINDS: frozenset[str] = KNOWN_V2_VALUES["tool kind"]
 _STATUSES: frozenset[str] = KNOWN_V2_VALUES["tool call status"]

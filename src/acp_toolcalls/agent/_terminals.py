@@ -1,6 +1,6 @@
 """Display terminals an agent announces, feeds and closes (v2 ``terminal_update``).
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10; D22): a terminal id is non-empty
+Rules this module owns (D46 (sender obligations); D22): a terminal id is non-empty
 and never reused in a session; ``cwd`` is an absolute native path, ``size`` 1..65535 each way;
 output bytes go out base64-encoded, one ``terminal_output_chunk`` each (empty output sends
 nothing); the exit is reported once (``exit_code`` a 64-bit integer) and the terminal then

@@ -1,11 +1,11 @@
 """Growing text: when a text item that keeps growing is sent again.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 10.9). One text item of a call grows
-(streamed arguments or output). Its first piece goes out at once as a chunk; later growth goes
-out as whole-content replacements, throttled by ``TextThrottle``: at most one per
+Rules this module owns (D46 (sender obligations, item 12; evidence: resends)). One text item of a
+call grows (streamed arguments or output). Its first piece goes out at once as a chunk; later growth
+goes out as whole-content replacements, throttled by ``TextThrottle``: at most one per
 ``min_interval``, and only after enough growth or after the oldest unsent character waited
-``max_delay``. The emitter flushes pending text before any other message about the call; this
-module only says what is due (``due``) and when (``deadline``).
+``max_delay``. The emitter flushes pending text before any other message about the call; this module
+only says what is due (``due``) and when (``deadline``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How calls and turns end: a call's final status, and the turn's end for every open call.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.10 item 8, 10.6; D14, D20):
+Rules this module owns (D46 (sender obligations, item 8; evidence: unfinished calls); D14, D20):
 
 - ``finish`` gives a call its final status (``completed``, ``failed`` or ``cancelled``) after
   its pending text; an advertised ``cancel`` capability is withdrawn; the call then takes no
@@ -52,7 +52,7 @@ class TurnMixin(EmitterCore):
         )  # fmt: skip
         check_fields(fields)
         if "capabilities" in call.fields:
-            fields["capabilities"] = None  # stop advertising `cancel` once final (7.10 item 8)
+            fields["capabilities"] = None  # stop advertising `cancel` once final (D46)
         patched = patch(call, fields)  # raises before the text moves
         if content is not UNSET:
             call.text = None

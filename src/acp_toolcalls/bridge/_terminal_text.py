@@ -1,4 +1,4 @@
-"""Terminal bytes as safe plain text: the transcript fallback of TOOL-CALLS.md 9.6.
+"""Terminal bytes as safe plain text: the transcript fallback of D46 (terminal conversion).
 
 Rules this module owns:
 

@@ -1,6 +1,6 @@
 """The stateful v2 -> v1 bridge: a v2 agent's traffic, made right for a v1 client.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.6-9.9; D10, D22, D28-D30, D39): the
+Rules this module owns (D46 (terminal conversion to v2 to v1 bridge); D10, D22, D28-D30, D39): the
 bridge's entry points and options, and what reaches which layer.
 
 - ``convert`` takes one message (or batch) of the agent -> client direction, or the client's

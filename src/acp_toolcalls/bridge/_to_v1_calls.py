@@ -1,6 +1,6 @@
 """The agent's session updates, as they reach the v2 -> v1 bridge: held back or sent on.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.8, 9.9; D22, D30, D39):
+Rules this module owns (D46 (session-update mapping, v2 to v1 bridge); D22, D30, D39):
 
 - Every update is applied to the store first; what it changed of a call waits in the call's
   ``pending`` (latest value per field; content and ``_meta`` are read back from the store).
@@ -13,8 +13,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.8, 9.9; D22, D30, D39):
 - Terminal output waits in the store until a call's content refers to the terminal (D22);
   then every call showing it is re-sent.
 - v2-only session updates never reach the v1 side raw: mapped when a v1 variant exists,
-  otherwise dropped and reported (9.8, D30). A ``compaction_update`` carries the compaction's
-  whole merged ``_meta`` (a v1 client replaces it; D39).
+  otherwise dropped and reported (D46 (session-update mapping), D30). A ``compaction_update``
+  carries the compaction's whole merged ``_meta`` (a v1 client replaces it; D39).
 - What the store drops, the bridge sends first what it held back about (``on_evict``); a
   dropped call it showed stays known as a ghost (``_MAX_GHOSTS`` at most), so a later update
   of it is not a first sight with another title.
@@ -290,7 +290,7 @@ class _Calls(_Projection):
             self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
         self._absorb(self.store.apply_update(session_id, chunk))
         call.content_dirty = True
-        if not self.coalesce or not call.known:  # a first sight goes out at once (9.9)
+        if not self.coalesce or not call.known:  # a first sight goes out at once (D46)
             self._flush_call(session_id, session, tool_call_id)
 
     def _append_shown(
@@ -376,7 +376,8 @@ class _Calls(_Projection):
 
     def _compaction_meta(self, session_id: str, update: Any) -> Any:
         """A ``compaction_update`` whose ``_meta`` patch (v2: by top-level key) is replaced by
-        the compaction's whole merged ``_meta``: a v1 client replaces it (D39, 9.8)."""
+        the compaction's whole merged ``_meta``: a v1 client replaces it (D39, D46 (session-update
+        mapping))."""
         data = update.data
         compaction_id = data.get("compactionId")
         patch = data.get("_meta", UNSET)

@@ -1,16 +1,16 @@
 """Permission requests of a v2 agent, as a v1 client is asked them, and their answers.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.7; D5, D28, D29):
+Rules this module owns (D46 (permission mapping); D5, D28, D29):
 
 - The subject is applied first, the session's pending changes are flushed, a first-seen call
-  gets its v1 ``tool_call``, then the v1 request goes out (9.7). A v1 client renders the
-  prompt from the request's ``toolCall``, so the user sees what they approve there: the
-  prompt's title, then its description and command ahead of the call's content (D28,
-  amended). While the prompt is open, the call's updates keep that overlay; the answer (or a
-  cancel) restores the call's own title and content with a ``tool_call_update``. The prompt
-  never enters the store. Subject-less, unknown and ``command`` subjects the client does not
-  show get a synthetic call (D28), which ends with the outcome: ``completed`` when an allow
-  option was chosen, else ``failed``. Repeated option ids keep the first (D5).
+  gets its v1 ``tool_call``, then the v1 request goes out (D46 (permission mapping)). A v1 client
+  renders the prompt from the request's ``toolCall``, so the user sees what they approve there: the
+  prompt's title, then its description and command ahead of the call's content (D28, amended). While
+  the prompt is open, the call's updates keep that overlay; the answer (or a cancel) restores the
+  call's own title and content with a ``tool_call_update``. The prompt never enters the store.
+  Subject-less, unknown and ``command`` subjects the client does not show get a synthetic call
+  (D28), which ends with the outcome: ``completed`` when an allow option was chosen, else
+  ``failed``. Repeated option ids keep the first (D5).
 - Each forwarded request is answered once: by the client's answer (mapped; one that is not a
   known outcome is never approval, nor is one with both ``result`` and ``error`` or naming an
   id never offered: D34 amended), or by the bridge, which answers ``cancelled`` when it gives
@@ -225,7 +225,7 @@ class _Permissions(_Calls):
             params = data.get("params")
             request_id = params.get("requestId") if isinstance(params, dict) else None
             if request_id is not None and request_id in self._forwarded:
-                self._give_up(request_id)  # answered `cancelled` at once (9.7)
+                self._give_up(request_id)  # answered `cancelled` at once (D46 (permission mapping))
                 return
         elif method is None and "id" in data:  # the client's answer
             known, asked, late = self._forwarded.answered(data.get("id"))

@@ -1,6 +1,6 @@
 """What a flush sends a v1 client about a call: a first sight, or its changes re-projected.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.6, 9.9; D10, D39):
+Rules this module owns (D46 (terminal conversion, v2 to v1 bridge); D10, D39):
 
 - The first v1 message about a ``toolCallId`` is a v1 ``tool_call`` built from the whole stored
   state, with a non-empty title (title, name, the permission's title when a permission request

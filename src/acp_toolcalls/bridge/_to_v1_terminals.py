@@ -1,6 +1,6 @@
 """Terminals as a v1 client is shown them: rendered from the store's terminal state.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.6; D22):
+Rules this module owns (D46 (terminal conversion); D22):
 
 - A terminal reference in a call's content is rendered at every flush from the terminal's
   state: the ``text`` profile as one fenced transcript item (``$ command``, the sanitized tail

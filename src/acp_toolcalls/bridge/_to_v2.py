@@ -1,13 +1,14 @@
 """The v1 -> v2 bridge: a v1 agent's traffic for a v2 client.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, D38 amended):
+Rules this module owns (D46 (permission mapping, session-update mapping, v1 to v2 bridge); D9,
+D20, D37, D38 amended):
 
-- Every v1 ``tool_call`` and ``tool_call_update`` becomes one v2 ``tool_call_update`` (9.3);
-  the first ``tool_call`` of an id keeps every field the agent set; a repeated one merges
-  instead of wiping, because its default values are dropped (D9, amended). A v1 ``null``
-  never becomes a v2 clear. Content the client holds a prefix of goes as chunks of what is new
-  (``_to_v2_state``); an update that then changes nothing the client holds of a call it has
-  is not sent.
+- Every v1 ``tool_call`` and ``tool_call_update`` becomes one v2 ``tool_call_update`` (D46 (field
+  mapping)); the first ``tool_call`` of an id keeps every field the agent set; a repeated one merges
+  instead of wiping, because its default values are dropped (D9, amended). A v1 ``null`` never
+  becomes a v2 clear. Content the client holds a prefix of goes as chunks of what is new
+  (``_to_v2_state``); an update that then changes nothing the client holds of a call it has is not
+  sent.
 - A repeated ``tool_call`` for a call whose status is final is still merged, and reported (a
   probable id reuse, D20).
 - A v1 permission request becomes a v2 one whose ``title`` is the tool call's title, else the
@@ -21,7 +22,7 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.7, 9.8, 9.10; D9, D20, D37, 
   answers ``cancelled`` when it gives the request up (a cap, ``withdraw``), sends the client
   ``$/cancel_request`` and drops the late answer. A request whose id is ``null`` (v2 ids never
   are) or the id of a pending request is refused (``-32600``). The agent's own
-  ``$/cancel_request`` passes through: the client answers it (9.7).
+  ``$/cancel_request`` passes through: the client answers it (D46 (permission mapping)).
 - The ``_meta`` terminal extension (the proxy offers it to the agent for the client) becomes
   v2 display terminals: ``terminal_update`` and ``terminal_output_chunk`` messages before the
   call's own, its keys consumed, its ``terminal`` items kept (``convert.TerminalReader``, D38
@@ -371,7 +372,7 @@ class V1ToV2Bridge(SessionTables):
     def _patch(self, session: Session, call: v2.ToolCallUpdate) -> v2.ToolCallUpdate:
         """The call's fields that differ from what the client holds (all of them for a call
         it was never sent): the subject patches the displayed call, and the prompt is the
-        request's own ``title`` (D37, 7.5)."""
+        request's own ``title`` (D37, D46 (permissions))."""
         held = session.held.get(call.tool_call_id)
         if held is None:
             return call

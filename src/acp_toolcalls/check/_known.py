@@ -1,10 +1,10 @@
 """Known values of the v2 tool-call surface, for the ``custom-value-prefix`` lint (``_lint``).
 
-Rules this module owns (spec 6.1, 6.5, 7.10 item 3; D17): per open enum or discriminator, its
-known values (``KNOWN_V2_VALUES``; enum-backed sets from the v2 module, the rest from the
-spec; tests check every set against the bundled v2 schema), the stable ``sessionUpdate`` values
-(``KNOWN_V2_SESSION_UPDATES``), and what to send instead of a removed v1 update
-(``REMOVED_V1_UPDATES``).
+Rules this module owns (D46 (v2 updates, diffs; sender obligations, item 3); D17): per open enum or
+discriminator, its known values (``KNOWN_V2_VALUES``; enum-backed sets from the v2 module, the rest
+from the upstream docs; tests check every set against the bundled v2 schema), the stable
+``sessionUpdate`` values (``KNOWN_V2_SESSION_UPDATES``), and what to send instead of a removed v1
+update (``REMOVED_V1_UPDATES``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ KNOWN_V2_SESSION_UPDATES: frozenset[str] = frozenset(
         "usage_update", "notice", "compaction_update", "compaction_summary_chunk",
     }
 )  # fmt: skip
-"""Every ``sessionUpdate`` of the stable v2 schema (spec 6.1)."""
+"""Every ``sessionUpdate`` of the stable v2 schema (D46 (v2 updates))."""
 
 KNOWN_V2_VALUES: Mapping[str, frozenset[str]] = {
     "tool kind": frozenset(k.value for k in v2.ToolKind),

@@ -1,6 +1,6 @@
 """Tool-call lint: sender mistakes that are schema-valid but break clients.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 7.5, 7.10, 10.3, 10.6, 10.9; D10, D17, D20,
+Rules this module owns (D46 (permissions, sender obligations, its evidence rows); D10, D17, D20,
 D23, D24). Every finding has a stable code, a message and the JSON path it is about:
 
 - ``missing-title``: the first report of a ``toolCallId`` in a session carries no non-empty
@@ -9,7 +9,7 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   ``tool_call_update`` or a permission ``toolCall`` for an unseen id, or a ``tool_call`` with an
   empty title (v1 ``tool_call`` requires ``title``; a missing one is a schema violation).
 - ``custom-value-prefix`` (v2 only; v1 enums are closed and the schema reports them): a value of
-  an open enum or discriminator that is neither known nor ``_``-prefixed (7.10 item 3): tool
+  an open enum or discriminator that is neither known nor ``_``-prefixed (D46, obligation 3): tool
   ``kind``, ``status``, permission option ``kind``, tool-call content ``type``, content block
   ``type``, diff ``operation``, ``fileType``, patch ``format``, permission subject ``type`` and
   ``sessionUpdate``. Update types the v2 schema knows (``agent_message_chunk``, ...; with
@@ -23,14 +23,14 @@ D23, D24). Every finding has a stable code, a message and the JSON path it is ab
   (D20, D23). A history replay is no re-creation (D44): after a ``session/load`` (v1) or
   a ``session/resume`` with ``replayFrom`` (v2), from its first tool-call report until the
   answer, the session starts over (``_replays``) and every call is new, as to the client.
-- ``never-final``: at the end of the log a tool call has no final status (10.6). Reported at
-  the line and path of its last update. Exempt: the session's latest ``state_update`` is
-  ``idle`` and its (well-formed) ``background`` list names the call (7.10 item 8).
+- ``never-final``: at the end of the log a tool call has no final status (D46, its evidence
+  rows). Reported at the line and path of its last update. Exempt: the session's latest
+  ``state_update`` is ``idle`` and its well-formed ``background`` names it (D46, obligation 8).
 - ``prompt-in-tool-call`` (v2): a permission request whose ``subject.toolCall`` ``title`` or a
   text content item equals or contains the request's own ``title`` or ``description``
   (whitespace-normalised; empty strings ignored): prompt copy that would overwrite the displayed
-  tool call (7.5, 10.3). A text the call already shows (its title, a text item of its content,
-  exactly) overwrites nothing and is not reported (D44).
+  tool call (D46 (permissions, evidence: prompt text)). A text the call already shows (its title, a
+  text item of its content, exactly) overwrites nothing and is not reported (D44).
 - ``invalid-base64`` (v2): a ``terminal_output_chunk`` ``data`` that is not valid base64 (bad
   padding, stray characters): a client drops the chunk (D22). (In a ``terminal_update``
   ``output.data`` it is an invalid value the decoder reads as omitted and reports.)
@@ -353,7 +353,7 @@ class ToolCallLinter:
     def _v2_tool_call(self, session: str, update: v2.ToolCallUpdate, path: str, raw: Any) -> None:
         self._touch(session, update.tool_call_id, path, update.title)
         call = self._calls[(session, update.tool_call_id)]
-        if update.title is not UNSET:  # what the client shows now (6.2: null unsets)
+        if update.title is not UNSET:  # what the client shows now (D46: null unsets)
             call.title = hash(update.title) if isinstance(update.title, str) else None
         if update.content is not UNSET:
             texts = [hash(t) for i in update.content or () if (t := _text(i)) is not None]
@@ -361,7 +361,7 @@ class ToolCallLinter:
         self._custom("tool kind", update.kind, f"{path}.kind")
         self._custom("tool call status", update.status, f"{path}.status")
         if update.status is not UNSET:
-            # A v2 null resets the status to pending (6.2).
+            # A v2 null resets the status to pending (D46 (tool-call update)).
             status = "pending" if update.status is None else update.status
             self._set_status(session, update.tool_call_id, status, f"{path}.status")
         if isinstance(update.content, list):
@@ -397,7 +397,7 @@ class ToolCallLinter:
             )
 
     def _state_update(self, session: str, data: Mapping[str, Any]) -> None:
-        # A malformed list is "not reported" (6.12), so one bad element voids the exemption.
+        # A malformed list is "not reported" (D46 (state updates)): one bad element voids it.
         listed = v2.background_work(data) if data.get("state") == "idle" else None
         if listed is not None:
             self._idle_background[session] = listed[0]

@@ -1,6 +1,6 @@
 """The lenient reader: salvages what the strict fast path rejected, field by field.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 5.2-5.7, D11, D19, D32):
+Rules this module owns (D46 (schema markers to field leniency), D11, D19, D32):
 
 - A value that does not fit its field is an *item error*. On a ``DEFAULT_ON_ERROR`` field the
   error is absorbed: the field reads as omitted (``UNSET``, never ``None``: only a literal

@@ -1,6 +1,7 @@
 """v1 <-> v2 conversion: the stateless mappings, the stateless and session converters, losses.
 
-Rules this package owns (shared/spec/TOOL-CALLS.md 9; docs/conversion.md lists every loss):
+Rules this package owns (D46 (conversion modes to what is lost); docs/conversion.md lists every
+loss):
 a conversion carries what both versions can say and reports everything else as a ``Loss``
 with its JSON path and a stable ``code``; strict mode raises ``ConversionError`` instead at
 the first thing the target version cannot represent. One concept per module, both directions

@@ -1,6 +1,6 @@
 """Content both ways: tool-call content items, content blocks, locations.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.4; D7, D19, D38, D41):
+Rules this module owns (D46 (content mapping); D7, D19, D38, D41):
 
 - A content block, its annotations and resources, and a location are copied field by field
   into the other version's class (``_STRUCTS_TO_V2``/``_STRUCTS_TO_V1``: class -> (target
@@ -14,8 +14,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.4; D7, D19, D38, D41):
   ``terminal`` item. A nested ``null`` means "none" in v2 too: copied.
 - v2 -> v1: ``ResourceLink.icons``, unknown audience roles and a ``size`` past int64 are
   removed; content blocks and items of unknown types are dropped; a terminal reference is a
-  text item naming the terminal (its output is state only a stateful bridge has, 9.6). Fixes
-  see ``null`` too (``icons: null`` must go: v1 has no such field).
+  text item naming the terminal (its output is state only a stateful bridge has, D46 (terminal
+  conversion)). Fixes see ``null`` too (``icons: null`` must go: v1 has no such field).
 - A ``session`` item (a reference to another session, a subagent's) is copied one to one
   v1 -> v2; toward v1 it is a text item naming the session, and its title when the caller
   knows it (``session_reference_to_v1``), reported: v1 editors on today's SDKs reject a
@@ -150,7 +150,7 @@ def contents_to_v2(items: list[v1.ToolCallContent], path: str, losses: Losses) -
         converted = lookup(_ITEMS_TO_V2, item, TO_V2_MISSING)(item, f"{path}[{index}]", losses)
         if converted is not None:
             out.append(converted)
-    return out  # may be [] when every item was dropped: it still replaces (9.3)
+    return out  # may be [] when every item was dropped: it still replaces (D46 (field mapping))
 
 
 def locations_to_v2(items: list[v1.ToolCallLocation], path: str, losses: Losses) -> Any:
@@ -225,7 +225,7 @@ _STRUCTS_TO_V1: dict[type[Any], tuple[type[WireStruct], dict[str, Fix]]] = {
     v2.ToolCallLocation: (v1.ToolCallLocation, {"meta": meta_fix}),
 }
 
-# Content items (9.4)
+# Content items (D46 (content mapping))
 
 
 def _content_item(item: v2.Content, path: str, losses: Losses) -> list[Any]:
@@ -315,9 +315,9 @@ def content_to_v1(
     ``path`` is where the item sits in its message, for the loss paths (``$.content[2]``).
     Content blocks are copied (``icons`` and unknown audience roles removed); a diff is a v1
     diff when it adds one text file whose whole text is in its Git patch, otherwise a text
-    item (9.5); a terminal or a session reference is a text item naming it; unknown
-    blocks and items are dropped.
-    Strict mode raises ``ConversionError`` for anything but an exact mapping.
+    item (D46 (diff conversion)); a terminal or a session reference is a text item naming it;
+    unknown blocks and items are dropped. Strict mode raises ``ConversionError`` for anything but an
+    exact mapping.
     """
     plain = plain_text_to_v1(item)
     if plain is not None:  # the fast path
@@ -328,7 +328,7 @@ def content_to_v1(
 
 
 # --------------------------------------------------------------------------------------------
-# Tool calls (9.3)
+# Tool calls (D46 (field mapping))
 
 
 def plain_text_to_v1(item: Any) -> v1.Content | None:

@@ -1,6 +1,6 @@
 """Diffs both ways: Git patches out of v1 whole-file texts, v1 diffs or text out of v2 diffs.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.5; D26, D27):
+Rules this module owns (D46 (diff conversion); D26, D27):
 
 - v1 -> v2: a v1 diff becomes a v2 ``add`` (``oldText`` omitted or ``null``) or ``modify``
   (any string, ``""`` included: D26) with ``fileType: "text"`` and a generated Git patch
@@ -33,7 +33,7 @@ from ._fence import fenced
 from ._kernel import TO_V1_MISSING, Losses, copy_meta, lookup, report_extra
 
 # --------------------------------------------------------------------------------------------
-# v1 -> v2: Git patches (9.5)
+# v1 -> v2: Git patches (D46 (diff conversion))
 
 _NO_NEWLINE = "\\ No newline at end of file\n"
 
@@ -86,7 +86,7 @@ def _lines(text: str) -> list[str]:
 def git_patch(path: str, old: str | None, new: str) -> str:
     """A ``git_patch`` text turning ``old`` into ``new`` (``old=None``: a new file).
 
-    One ``diff --git`` section in Git's format with absolute, unprefixed paths (spec 9.5):
+    One ``diff --git`` section in Git's format with absolute, unprefixed paths (D46 (diffs)):
     ``new file mode 100644`` and ``--- /dev/null`` for a new file, unified hunks with 3 lines
     of context and Git hunk headers, and ``\\ No newline at end of file`` after a side's last
     line when it has no trailing newline. Returns ``""`` for an existing file whose text does
@@ -156,7 +156,7 @@ def diff_item_to_v2(item: v1.Diff, path: str, losses: Losses) -> v2.ToolCallCont
 
 
 # --------------------------------------------------------------------------------------------
-# v2 -> v1 (9.5, D27)
+# v2 -> v1 (D46 (diff conversion), D27)
 
 # One Git section adding a file: optional `diff --git` and `index` lines, then either the
 # ---/+++ pair and at most one hunk `@@ -0,0 +1[,N] @@` of `+` lines (with the no-newline
@@ -224,7 +224,7 @@ def _change_line(change: v2.DiffChange) -> str:
 
 
 def diff_summary(diff: v2.Diff) -> str:
-    """The text a v1 client is shown for a v2 diff (9.5 step 2).
+    """The text a v1 client is shown for a v2 diff (D46 (diff conversion)).
 
     One line per change (``Added``, ``Deleted``, ``Modified``, ``Moved a -> b``, ``Copied a ->
     b``, or the operation's name; `` (fileType)`` when the type is given and not ``text``),
@@ -240,7 +240,7 @@ def diff_summary(diff: v2.Diff) -> str:
 
 def whole_new_file(diff: v2.Diff) -> bool:
     """Whether a v2 diff is a v1 diff as it is: one text ``add`` whose ``git_patch`` holds the
-    whole file (9.5 step 1)."""
+    whole file (D46 (diff conversion))."""
     return _whole_new_file(diff) is not None
 
 

@@ -1,4 +1,4 @@
-"""Markdown fenced code blocks that nothing inside can close early (TOOL-CALLS.md 9.5).
+"""Markdown fenced code blocks that nothing inside can close early (D46 (diff conversion)).
 
 Rules this module owns: a fenced block's fence is three backticks, or one more than the
 longest run of backticks inside the text; the text ends with a newline before the closing

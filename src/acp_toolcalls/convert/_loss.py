@@ -1,6 +1,6 @@
 """What a cross-version conversion could not carry over: ``Loss``, ``LossReport``, the codes.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.2):
+Rules this module owns (D46 (conversion modes)):
 
 - Every field or item a conversion could not carry is listed with its JSON path and why;
   nothing is dropped silently. A lossy conversion returns its result together with a

@@ -1,6 +1,6 @@
 """Session updates as JSON: the frame of the opaque updates and the shared rule builders.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.8; D19, D30):
+Rules this module owns (D46 (session-update mapping); D19, D30):
 
 - Session updates other than tool calls are opaque JSON values in the models; each one is
   mapped by the rule (``OpaqueRule``) its ``sessionUpdate`` names in a direction's table, or

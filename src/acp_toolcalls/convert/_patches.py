@@ -3,7 +3,7 @@ file's text forward or in reverse, with no offset and no fuzz (D27, amended 2026
 
 Rules this module owns (sans-I/O: text in, text out):
 
-- ``read_patch`` reads a ``git_patch`` text (spec 9.5: one or more ``diff --git`` sections in
+- ``read_patch`` reads a ``git_patch`` text (D46 (diffs): one or more ``diff --git`` sections in
   Git's format, absolute unprefixed paths, quoted as Git quotes them) into its sections, or
   ``None`` when any line of it is not what Git writes there. A section is the ``diff --git``
   line (or a bare ``---``/``+++`` pair), Git's extended header lines (``old mode``, ``new file

@@ -1,13 +1,13 @@
-"""Permission requests and their answers, both ways (9.7; D5, D28, D29, D37).
+"""Permission requests and their answers, both ways (D46 (permission mapping); D5, D28, D29, D37).
 
 Rules this module owns:
 
 - An option id repeated in a request is dropped, the first kept (both versions say "MUST be
   unique"; D5).
-- v1 -> v2: the request is about its tool call (``toolCall`` mapped as a v1 update, 9.3); its
-  prompt ``title`` is the call's title, else a title the caller remembers, else ``"Permission
-  required"`` (D37). With no options it cannot be sent (v2 needs one): the v1 agent is answered
-  ``cancelled`` (D5).
+- v1 -> v2: the request is about its tool call (``toolCall`` mapped as a v1 update, D46 (field
+  mapping)); its prompt ``title`` is the call's title, else a title the caller remembers, else
+  ``"Permission required"`` (D37). With no options it cannot be sent (v2 needs one): the v1 agent is
+  answered ``cancelled`` (D5).
 - v2 -> v1: a v1 client renders the prompt from ``toolCall``, so the prompt goes there: a
   ``tool_call`` subject is the v1 ``toolCall`` titled with the prompt, its content led by the
   description and command; subject-less, ``command`` and unknown subjects the client does not
@@ -73,13 +73,13 @@ def permission_request_to_v2(
 ) -> tuple[v2.RequestPermissionRequest | None, LossReport]:
     """A v1 ``session/request_permission`` as a v2 one, and the losses.
 
-    The subject is the tool call (``toolCall`` mapped as a v1 update, 9.3). The prompt
-    ``title`` is the tool call's non-empty title, else ``stored_title`` (the title a caller that
-    tracks the session last saw for that call), else ``"Permission required"`` (D37; reported;
+    The subject is the tool call (``toolCall`` mapped as a v1 update, D46 (field mapping)). The
+    prompt ``title`` is the tool call's non-empty title, else ``stored_title`` (the title a caller
+    that tracks the session last saw for that call), else ``"Permission required"`` (D37; reported;
     strict raises). Prompt text a v1 agent put in ``toolCall.content`` stays there. A repeated
-    ``optionId`` is dropped, the first kept (D5). ``None``
-    when the request has no options: v2 needs at least one, so it must not be sent and the v1
-    agent gets ``{"outcome": "cancelled"}`` (D5; strict raises).
+    ``optionId`` is dropped, the first kept (D5). ``None`` when the request has no options: v2 needs
+    at least one, so it must not be sent and the v1 agent gets ``{"outcome": "cancelled"}`` (D5;
+    strict raises).
     """
     losses = Losses(strict)
     report_extra(req, "$", losses)
@@ -299,7 +299,8 @@ def permission_request_to_v1(
     request_id: int | str | None = None,
     shown: list[Any] | None = None,
 ) -> tuple[v1.RequestPermissionRequest | None, LossReport]:
-    """A v2 ``session/request_permission`` as a v1 one, and the losses (9.7, D28 amended).
+    """A v2 ``session/request_permission`` as a v1 one, and the losses (D46 (permission mapping),
+    D28 amended).
 
     A v1 client renders a permission from its ``toolCall``, so that is where the prompt goes:
     ``toolCall.title`` is the request's ``title``, and when the request has a description or
@@ -343,8 +344,9 @@ def permission_request_to_v1(
 
 
 def permission_response_to_v2(resp: v1.RequestPermissionResponse) -> v2.RequestPermissionResponse:
-    """A v1 client's answer as the v2 answer (9.7): ``selected`` and ``cancelled`` map one to
-    one, ``_meta`` is copied. Nothing else exists in v1 (unknown keys are not carried, D19)."""
+    """A v1 client's answer as the v2 answer (D46 (permission mapping)): ``selected`` and
+    ``cancelled`` map one to one, ``_meta`` is copied. Nothing else exists in v1 (unknown keys are
+    not carried, D19)."""
     outcome: v2.PermissionOutcome
     if isinstance(resp.outcome, v1.SelectedPermissionOutcome):
         outcome = v2.SelectedPermissionOutcome(
@@ -358,7 +360,7 @@ def permission_response_to_v2(resp: v1.RequestPermissionResponse) -> v2.RequestP
 def permission_response_to_v1(
     resp: v2.RequestPermissionResponse, *, strict: bool = False
 ) -> tuple[v1.RequestPermissionResponse, LossReport]:
-    """A v2 client's answer as the v1 answer, and the losses (9.7).
+    """A v2 client's answer as the v1 answer, and the losses (D46 (permission mapping)).
 
     ``selected`` keeps its ``optionId`` and ``_meta``; ``cancelled`` loses its ``_meta``; an
     unknown outcome is ``cancelled``, never approval. This never raises, ``strict`` or not: an

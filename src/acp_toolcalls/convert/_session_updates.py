@@ -1,13 +1,14 @@
-"""Session updates both ways: ``session_update_to_v2`` and ``session_update_to_v1`` (9.8).
+"""Session updates both ways: ``session_update_to_v2`` and ``session_update_to_v1`` (D46
+(session-update mapping)).
 
 Rules this module owns:
 
-- v1 -> v2: ``tool_call``/``tool_call_update`` become a v2 ``tool_call_update`` (9.3, a
-  repeated ``tool_call`` merges); message chunks keep their variant but need a ``messageId``
-  v1 may lack; ``plan`` becomes the ``plan_update`` of one fixed plan id (``V1_PLAN_ID``);
-  commands and config options are renamed into their v2 shapes; the other shared variants are
-  copied; the unstable v1 updates map one to one (``_unstable``); ``current_mode_update`` and
-  unknown updates are dropped.
+- v1 -> v2: ``tool_call``/``tool_call_update`` become a v2 ``tool_call_update`` (D46 (field
+  mapping), a repeated ``tool_call`` merges); message chunks keep their variant but need a
+  ``messageId`` v1 may lack; ``plan`` becomes the ``plan_update`` of one fixed plan id
+  (``V1_PLAN_ID``); commands and config options are renamed into their v2 shapes; the other shared
+  variants are copied; the unstable v1 updates map one to one (``_unstable``);
+  ``current_mode_update`` and unknown updates are dropped.
 - v2 -> v1: ``tool_call_update`` becomes a v1 ``tool_call_update``; message chunks,
   ``plan_update`` (as ``plan``; a cancelled entry is left out), commands, config options,
   session info and usage are mapped into their v1 shapes; ``notice`` and compaction updates
@@ -130,14 +131,13 @@ def session_update_to_v2(
 ) -> tuple[v2.SessionUpdate | None, LossReport]:
     """A v1 ``session/update`` payload as a v2 one (``None``: nothing to send), and the losses.
 
-    ``tool_call`` and ``tool_call_update`` become ``tool_call_update`` (9.3); a ``repeated``
-    ``tool_call`` (of an id the caller knows) merges (``tool_call_to_v2``). Message chunks
-    keep their variant; v2 requires ``messageId``, so a chunk without one takes
-    ``message_id`` (a stateful caller's choice) or is dropped. ``plan`` becomes a
-    ``plan_update`` of the plan ``V1_PLAN_ID``. ``available_commands_update`` and
-    ``config_option_update`` are renamed into their v2 shapes; the other shared variants are
-    copied. ``current_mode_update`` and unknown updates are dropped. Every drop is reported;
-    strict mode raises instead.
+    ``tool_call`` and ``tool_call_update`` become ``tool_call_update`` (D46 (field mapping)); a
+    ``repeated`` ``tool_call`` (of an id the caller knows) merges (``tool_call_to_v2``). Message
+    chunks keep their variant; v2 requires ``messageId``, so a chunk without one takes
+    ``message_id`` (a stateful caller's choice) or is dropped. ``plan`` becomes a ``plan_update`` of
+    the plan ``V1_PLAN_ID``. ``available_commands_update`` and ``config_option_update`` are renamed
+    into their v2 shapes; the other shared variants are copied. ``current_mode_update`` and unknown
+    updates are dropped. Every drop is reported; strict mode raises instead.
     """
     losses = Losses(strict)
     if isinstance(update, v1.ToolCall):
@@ -395,17 +395,17 @@ def session_update_to_v1(
 ) -> tuple[v1.SessionUpdate | None, LossReport]:
     """A v2 ``session/update`` payload as a v1 one (``None``: nothing to send), and the losses.
 
-    ``tool_call_update`` becomes a v1 ``tool_call_update`` (9.3; a caller that tracks which ids
-    the client has seen sends ``tool_call_to_v1`` for a new one). Message chunks, ``plan_update``
-    (as ``plan``), commands, config options, session info and usage are mapped into their v1
-    shapes; ``notice`` and compaction updates only when the client advertised
+    ``tool_call_update`` becomes a v1 ``tool_call_update`` (D46 (field mapping); a caller that
+    tracks which ids the client has seen sends ``tool_call_to_v1`` for a new one). Message chunks,
+    ``plan_update`` (as ``plan``), commands, config options, session info and usage are mapped into
+    their v1 shapes; ``notice`` and compaction updates only when the client advertised
     ``session.notices`` / ``session.compaction`` (``notices``/``compaction``, D30); given a
     ``notice_id``, a ``notice`` for a client without ``notices`` is agent message text of the
-    message ``notice_id`` instead (``notice_as_text``, D30 as amended). The unstable updates
-    go only to a client that advertised ``subagents`` / ``plan`` (``_unstable``). Everything
-    else (``tool_call_content_chunk``, terminal updates, ``state_update``, message upserts,
-    unknown updates) is dropped and reported, never forwarded raw. Strict mode raises
-    ``ConversionError`` instead of any drop or substitution.
+    message ``notice_id`` instead (``notice_as_text``, D30 as amended). The unstable updates go only
+    to a client that advertised ``subagents`` / ``plan`` (``_unstable``). Everything else
+    (``tool_call_content_chunk``, terminal updates, ``state_update``, message upserts, unknown
+    updates) is dropped and reported, never forwarded raw. Strict mode raises ``ConversionError``
+    instead of any drop or substitution.
     """
     losses = Losses(strict)
     if (

@@ -1,6 +1,6 @@
 """Whole-message v1 <-> v2 conversion with no bridge state: the stateless converters.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md 9.2, 9.7-9.9; issue 4):
+Rules this module owns (D46 (conversion modes, permission mapping to v2 to v1 bridge); issue 4):
 
 - ``StatelessV2ToV1`` and ``StatelessV1ToV2`` have the bridges' interface: ``convert(message)``
   takes one message or batch (raw bytes, text, JSON values or typed models) and returns a
@@ -10,11 +10,11 @@ Rules this module owns (shared/spec/TOOL-CALLS.md 9.2, 9.7-9.9; issue 4):
 - v2 -> v1: the one piece of state is, per session, the set of tool-call ids already sent to
   the v1 side. A ``tool_call_update`` for an id not in it goes out as a v1 ``tool_call`` with a
   non-empty title (``tool_call_to_v1``, D10), later ones as ``tool_call_update``; one that
-  leaves v1 nothing to show (only ``toolCallId``) is not sent (9.9 step 4). A permission request
-  goes through ``permission_request_to_v1``; when its (possibly synthetic) tool call is new, that
-  call's v1 ``tool_call`` goes out first. ``tool_call_content_chunk`` and terminal updates need a
-  bridge's state: dropped and reported. Every other update goes through
-  ``session_update_to_v1``: mapped, or dropped and reported, never forwarded raw.
+  leaves v1 nothing to show (only ``toolCallId``) is not sent (D46 (v2 to v1 bridge)). A permission
+  request goes through ``permission_request_to_v1``; when its (possibly synthetic) tool call is new,
+  that call's v1 ``tool_call`` goes out first. ``tool_call_content_chunk`` and terminal updates need
+  a bridge's state: dropped and reported. Every other update goes through ``session_update_to_v1``:
+  mapped, or dropped and reported, never forwarded raw.
 - v1 -> v2: the one piece of state is, per session, the set of tool-call ids already sent.
   Updates go through ``session_update_to_v2`` (the first ``tool_call`` of an id keeps every
   field the agent set, a repeated one merges, D9 amended), permission requests through
@@ -142,7 +142,7 @@ class StatelessV2ToV1(_Stateless):
                 patch = out.mapped(where, lambda: tool_call_update_to_v1(update, strict=strict))
                 body = msgspec.structs.asdict(patch)
                 if all(value is UNSET for key, value in body.items() if key != "tool_call_id"):
-                    return  # nothing v1 can show changed (9.9 step 4)
+                    return  # nothing v1 can show changed (D46 (v2 to v1 bridge))
                 mapped = v1.SessionToolCallUpdate(**body)
         else:
             mapped = out.mapped(where, lambda: session_update_to_v1(update, strict=strict))

@@ -1,5 +1,5 @@
-"""Tool calls both ways: the field tables of ``tool_call``/``tool_call_update`` (9.3; D4,
-D8-D10, D32, D36, D39).
+"""Tool calls both ways: the field tables of ``tool_call``/``tool_call_update`` (D46 (field
+mapping); D4, D8-D10, D32, D36, D39).
 
 Rules this module owns:
 
@@ -269,7 +269,7 @@ def _mapped_fields_to_v1(
 def tool_call_update_to_v1(
     u: v2.ToolCallUpdate, *, strict: bool = False
 ) -> tuple[v1.ToolCallUpdate, LossReport]:
-    """A v2 ``tool_call_update`` as a v1 ``tool_call_update``, and the losses (9.3).
+    """A v2 ``tool_call_update`` as a v1 ``tool_call_update``, and the losses (D46 (field mapping)).
 
     For an id the v1 client already shows; the first message about an id should be
     ``tool_call_to_v1``. Strict mode raises ``ConversionError`` at the first substitution or
@@ -304,7 +304,8 @@ def display_title(title: Any, name: Any, kind: Any, title_fallback: str | None =
 def tool_call_to_v1(
     u: v2.ToolCallUpdate, *, strict: bool = False, title_fallback: str | None = None
 ) -> tuple[v1.ToolCall, LossReport]:
-    """The v1 ``tool_call`` for the first sight of ``u``'s id, and the losses (9.9 step 2).
+    """The v1 ``tool_call`` for the first sight of ``u``'s id, and the losses (D46 (v2 to v1
+    bridge)).
 
     ``u`` is all that is known of the call (an update or a store snapshot). The title is never
     empty (D10, ``display_title``), and ``kind`` and ``status`` are always there (their

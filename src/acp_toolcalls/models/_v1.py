@@ -1,6 +1,6 @@
 """ACP v1 wire models of the tool-call surface (stable ``schema/v1/schema.json``).
 
-Rules this module owns (shared/spec/TOOL-CALLS.md section 8):
+Rules this module owns (D46 (v1 shapes)):
 
 - v1 has a create (``tool_call``, ``title`` required) and an update (``tool_call_update``).
   The models keep ``null`` as ``None`` so that a message re-encodes exactly; what a v1 ``null``
@@ -9,8 +9,8 @@ Rules this module owns (shared/spec/TOOL-CALLS.md section 8):
 - Enums are closed (``ToolKind``, ``ToolCallStatus``, option kinds, ``Role``): an unknown string,
   such as a leaked v2 ``"cancelled"``, is kept verbatim (D32) and reported; strict mode rejects it.
   What it means to a v1 reader is ``TOOL_CALL_ENUMS``: nothing (an invalid value reads as
-  omitted: the default on a create, no change on an update, 8.1-8.2); the string is kept only
-  to be sent on.
+  omitted: the default on a create, no change on an update, D46 (v1 shapes)); the string is kept
+  only to be sent on.
 - Unions are closed: an unknown content or content-block type is an item error (skipped inside
   ``content``). Other ``sessionUpdate`` variants are carried untouched as
   ``OpaqueSessionUpdate``; one that v1 does not define is kept and reported.

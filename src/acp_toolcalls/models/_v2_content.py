@@ -1,6 +1,6 @@
 """v2 content blocks: what a message, a tool call's output or a resource carries.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md section 5):
+Rules this module owns (D46 (schema markers to field leniency, content items)):
 
 - ``ContentBlock`` is an open union on ``type``: an unknown type becomes an
   ``UnknownContentBlock`` that keeps every key; a known type with a bad payload is an error of

@@ -1,6 +1,6 @@
 """v2 permission requests: subjects, options, outcomes and the request message.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md section 5.6):
+Rules this module owns (D46 (error containment, permissions)):
 
 - A request's ``title``/``description`` are the prompt's own text and never touch the
   subject's state; a ``tool_call`` subject is applied like a ``tool_call_update``, a

@@ -1,11 +1,11 @@
 """v2 ``session/update``: the update union, its notification and message, background work.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md sections 5-6):
+Rules this module owns (D46 (schema markers to field leniency, v2 updates, state updates)):
 
 - ``session/update`` updates other than the four tool-call and terminal ones are carried as
   ``OpaqueSessionUpdate``: untouched values, written back as received.
-- ``background_work`` reads a ``state_update``'s ``background`` list (6.12): one bad element
-  makes the whole list "not reported".
+- ``background_work`` reads a ``state_update``'s ``background`` list (D46 (state updates)): one bad
+  element makes the whole list "not reported".
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ else:
 def background_work(update: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]] | None:
     """The tool-call ids and terminal ids that a ``state_update`` (as received) lists as
     background work, or ``None`` when it reports none: ``background`` omitted, ``null`` or
-    malformed (6.12: one bad element makes the whole list "not reported"). An item of an
-    unknown type is well-formed work that names nothing here."""
+    malformed (D46 (state updates): one bad element makes the whole list "not reported"). An item of
+    an unknown type is well-formed work that names nothing here."""
     items = update.get("background")
     if not isinstance(items, list):
         return None

@@ -1,6 +1,6 @@
 """v2 terminals: agent-owned display terminals and their output.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md section 6):
+Rules this module owns (D46 (terminals)):
 
 - ``terminal_update`` is an upsert keyed by ``terminalId``; its ``output`` replaces all stored
   bytes, ``terminal_output_chunk`` appends independently base64-encoded bytes. Its ``_meta``

@@ -1,6 +1,6 @@
 """v2 tool calls: the ``ToolCallUpdate`` upsert, its content items, diffs and locations.
 
-Rules this module owns (shared/spec/TOOL-CALLS.md sections 5-6):
+Rules this module owns (D46 (schema markers to field leniency, tool-call update, capabilities)):
 
 - Every ``ToolCallUpdate`` field but ``toolCallId`` is a three-state patch field: ``UNSET`` =
   unchanged, ``None`` = clear (``kind`` resets to ``other``, ``status`` to ``pending``), a value

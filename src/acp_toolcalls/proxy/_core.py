@@ -474,7 +474,7 @@ class ConnectionBridge(_Updates):
             return
         if method == "session/request_permission":
             converted = self._convert(self._bridge(), line, "agent")
-            if isinstance(converted, DecodeError):  # Invalid params; nothing changes (5.6)
+            if isinstance(converted, DecodeError):  # Invalid params; nothing changes (D46)
                 data = {"path": converted.path, "reason": converted.reason}
                 self._agent(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
                 return

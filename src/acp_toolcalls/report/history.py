@@ -34,12 +34,12 @@ Rules this module owns:
   big log's history costs its JSON text, not Python objects; ``take_details`` hands it over
   once as ``msgspec.Raw``, which the page puts into its parts as it is.
 - A v1 stream is shown as it crossed the wire: the store still decides which fields a line
-  changed (its v1 reading, spec 9.3), but the values and content items listed are the ones
-  the v1 message sent (a v1 ``diff`` with ``path``/``oldText``/``newText``, not the v2
-  ``changes``/``patch`` the store holds; a ``kind`` v1 does not define as sent, D32), taken
-  from the line's ``tool_call``, ``tool_call_update`` or permission ``toolCall`` of that call
-  (``wire_calls``). Only ``_meta`` is the store's: the terminal extension's keys are shown as
-  the terminal they make (D38 amended), the call's other keys as the store holds them.
+  changed (its v1 reading, D46 (field mapping)), but the values and content items listed are the
+  ones the v1 message sent (a v1 ``diff`` with ``path``/``oldText``/``newText``, not the v2
+  ``changes``/``patch`` the store holds; a ``kind`` v1 does not define as sent, D32), taken from the
+  line's ``tool_call``, ``tool_call_update`` or permission ``toolCall`` of that call
+  (``wire_calls``). Only ``_meta`` is the store's: the terminal extension's keys are shown as the
+  terminal they make (D38 amended), the call's other keys as the store holds them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The client-side tool-call store (``ToolCallStore``), its stored state and its limits.
 
-Rules this package owns (spec 6.2, 7.1-7.6, 7.11 and 8.7; decisions D1-D4, D9-D11, D13-D18,
-D20, D22, D23, D32, D33, D35): everything that changes stored tool-call or terminal state, and
-what a UI reads of it. Each rule lives in one private module:
+Rules this package owns (D46 (tool-call update, upsert to terminals, client store and v1 store);
+decisions D1-D4, D9-D11, D13-D18, D20, D22, D23, D32, D33, D35): everything that changes stored
+tool-call or terminal state, and what a UI reads of it. Each rule lives in one private module:
 
 - ``_reducer``: ``ToolCallStore``, how each message reaches the rules below (dispatch tables,
   batches, the ``initialize`` negotiation), and the inline hot path of a content chunk.

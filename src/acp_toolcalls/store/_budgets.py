@@ -1,6 +1,6 @@
 """Byte budgets: every value measured as it is stored, and the caps applied after each change.
 
-Rules this module owns (``Limits``; spec 8.7):
+Rules this module owns (``Limits``; D46 (v1 store)):
 
 - A stored value over ``max_value_bytes`` is cut where it is (``_limits.cut_value``); a
   content item over it becomes a text block, its head kept when it was text.

@@ -1,6 +1,6 @@
 """Patch application: how one update's fields land in the stored ``fields`` map.
 
-Rules this module owns (spec 7.2, 7.3; D2, D13):
+Rules this module owns (D46 (patch semantics, meta patches); D2, D13):
 
 - A field that is ``UNSET`` (omitted) leaves the stored value; ``null`` clears it (stored as
   ``None``); a value replaces it. Stored by wire name (``rawInput``).
@@ -34,7 +34,8 @@ PLAIN_UPDATES = frozenset({v2.ToolCallUpdate, v2.SessionToolCallUpdate})
 
 
 def patch_meta(stored: Any, incoming: Any) -> Any:
-    """The patch ``_meta`` rule (7.3): ``UNSET`` keeps, ``None`` clears, an object patches."""
+    """The patch ``_meta`` rule (D46 (meta patches)): ``UNSET`` keeps, ``None`` clears, an object
+    patches."""
     if incoming is UNSET:
         return stored
     if incoming is None:

@@ -1,8 +1,8 @@
 """The client-side tool-call store: the reducer every ACP client needs, done once.
 
-Rules this module owns (spec 7.1-7.6, 7.11 and 8.7; D16-D18, D35): how each message reaches
-the rules of the other modules of ``acp_toolcalls.store``, which own everything that changes
-stored tool-call or terminal state.
+Rules this module owns (D46 (upsert to terminals, client store and v1 store); D16-D18, D35): how
+each message reaches the rules of the other modules of ``acp_toolcalls.store``, which own everything
+that changes stored tool-call or terminal state.
 
 - A ``session/update`` goes by the type of its update: a tool-call update or content chunk
   (``_tool_calls``), a terminal update or output chunk (``_terminals``), a v1 tool call

@@ -1,6 +1,6 @@
 """Sessions: where the store's state lives, which session is current, and eviction by count.
 
-Rules this module owns (spec 7.1, 8.7):
+Rules this module owns (D46 (upsert, v1 store)):
 
 - State is per ``sessionId``: a session exists once it has seen a tool call or a terminal (or
   a bridge ``touch``es it); ``drop_session`` forgets one without events.

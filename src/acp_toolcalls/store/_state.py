@@ -1,6 +1,7 @@
 """Stored state of tool calls, terminals and sessions, and the view a UI reads of a call.
 
-Rules this module owns (spec 6.2, 7.2, 7.3, 7.11; D2, D4, D10, D14, D35):
+Rules this module owns (D46 (tool-call update, patch semantics, meta patches, client store); D2,
+D4, D10, D14, D35):
 
 - A field never set is absent from ``fields``; a cleared one holds ``None`` (or ``[]`` when a
   collection was cleared that way): stored exactly as received, so an export reproduces it.

@@ -1,6 +1,6 @@
 """Terminals: agent-owned display terminals of a session, patched and appended to.
 
-Rules this module owns (spec 7.4; D22):
+Rules this module owns (D46 (terminals); D22):
 
 - A terminal is created on its first ``terminal_update`` or ``terminal_output_chunk``; its
   fields follow the patch rules of ``_patch``.

@@ -1,6 +1,7 @@
 """Tool calls: upsert, patches, content chunks, and the client's own conclusions about them.
 
-Rules this module owns (spec 7.1-7.3, 7.11; D1, D2, D11, D14, D15, D20, D23):
+Rules this module owns (D46 (upsert, patch semantics, meta patches, client store); D1, D2, D11,
+D14, D15, D20, D23):
 
 - Upsert: the first reference to an id (``tool_call_update``, ``tool_call_content_chunk``, a
   permission subject) creates the call with protocol defaults; there is no "not found" (D1).
@@ -12,11 +13,11 @@ Rules this module owns (spec 7.1-7.3, 7.11; D1, D2, D11, D14, D15, D20, D23):
 - The store applies any status as received and never invents one (D14, D23); a final call
   given a non-final status is applied and reported (``ToolCallReopened``, D20).
 - What the client concludes on its own is a local overlay on the view, never stored as
-  protocol state (7.11, D14, D15): ``session/cancel`` marks every open call not listed as
-  background work (the latest ``state_update``'s ``background``) ``ended_locally="cancelled"``,
-  ``tool_call/cancel`` its one call, ``sweep`` what it is given; the agent's next status for
-  the call (a value or ``null``) replaces the mark. ``snapshot``, ``document`` and the bridges
-  never see it.
+  protocol state (D46 (client store), D14, D15): ``session/cancel`` marks every open call not listed
+  as background work (the latest ``state_update``'s ``background``) ``ended_locally="cancelled"``,
+  ``tool_call/cancel`` its one call, ``sweep`` what it is given; the agent's next status for the
+  call (a value or ``null``) replaces the mark. ``snapshot``, ``document`` and the bridges never see
+  it.
 - Past ``max_tool_calls`` per session, finished calls go first, then the oldest open ones.
 """
 
@@ -237,9 +238,9 @@ class _ToolCalls(_Terminals):
         The mark is the client's own conclusion, an overlay on the view (``ended_locally``),
         never protocol state: the call's status stays what the agent said, so ``snapshot``,
         ``document``, ``open_calls`` and the bridges do not see it, and the agent's next status
-        for the call replaces it (7.11, D14, D15). A client calls it when it decides the turn is
-        over, for example after an idle ``state_update``; calls the latest background list
-        names (or whose terminal it names) are left alone. ``now`` is recorded as each marked
+        for the call replaces it (D46 (client store), D14, D15). A client calls it when it decides
+        the turn is over, for example after an idle ``state_update``; calls the latest background
+        list names (or whose terminal it names) are left alone. ``now`` is recorded as each marked
         call's last-update time. Returns one ``ToolCallEndedLocally`` per call marked.
         """
         if status not in FINAL_STATUSES:

@@ -1,4 +1,4 @@
-"""v1 input: v1 tool-call messages mapped to v2 patches (spec 9.3), then the same rules.
+"""v1 input: v1 tool-call messages mapped to v2 patches (D46 (field mapping)), then the same rules.
 
 Rules this module owns (D9, D20, D32, D33, D38 amended):
 

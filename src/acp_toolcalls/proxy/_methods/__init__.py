@@ -2,7 +2,7 @@
 
 Rules this package owns (the v2 migration guide's method table, ``docs/protocol/v2/migration.mdx``,
 for what a proxy between a v1 and a v2 peer must map; tool calls and permissions are the
-bridges' and converters' job, shared/spec/TOOL-CALLS.md 9), one concept per module:
+bridges' and converters' job, D46 (conversion modes to what is lost)), one concept per module:
 
 - ``_tables``: ``TO_V2``/``TO_V1`` (one method of the other version for each client request),
   ``NO_V2``/``NO_V1`` (none, and why), ``MODES_TO_V1``/``MODES_TO_V2``/``MODE_OPTION_TO_V2``,
