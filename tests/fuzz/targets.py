@@ -20,6 +20,8 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
+import msgspec
+
 from acp_toolcalls import (
     Batch,
     DecodeError,
@@ -55,6 +57,7 @@ from acp_toolcalls.events import (
 )
 from acp_toolcalls.models import VersionName
 from acp_toolcalls.store import Limits, size_of
+from acp_toolcalls.store._sessions import MEASURED_BY
 
 from .invariants import (
     TYPED,
@@ -273,7 +276,21 @@ def _check_step(
 
 def _check_sizes(store: ToolCallStore) -> None:
     """The bytes the store counted as it went equal a count from scratch, and the byte caps
-    hold (a single call may stay over its session's cap only by what a cut cannot shrink)."""
+    hold (a single call may stay over its session's cap only by what a cut cannot shrink). A
+    store that caps no byte does not count its calls' values: given a cap that changes nothing
+    (and then its own limits back), it counts what it holds, which must be as exact."""
+    limits = store.limits
+    if all(getattr(limits, name) is None for name in MEASURED_BY):
+        store.limits = msgspec.structs.replace(limits, max_store_bytes=1 << 62)
+        try:
+            _check_counted(store)
+        finally:
+            store.limits = limits
+        return
+    _check_counted(store)
+
+
+def _check_counted(store: ToolCallStore) -> None:
     total = 0
     for sid, session in store.sessions.items():
         session_size = size_of(sid) + 400
