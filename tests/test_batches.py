@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_toolcalls import ToolCallStore
 from acp_toolcalls.codec import to_builtins
 
@@ -209,6 +211,7 @@ def test_replay_json_of_a_batch_of_non_messages_stays_small(tmp_path: Path) -> N
     assert json.loads(from_batch.stdout)["sessions"]["s1"]["toolCalls"]
 
 
+@pytest.mark.slow
 def test_validate_of_a_2_mb_batch_stays_small(tmp_path: Path) -> None:
     count = 1_000_000  # a 2 MB line; before: ~1 GiB (a model and an error per element)
     log = tmp_path / "zeros.jsonl"

@@ -347,6 +347,7 @@ def test_v1_to_v2_bridge_fast_path_changes_nothing(
     assert fast == general
 
 
+@pytest.mark.slow
 def test_v1_to_v2_bridge_fast_path_on_v1_traffic() -> None:
     """What a v1 agent sends for bench_store's corpus (that corpus through V2ToV1Bridge) and
     bench_bridge_v1's stream, with repeated creates and a call re-created after it ended."""

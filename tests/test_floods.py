@@ -55,6 +55,7 @@ def test_every_flood_has_a_test() -> None:
     assert set(EXPECTED_CAP) == set(floods.SCENARIOS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXPECTED_CAP))
 def test_a_flood_is_bounded_and_reported(name: str, idle_rss: float) -> None:
     result = floods.run(name, SCALE, floods.scaled_limits(SCALE), timeout=120)

@@ -27,6 +27,8 @@ import pytest
 
 from acp_toolcalls.schema import OVERLAYS, SCHEMA_FILES
 
+pytestmark = pytest.mark.packaging
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl"
 # Imported by a subprocess after `from acp_toolcalls import codec`: what it runs, and whether it
@@ -67,10 +69,27 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+BUILDS = "ACP_TOOLCALLS_BUILDS"
+"""A directory where the sdist and the compiled wheel are built once and then reused (CI sets
+it: its second stage and the same tests in the sdist take them from there)."""
+
+
+def _built(
+    pattern: str, tmp_path_factory: pytest.TempPathFactory, name: str
+) -> tuple[Path, Path | None]:
+    """Where to build (``BUILDS`` or a fresh directory), and what is there already."""
+    shared = os.environ.get(BUILDS)
+    out = Path(shared) if shared else tmp_path_factory.mktemp(name)
+    out.mkdir(parents=True, exist_ok=True)
+    return out, next(iter(sorted(out.glob(pattern))), None)
+
+
 @pytest.fixture(scope="session")
 def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sdist of the checkout, built as a release would be (`python -m build --sdist`)."""
-    out = tmp_path_factory.mktemp("sdist")
+    out, found = _built("acp_toolcalls-*.tar.gz", tmp_path_factory, "sdist")
+    if found is not None:
+        return found
     _ok(_run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)]))
     (built,) = out.glob("acp_toolcalls-*.tar.gz")
     return built
@@ -81,7 +100,9 @@ def compiled_wheel(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     """A wheel with the mypyc fast path, built from the sdist (so nothing lands in src/)."""
     if not _has_c_compiler():
         pytest.skip("no C compiler: the compiled fast path cannot be built here")
-    out = tmp_path_factory.mktemp("compiled")
+    out, found = _built("acp_toolcalls-*.whl", tmp_path_factory, "compiled")
+    if found is not None:
+        return found
     env = _clean_env(HATCH_BUILD_HOOKS_ENABLE="1")
     _ok(
         _run(

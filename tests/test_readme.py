@@ -19,7 +19,7 @@ def test_ci_runs_the_contributing_test_command() -> None:
     # editable): a line of its own in CI, which then runs the same suite again on a compiled
     # wheel built from the sdist. The README sends contributors there.
     (test_command,) = [block.strip() for block in _blocks("CONTRIBUTING.md", "sh")]
-    assert test_command.endswith("&& pytest") and "\n" not in test_command
+    assert test_command.endswith("&& pytest -n 4 --dist loadfile") and "\n" not in test_command
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
     assert test_command in ci
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -69,6 +69,8 @@ from interop.real_agents import (
 from interop.ts_client import TsClientError, TsClientRun, fold_v1_tool_calls, run_ts_client
 from interop.ts_sdk import require_ts_sdk
 
+pytestmark = pytest.mark.slow  # real agents from npm, each turn over a fake model server
+
 WORKERS = 4
 CLIENT_TIMEOUT = 90.0
 """Seconds one editor session may take (a few on an idle machine)."""

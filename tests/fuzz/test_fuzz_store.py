@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +51,7 @@ LIMITS = st.none() | st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(1.0))
 @given(protocol=st.sampled_from(["v1", "v2", "auto"]), limits=LIMITS, stream=STREAM)
 def test_store_changes_only_what_a_message_names(
