@@ -17,7 +17,6 @@ when quadratic (the full sizes of the issue are measured in docs/robustness.md).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,12 +26,10 @@ import pytest
 
 from acp_toolcalls import ToolCallStore
 from acp_toolcalls.codec import to_builtins
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {
-    **os.environ,
-    "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT / "src")])),
-}
+ENV = child_env()
 CLI = [sys.executable, "-m", "acp_toolcalls.cli"]
 MIB = 1024 * 1024
 

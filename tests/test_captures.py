@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import os
 import re
 import subprocess
 import sys
@@ -27,12 +26,13 @@ from typing import Any
 import pytest
 
 from acp_toolcalls.report.captures import CaptureReader, NotACapture, read_capture
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "tests" / "data" / "captures"
 DEVTOOLS = {1: CAPTURES / "devtools-v1.jsonl", 2: CAPTURES / "devtools-v2.jsonl"}
 BRIDGE_LOG = ROOT / "tests" / "data" / "v1-client-v2-agent.jsonl"
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+ENV = child_env()
 
 
 def cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,6 @@ import functools
 import io
 import itertools
 import json
-import os
 import subprocess
 import sys
 import time
@@ -64,6 +63,7 @@ from adversarial_cases import (
     permission,
     update,
 )
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = DEFAULT_MAX_BYTES
@@ -617,10 +617,7 @@ def test_build_parser_lists_every_command() -> None:
 # --- real processes: a closed stdout, a full disk ---------------------------------------------
 
 # The checkout's source, after whatever the run put first (CI: a compiled wheel).
-ENV = {
-    **os.environ,
-    "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT / "src")])),
-}
+ENV = child_env()
 CLI = [sys.executable, "-m", "acp_toolcalls.cli"]
 
 

@@ -20,15 +20,12 @@ from typing import Any
 
 import pytest
 
+from builds import child_env
 from interop.sessions import bounded
 from test_permission_integrity import SID, Session, update
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {
-    **os.environ,
-    "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT / "src")])),
-    "COLUMNS": "220",
-}
+ENV = child_env(COLUMNS="220")
 CLI = [sys.executable, "-m", "acp_toolcalls.cli"]
 HIDING = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 """Every character that reorders or marks text without being seen."""

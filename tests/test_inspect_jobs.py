@@ -25,9 +25,10 @@ from pathlib import Path
 import pytest
 
 from acp_toolcalls.cli._checks_process import ChecksFailed, ChecksProcess, can_fork
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+ENV = child_env()
 LOGS = [
     ROOT / "examples" / "buggy-v2.jsonl",
     ROOT / "examples" / "session-v1.jsonl",

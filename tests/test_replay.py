@@ -25,6 +25,7 @@ from acp_toolcalls.cli._follow import FollowReader
 from acp_toolcalls.cli.render import last_output_lines, patch_counts, render_store, sanitize
 from acp_toolcalls.models import VersionName
 from acp_toolcalls.store import Limits, TerminalState, ToolCallStore
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl"
@@ -928,7 +929,7 @@ def _wait_for(path: Path, text: str, timeout: float = 5.0) -> None:
 def test_follow_a_growing_file_until_ctrl_c(tmp_path: Path) -> None:
     log = write_log(tmp_path, [tcu("a", title="first call"), b"{"])
     errors = tmp_path / "stderr.txt"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
+    env = child_env(COLUMNS="200")
     with errors.open("w") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "acp_toolcalls.cli", "replay", "--follow", str(log)],
@@ -960,7 +961,7 @@ def test_follow_a_growing_file_until_ctrl_c(tmp_path: Path) -> None:
 
 
 def test_console_script_in_a_subprocess(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = child_env()
     args = [sys.executable, "-m", "acp_toolcalls.cli", "replay"]
     done = subprocess.run(
         [*args, "--json", "-"], input=DEMO.read_bytes(), capture_output=True, env=env
@@ -974,7 +975,7 @@ def test_console_script_in_a_subprocess(tmp_path: Path) -> None:
 
 
 def test_closed_stdout_is_quiet(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = child_env()
     big = write_log(tmp_path, [tcu(f"call_{i}", title="t" * 200) for i in range(3000)])
     proc = subprocess.Popen(
         [sys.executable, "-m", "acp_toolcalls.cli", "replay", "--json", str(big)],

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from importlib.resources import files
@@ -33,6 +32,7 @@ from acp_toolcalls.schema._provenance import (
     SCHEMA_PACKAGE_VERSION,
     schema_file,
 )
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "src" / "acp_toolcalls" / "schemas"
@@ -71,7 +71,7 @@ def test_the_bundled_files_are_the_npm_packages() -> None:
 
 
 def test_version_prints_the_schema_provenance() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = child_env()
     done = subprocess.run(
         [sys.executable, "-m", "acp_toolcalls", "--version"],
         capture_output=True,

@@ -24,6 +24,7 @@ from acp_toolcalls.cli import validate as validate_module
 from acp_toolcalls.cli.lines import ReadError, printable
 from acp_toolcalls.cli.validate import LOOKAHEAD_LINES, read_lines
 from acp_toolcalls.codec import DEFAULT_MAX_BYTES
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -634,7 +635,7 @@ def test_examples_are_schema_valid(schema_valid: Any) -> None:
 
 
 def test_console_entry_point_in_a_subprocess() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = child_env()
     args = [sys.executable, "-m", "acp_toolcalls.cli", "validate"]
     clean = subprocess.run(
         [*args, str(EXAMPLES / "session-v2.jsonl")], capture_output=True, text=True, env=env

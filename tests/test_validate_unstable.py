@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +26,7 @@ from acp_toolcalls.schema import (
     validate_message,
     validate_payload,
 )
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -36,7 +36,7 @@ V1_LOG = DATA / "unstable-updates-v1.jsonl"
 
 def validate(*args: str) -> tuple[int, dict[str, Any]]:
     """The real CLI, ``validate --json ARGS``: (exit code, document)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = child_env()
     done = subprocess.run(
         [sys.executable, "-m", "acp_toolcalls", "validate", "--json", *args],
         capture_output=True,
@@ -103,7 +103,7 @@ def test_unstable_still_reports_what_the_unstable_schema_rejects(tmp_path: Path)
 
 
 def test_the_human_summary_names_the_schema_file_and_overlays() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = child_env()
     done = subprocess.run(
         [sys.executable, "-m", "acp_toolcalls", "validate", "--unstable", str(V1_LOG)],
         capture_output=True,
