@@ -459,7 +459,6 @@ def _decoded(lines: list[bytes], agent: int) -> list[Any]:
     strict decoder, another update read whole into the typed message of an opaque update."""
     from acp_toolcalls.codec import FAST_PATH_MISSES, fast_message_decoder
     from acp_toolcalls.proxy import rpc
-    from acp_toolcalls.proxy._policy import opaque_message
 
     decode = fast_message_decoder("v2" if agent == 2 else "v1")
     out: list[Any] = []
@@ -467,7 +466,7 @@ def _decoded(lines: list[bytes], agent: int) -> list[Any]:
         try:
             out.append(decode(line))
         except FAST_PATH_MISSES:
-            out.append(opaque_message(rpc.whole(line), 2 if agent == 2 else 1) or line)
+            out.append(rpc.opaque_message(rpc.whole(line), 2 if agent == 2 else 1) or line)
     return out
 
 

@@ -632,7 +632,7 @@ def test_the_method_senders_are_the_schemas() -> None:
     # `methods.SENDERS` writes out the schemas' x-method/x-side, so that convert reads a log
     # without loading a schema validator; both must agree.
     from acp_toolcalls.check import method_table
-    from acp_toolcalls.proxy import SENDERS
+    from acp_toolcalls.lifecycle import SENDERS
 
     senders = {"agent": "client", "client": "agent", "protocol": "either"}
     for version in (1, 2):

@@ -149,7 +149,7 @@ def test_each_direction_names_its_sender() -> None:
 
 
 def test_every_direction_of_a_bridge_log_has_a_sender() -> None:
-    from acp_toolcalls.proxy import DIRECTIONS
+    from acp_toolcalls.records import DIRECTIONS
     from acp_toolcalls.report.model import SENDERS
 
     assert {direction: SENDERS[direction] for direction in DIRECTIONS} == SENDER

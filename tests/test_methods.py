@@ -1,4 +1,4 @@
-"""methods.py: every lifecycle mapping turns a valid message of one version into a valid one
+"""lifecycle: every lifecycle mapping turns a valid message of one version into a valid one
 of the other (checked against both bundled schemas), and says what it lost."""
 
 from __future__ import annotations
@@ -8,8 +8,16 @@ from typing import Any
 import pytest
 
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.lifecycle import (
+    NO_V1,
+    NO_V2,
+    TO_V1,
+    TO_V2,
+    map_params,
+    map_result,
+    replays_history,
+)
 from acp_toolcalls.models import VersionName
-from acp_toolcalls.proxy import NO_V1, NO_V2, TO_V1, TO_V2, map_params, map_result, replays_history
 
 CWD = "/home/user/project"
 STDIO_V1 = {"name": "fs", "command": "/usr/bin/mcp-fs", "args": ["--root", CWD], "env": []}

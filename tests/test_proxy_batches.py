@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.proxy import ConnectionBridge, Outbox, _input, _stdio, _writers
+from acp_toolcalls.proxy import ConnectionBridge, Outbox, ProxyConfig, _input, _stdio, _writers
 from fuzz.strategies import SESSION_IDS, examples, traffic
 
 # --------------------------------------------------------------------------------------------
@@ -386,7 +386,7 @@ def test_what_a_read_makes_goes_out_in_bursts_as_the_side_reads() -> None:
 
     async def scenario() -> None:
         notes = _writers._Notes(io.StringIO())
-        bridge = _stdio._Proxy(_stdio.ProxyConfig(command=["true"]), notes, False)
+        bridge = _stdio._Proxy(ProxyConfig(command=["true"]), notes, False)
         transport = Transport(bridge.to_client)
         bridge.to_client.attach(transport)
         handled: list[bytes] = []

@@ -619,7 +619,7 @@ def test_both_paths_of_the_bridge_send_the_same(
 
 
 def test_the_offer_keeps_the_v2_clients_own_meta() -> None:
-    from acp_toolcalls.proxy import TO_V1, map_params
+    from acp_toolcalls.lifecycle import TO_V1, map_params
 
     own = {"zed.dev": {"x": 1}}
     params = {"protocolVersion": 2, "info": {"name": "e", "version": "0"}}

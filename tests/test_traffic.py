@@ -1,11 +1,11 @@
-"""traffic.py: the proxy's --log records, written and read back one side at a time."""
+"""records: the proxy's --log records, written and read back one side at a time."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, cast
 
-from acp_toolcalls.proxy import (
+from acp_toolcalls.records import (
     REDACTED,
     Direction,
     Redactor,

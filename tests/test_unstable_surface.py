@@ -32,8 +32,8 @@ import pytest
 from acp_toolcalls.bridge import V1ToV2Bridge, V2ToV1Bridge
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.codec import decode_message, encode
+from acp_toolcalls.lifecycle import prompt_end_to_v1
 from acp_toolcalls.models import UNSTABLE_SESSION_UPDATES
-from acp_toolcalls.proxy import prompt_end_to_v1
 from interop.raw import RawClient
 from interop.scripted import SID, ScriptedAgent, answer, text, update
 from interop.sessions import bounded

@@ -6,7 +6,7 @@ Rules this module owns (issue 2, item 5; issue 16):
   ``protocolVersion`` 1 or 2 (a response, being the negotiated version, replaces its
   request's). Before any ``initialize``, the first message that exists in only one version
   decides (``DETECTION_HINTS``): a ``sessionUpdate`` of one version, a permission request of
-  one version's shape, a method of one version (the proxy's ``SENDERS`` table).
+  one version's shape, a method of one version (``lifecycle.SENDERS``).
 - A reader holds back at most ``LOOKAHEAD_LINES`` lines / ``LOOKAHEAD_BYTES`` bytes while
   nothing has decided: ``VersionLookahead`` holds them for the readers that must read every
   line in one version (``replay``, ``inspect``'s history; D45), ``version`` the store's.
@@ -26,8 +26,8 @@ import msgspec
 
 from .. import v1
 from ..codec import DecodeError, check_depth
+from ..lifecycle import SENDERS
 from ..models import VersionName
-from ..proxy import SENDERS
 from ._lint import KNOWN_V2_SESSION_UPDATES
 
 __all__ = [

@@ -5,7 +5,7 @@ Rules this module owns:
 - A client's ``session/load`` (v1), or ``session/resume`` with a non-null ``replayFrom`` (v2),
   asks the agent to send the session's history again before it answers: the client starts
   over, and the tool calls replayed are new to it (the bridges do the same). Which requests
-  do is ``proxy.replays_history``, the one rule the bridges use too.
+  do is ``lifecycle.replays_history``, the one rule the bridges use too.
 - The session starts over at its first tool-call report after such a request, while the
   request is unanswered: a request the agent refuses (``-32602`` for an unknown cursor)
   replays nothing and changes nothing. Starting over bumps the session's *epoch*; the lint
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..proxy import replays_history
+from ..lifecycle import replays_history
 
 __all__ = ["MAX_PENDING", "Replays"]
 

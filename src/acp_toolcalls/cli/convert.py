@@ -3,15 +3,14 @@
 Rules this module owns (issue 4, item 4; issue 16, whole sessions; the command line is fixed
 word for word, ``--side`` added):
 
-- ``--to v1`` reads v2 messages, ``--to v2`` reads v1 messages, through a
-  ``SessionConverter`` (``acp_toolcalls.sessions``): the whole session, both sides, is
-  converted with the proxy's mappings (initialize, authentication, session setup, config
-  options, modes, prompt turns, permission answers); the agent's tool calls, permission
-  requests and other session updates go through ``V2ToV1Bridge`` (``--coalesce``: its
-  coalescing policy) or ``StatelessV2ToV1`` with ``--stateless``, and ``V1ToV2Bridge`` or
-  ``StatelessV1ToV2``. ``--coalesce`` exists only for the v2 -> v1 bridge: with
-  ``--stateless`` or ``--to v2`` it is a usage error. docs/conversion.md says what maps and
-  what is lost.
+- ``--to v1`` reads v2 messages, ``--to v2`` reads v1 messages, through a ``SessionConverter``
+  (``acp_toolcalls.sessions``): the whole session, both sides, is converted with the proxy's
+  mappings (``acp_toolcalls.lifecycle``: initialize, authentication, session setup, config
+  options, modes, prompt turns, permission answers); the agent's tool calls, permission requests
+  and other session updates go through ``V2ToV1Bridge`` (``--coalesce``: its coalescing policy)
+  or ``StatelessV2ToV1`` with ``--stateless``, and ``V1ToV2Bridge`` or ``StatelessV1ToV2``.
+  ``--coalesce`` exists only for the v2 -> v1 bridge: with ``--stateless`` or ``--to v2`` it is
+  a usage error. docs/conversion.md says what maps and what is lost.
 - The input's version: until ``initialize`` or a message of one version only says it
   (``detect.ProtocolDetector``, as ``validate`` reads it), at most ``LOOKAHEAD_LINES`` lines /
   ``LOOKAHEAD_BYTES`` bytes are held back (nothing is written); then, or at the end, the lines
@@ -63,7 +62,7 @@ from ..codec import (
 )
 from ..convert import ConversionError, Converted, StatelessV1ToV2, StatelessV2ToV1
 from ..models import Batch
-from ..proxy import LogSide, is_record
+from ..records import LogSide, is_record
 from ..sessions import Sender, SessionConverter
 from . import _options
 from ._output import write_all
@@ -149,7 +148,7 @@ class _Refused(Exception):
 
 
 _RECORD_HINT = b'"direction"'
-_HINT_WINDOW = 96  # `traffic.log_line` writes "direction" within the first bytes of a record
+_HINT_WINDOW = 96  # `records.log_line` writes "direction" within the first bytes of a record
 _SENDERS: dict[str, Sender] = {
     "client->proxy": "client",
     "proxy->client": "agent",

@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, cast
 
 from ..codec import DEFAULT_MAX_BYTES
-from ..proxy import LogSide
+from ..records import LogSide
 from ..report import printable
 from ..report.captures import CaptureReader, NotACapture
 from ..report.model import ReportBuilder

@@ -15,7 +15,7 @@ Rules this module owns:
   a plain or ``bridge --log`` log passes unchanged, a wrapped capture gives its
   messages, each readable line of another shape in it goes to ``note`` instead (``line N: $:
   reason``); input whose JSON objects are no log at all raises ``NotACapture`` (exit 2).
-- ``side_lines``: one side of a ``bridge --log`` file (``proxy.one_side``); a file whose every
+- ``side_lines``: one side of a ``bridge --log`` file (``records.one_side``); a file whose every
   line is the other side's raises ``NoLineOfSide`` (exit 2), never "no findings".
 - ``open_log``: the log a command reads, a file, stdin (``-`` or no name) or with ``--demo``
   the bundled demo session (``DEMO``, in ``acp_toolcalls/data``).
@@ -36,7 +36,7 @@ from typing import IO, Any, BinaryIO, cast
 
 import msgspec
 
-from ..proxy import LogSide, one_side
+from ..records import LogSide, one_side
 from ..report import overlong, printable, unreadable
 from ..report.captures import Captured, CaptureReader, NotACapture
 
@@ -317,7 +317,7 @@ class NoLineOfSide(Exception):
 
 
 def side_lines(lines: Lines, side: LogSide) -> Lines:
-    """``proxy.one_side`` of ``lines``, raising ``NoLineOfSide`` at their end when lines were
+    """``records.one_side`` of ``lines``, raising ``NoLineOfSide`` at their end when lines were
     read and every one was a record of the other side (reading nothing is not a clean log)."""
     read = passed = 0
 

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..check import VersionLookahead
 from ..codec import DEFAULT_MAX_BYTES
-from ..proxy import one_side
+from ..records import one_side
 from ..report import Replayer
 from ..report.captures import CaptureReader
 from ..store import Limits, StoreProtocol, ToolCallStore

@@ -53,7 +53,7 @@ from ..check import (
     Validator,
 )
 from ..codec import DEFAULT_MAX_BYTES
-from ..proxy import LogSide
+from ..records import LogSide
 from ..schema import schema_record
 from ._options import positive_int
 from .lines import (

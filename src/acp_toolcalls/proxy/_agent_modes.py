@@ -1,6 +1,6 @@
 """A v2 agent's mode config option, shown to a v1 client as session modes (``ToV1Client``).
 
-Rules this module owns (the mapping itself is ``_methods._modes``: ``AgentModes``):
+Rules this module owns (the mapping itself is ``lifecycle.AgentModes``):
 
 - A session whose setup result showed the agent's mode option as modes keeps an
   ``AgentModes`` (``_Session.agent_modes``); any other session has no modes for a v1 client.
@@ -18,23 +18,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..lifecycle import NO_V2, AgentModes, jsonrpc
 from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
 from . import _routing as rpc
-from ._methods import NO_V2, AgentModes
 
 if TYPE_CHECKING:
-    from ._output import _Session
-    from ._permissions import _Bridged
+    from ._sessions import Core, _Session
 
 _SET_MODE = "session/set_mode"
 
 
-def _modes(core: _Bridged, session_id: Any) -> AgentModes | None:
+def _modes(core: Core, session_id: Any) -> AgentModes | None:
     session = core._sessions.get(request_key(session_id))
     return session.agent_modes if session is not None else None
 
 
-def set_mode(core: _Bridged, request_id: Any, params: Any) -> None:
+def set_mode(core: Core, request_id: Any, params: Any) -> None:
     """The client's ``session/set_mode``: sent as the mode option's, or refused."""
     session_id = params.get("sessionId") if isinstance(params, dict) else None
     modes = _modes(core, session_id)
@@ -43,17 +42,17 @@ def set_mode(core: _Bridged, request_id: Any, params: Any) -> None:
         code, why = (
             (METHOD_NOT_FOUND, NO_V2[_SET_MODE]) if modes is None else (INVALID_PARAMS, invalid)
         )
-        core._client(rpc.error(request_id, code, str(why)))
+        core._client(jsonrpc.error(request_id, code, str(why)))
         core._note("client", f"{_SET_MODE}: {why}")
         return
     mapped = modes.request(params)
     core._losses("client", _SET_MODE, mapped.losses)
     pending = rpc.Pending(request_id, _SET_MODE, session_id, ("mode", params.get("modeId")))
     target = "session/set_config_option"
-    core._agent(rpc.request(core._to_agent.allocate(pending), target, mapped.value))
+    core._agent(jsonrpc.request(core._to_agent.allocate(pending), target, mapped.value))
 
 
-def answered(core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+def answered(core: Core, pending: rpc.Pending, result: Any) -> None:
     """After the answer to a client request: what the client is told of the modes."""
     modes = _modes(core, pending.session_id)
     if modes is None:
@@ -67,13 +66,13 @@ def answered(core: _Bridged, pending: rpc.Pending, result: Any) -> None:
         updates = (modes.observe(options),)
     for update in updates:
         if update is not None:
-            core._client(rpc.update(pending.session_id, update))
+            core._client(jsonrpc.update(pending.session_id, update))
 
 
-def options_changed(core: _Bridged, session: _Session, session_id: Any, update: Any) -> None:
+def options_changed(core: Core, session: _Session, session_id: Any, update: Any) -> None:
     """The agent's ``config_option_update`` (v2 shape) went to the client: the mode too."""
     modes = session.agent_modes
     if modes is not None and isinstance(update, dict):
         changed = modes.observe(update.get("configOptions"))
         if changed is not None:
-            core._client(rpc.update(session_id, changed))
+            core._client(jsonrpc.update(session_id, changed))

@@ -3,11 +3,11 @@
 Rules this module owns (everything ``acp-toolcalls bridge`` decides; ``_stdio`` only moves
 bytes), and where the rest of them live:
 
-- Versions come from the real ``initialize`` exchange (``_negotiation``, its states
-  ``_state``); the same version on both sides means pass-through (``_passthrough``): every
-  line is forwarded byte for byte; otherwise every message is converted: session lifecycle
-  methods by ``_methods``' tables, tool calls, terminals and permissions by the stateful
-  bridges (``V2ToV1Bridge`` toward a v1 client, with coalescing bounded in time by ``poll``;
+- Versions come from the real ``initialize`` exchange (``_negotiation``, its states ``_state``);
+  the same version on both sides means pass-through (``_passthrough``): every line is forwarded
+  byte for byte; otherwise every message is converted: session lifecycle methods by the tables
+  of ``acp_toolcalls.lifecycle``, tool calls, terminals and permissions by the stateful bridges
+  (``V2ToV1Bridge`` toward a v1 client, with coalescing bounded in time by ``poll``;
   ``V1ToV2Bridge`` toward a v2 client), what differs by direction by the policy chosen once
   (``_policy``).
 - Routing, here: a client request in a method table is mapped (its result mapped back); one
@@ -32,6 +32,15 @@ from typing import Any, Literal
 from msgspec import UNSET
 
 from ..codec import DecodeError
+from ..lifecycle import (
+    MODES_TO_V1,
+    Modes,
+    jsonrpc,
+    map_params,
+    map_result,
+    prompt_error_to_v2,
+    replays_history,
+)
 from ..models import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -41,17 +50,10 @@ from ..models import (
     request_key,
 )
 from . import _routing as rpc
-from ._methods import (
-    MODES_TO_V1,
-    Modes,
-    map_params,
-    map_result,
-    prompt_error_to_v2,
-    replays_history,
-)
-from ._output import ConnectionNote, Outbox, Version, VersionOption, _Prompt
+from ._output import ConnectionNote, Outbox, Version, VersionOption
 from ._passthrough import _PERMISSION_METHOD
 from ._permissions import _turn_error
+from ._sessions import _Prompt
 from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH
 from ._updates import _Updates
 
@@ -220,24 +222,26 @@ class ConnectionBridge(_Updates):
         for pending in list(self._to_agent.pending.values()):
             # A converted prompt ends below with its session; a passed-through one is here.
             if not pending.discard and (pending.method != "session/prompt" or passed):
-                self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
+                self._client(
+                    jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data)
+                )
         self._to_agent.pending.clear()
         for envelope, _line in self._client_held:  # held while the agent answered initialize
             if envelope.method is not UNSET and envelope.id is not UNSET:
                 self._client(
-                    rpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
+                    jsonrpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
                 )
         self._client_held, self._client_held_bytes = [], 0
         for session_id in self._turns.values():  # pass-through v2 turns acknowledged
-            self._client(rpc.update(session_id, _turn_error(reason)))
+            self._client(jsonrpc.update(session_id, _turn_error(reason)))
         self._turns.clear()
         for session_id, session in self._sessions.items():
             for prompt in session.prompts:
                 if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
-                    self._client(rpc.update(session_id, _turn_error(reason)))
+                    self._client(jsonrpc.update(session_id, _turn_error(reason)))
                 else:  # the v1 prompt response is still owed
                     self._client(
-                        rpc.error(prompt.client_id, INTERNAL_ERROR, "Internal error", data)
+                        jsonrpc.error(prompt.client_id, INTERNAL_ERROR, "Internal error", data)
                     )
             session.prompts.clear()
         self._note("agent", f"{reason}; the session ends", "error")
@@ -249,7 +253,7 @@ class ConnectionBridge(_Updates):
         method = envelope.method
         if method is UNSET:
             if envelope.id is UNSET:
-                self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self._client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
                 self._note("client", "a message with neither method nor id: answered -32600")
                 return
             self._client_response(envelope, line)
@@ -266,7 +270,7 @@ class ConnectionBridge(_Updates):
             self._out.to_agent.append(line)
         elif method in _CLIENT_NOTIFICATIONS:  # a cancel is a cancel, with or without an id
             self._client_notification(method, params, line)
-            self._client(rpc.result(plain_id(envelope.id), {}))
+            self._client(jsonrpc.result(plain_id(envelope.id), {}))
             self._note("client", f"{method} is a notification but came with an id: answered {{}}")
         else:
             self._client_request(envelope.id, method, params, line)
@@ -279,7 +283,7 @@ class ConnectionBridge(_Updates):
             self._forward_cancel_request(params, self._to_agent, self._agent, "client")
             return
         if method == "session/cancel" and isinstance(params, dict):
-            self._agent(rpc.notification(method, params))
+            self._agent(jsonrpc.notification(method, params))
             self._settle_permissions(params.get("sessionId"))
             return
         if method == "initialize" or method in self._policy.client_methods:
@@ -296,7 +300,7 @@ class ConnectionBridge(_Updates):
         policy = self._policy
         missing = policy.missing.get(method)
         if missing is not None:
-            self._client(rpc.error(request_id, policy.missing_code, missing))
+            self._client(jsonrpc.error(request_id, policy.missing_code, missing))
             self._note("client", f"{method}: {missing}")
             return
         table = policy.requests
@@ -313,7 +317,7 @@ class ConnectionBridge(_Updates):
             invalid = modes.invalid(params)
             if invalid is not None:
                 data = {"path": "$.params", "reason": invalid}
-                self._client(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+                self._client(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
                 return
             table = MODES_TO_V1  # the v1 agent's modes: session/set_mode
         target, mapped = map_params(table, method, params)
@@ -324,13 +328,15 @@ class ConnectionBridge(_Updates):
             resumed = policy.resumed(self, session_id, target)
             if resumed is None:
                 self._client(
-                    rpc.error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot resume sessions")
+                    jsonrpc.error(
+                        request_id, METHOD_NOT_FOUND, "the v1 agent cannot resume sessions"
+                    )
                 )
                 return
             target = resumed
         if method == "session/prompt":
             if not (isinstance(mapped.value.get("prompt"), list) and mapped.value["prompt"]):
-                self._client(rpc.error(request_id, INVALID_PARAMS, "the prompt has no content"))
+                self._client(jsonrpc.error(request_id, INVALID_PARAMS, "the prompt has no content"))
                 return
             session = self._session(session_id)
             prompt = _Prompt(request_id, content=params.get("prompt", []))
@@ -341,7 +347,7 @@ class ConnectionBridge(_Updates):
             pending.params = self._roots(session_id, params)
         if table is MODES_TO_V1:
             pending.params = ("mode", mapped.value.get("modeId"))
-        self._agent(rpc.request(self._to_agent.allocate(pending), target, mapped.value))
+        self._agent(jsonrpc.request(self._to_agent.allocate(pending), target, mapped.value))
 
     def _modes_of(self, session_id: Any) -> Modes | None:
         session = self._sessions.get(request_key(session_id))
@@ -396,7 +402,7 @@ class ConnectionBridge(_Updates):
             self._agent_notification(method, envelope, line, now)
         elif method in _AGENT_NOTIFICATIONS:  # a notification with an id: handled as one
             self._agent_notification(method, envelope, line, now)
-            self._agent(rpc.result(plain_id(envelope.id), {}))
+            self._agent(jsonrpc.result(plain_id(envelope.id), {}))
             self._note("agent", f"{method} is a notification but came with an id: answered {{}}")
         else:
             self._agent_request(envelope.id, method, envelope, line)
@@ -425,11 +431,13 @@ class ConnectionBridge(_Updates):
             return
         table = self._policy.requests
         if pending.method not in table:
-            self._client(rpc.result(pending.origin_id, result))
+            self._client(jsonrpc.result(pending.origin_id, result))
             return
         modes = self._modes_of(pending.session_id)
         if isinstance(pending.params, tuple) and pending.params[0] == "mode" and modes:
-            self._client(rpc.result(pending.origin_id, modes.selected(pending.params[1], result)))
+            self._client(
+                jsonrpc.result(pending.origin_id, modes.selected(pending.params[1], result))
+            )
             return
         mapped = map_result(table, pending.method, result)
         self._losses("agent", f"{pending.method} result", mapped.losses)
@@ -445,9 +453,9 @@ class ConnectionBridge(_Updates):
             self._policy.established(session, result, value)
             if pending.method == "session/new":  # its id is known now
                 self._roots(session_id, pending.params)
-        self._client(rpc.result(pending.origin_id, value))
+        self._client(jsonrpc.result(pending.origin_id, value))
         for update in mapped.updates:
-            self._client(rpc.update(session_id, update))
+            self._client(jsonrpc.update(session_id, update))
         self._policy.answered(self, pending, result)
         if pending.method == "session/close":
             self._close_session(session_id)
@@ -461,7 +469,7 @@ class ConnectionBridge(_Updates):
             if prompt is not None:
                 prompts.remove(prompt)
                 if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
-                    self._client(rpc.update(pending.session_id, prompt_error_to_v2(error)))
+                    self._client(jsonrpc.update(pending.session_id, prompt_error_to_v2(error)))
                     return
         self._client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
 
@@ -476,7 +484,7 @@ class ConnectionBridge(_Updates):
             converted = self._convert(self._bridge(), line, "agent")
             if isinstance(converted, DecodeError):  # Invalid params; nothing changes (D46)
                 data = {"path": converted.path, "reason": converted.reason}
-                self._agent(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+                self._agent(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
                 return
             self._bridged(converted, "client")
             return

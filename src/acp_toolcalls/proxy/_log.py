@@ -1,10 +1,10 @@
 """The ``--log`` file of ``acp-toolcalls bridge``.
 
-Rules this module owns: every line read and written, with direction and time (``_traffic``'s
-records, credentials redacted unless ``log_secrets``), in a file created 0600 and never opened
-through a symbolic link; past ``log_max_bytes`` or on a write error, logging stops with one
-line on stderr and the session goes on. (Every stderr note of the bridge is shown through
-``_text.printable``, so no note can move the cursor or reorder the text.)
+Rules this module owns: every line read and written, with direction and time (the records of
+``acp_toolcalls.records``, credentials redacted unless ``log_secrets``), in a file created 0600
+and never opened through a symbolic link; past ``log_max_bytes`` or on a write error, logging
+stops with one line on stderr and the session goes on. (Every stderr note of the bridge is shown
+through ``_text.printable``, so no note can move the cursor or reorder the text.)
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ._traffic import Direction, Redactor, log_line, skipped_line
+from ..records import Direction, Redactor, log_line, skipped_line
 
 if TYPE_CHECKING:
-    from ._stdio import ProxyConfig
+    from ._config import ProxyConfig
 
 
 class _Log:

@@ -23,9 +23,9 @@ import msgspec
 from msgspec import UNSET
 
 from ..bridge import TerminalProfile, V1ToV2Bridge, V2ToV1Bridge
+from ..lifecycle import TO_V1, TO_V2, jsonrpc, map_params, map_result
 from ..models import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from . import _routing as rpc
-from ._methods import TO_V1, TO_V2, map_params, map_result
 from ._output import Version
 from ._policy import Converting, PassThrough, Policy, ToV1Client, ToV2Client
 from ._refusals import _Reading
@@ -97,7 +97,7 @@ class _Negotiating(_Reading):
         elif requested == 0 and type(requested) is int:
             data = {"requested": 0, "supported": [1, 2]}
             self._client(
-                rpc.error(
+                jsonrpc.error(
                     request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data
                 )
             )
@@ -108,7 +108,7 @@ class _Negotiating(_Reading):
             path = "$.params.protocolVersion"
             reason = f"`protocolVersion` must be an integer, 1 or 2; it is {shown}"
         data = {"path": path, "reason": reason}
-        self._client(rpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+        self._client(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
         self._note("client", f"initialize: {path}: {reason}: answered -32602", "error")
         return None
 
@@ -125,7 +125,7 @@ class _Negotiating(_Reading):
             value = mapped.value
         pending = rpc.Pending(request_id, "initialize", params=(target, params, again))
         self._asking = target
-        self._agent(rpc.request(self._to_agent.allocate(pending), "initialize", value))
+        self._agent(jsonrpc.request(self._to_agent.allocate(pending), "initialize", value))
 
     def _agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
         asked, params, again = pending.params
@@ -165,7 +165,7 @@ class _Negotiating(_Reading):
         self._event(AGENT_OTHER_VERSION, policy)
         mapped = map_result(policy.requests, "initialize", result)
         self._losses("agent", "initialize result", mapped.losses)
-        self._client(rpc.result(pending.origin_id, mapped.value))
+        self._client(jsonrpc.result(pending.origin_id, mapped.value))
         self._release_held(self._now)
         self._release_client_held()
 

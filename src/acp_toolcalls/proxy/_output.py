@@ -10,7 +10,7 @@ Rules this module owns:
   error; anything else is not sent (noted).
 - A memory cap that bites is noted at most once every ``LIMIT_NOTE_INTERVAL`` seconds per cap,
   saying how many more times it bit since; a bridge's cap is one of its ``$.max_*`` losses.
-- Sessions (``_Session``) are kept per session id, least recently used forgotten past
+- Sessions (``_sessions._Session``) are kept per session id, least recently used forgotten past
   ``max_sessions`` unless something waits on them; the message ids a v1 client has of a
   session, past ``max_message_ids``, oldest first.
 
@@ -27,20 +27,19 @@ from msgspec import UNSET
 
 from ..bridge import V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES, encode
+from ..lifecycle import jsonrpc
 from ..models import INTERNAL_ERROR, request_key
 from ..store import Limits, trim_block
 from . import _routing as rpc
-from ._policy import NEGOTIATION
+from ._policy import NEGOTIATION, Policy
+from ._sessions import Side, _Session
 from ._state import NEGOTIATING, State
 
 if TYPE_CHECKING:
     from ..bridge import ReadFile
-    from ._methods import AgentModes, Modes
-    from ._policy import Policy
 
 Version = Literal[1, 2]
 VersionOption = Literal[1, 2, "auto"]
-Side = Literal["client", "agent"]
 
 LIMIT_NOTE_INTERVAL = 10.0
 """Seconds between two notes about the same cap."""
@@ -72,31 +71,6 @@ class Outbox:
 
     def __bool__(self) -> bool:
         return bool(self.to_client or self.to_agent or self.notes)
-
-
-@dataclass
-class _Prompt:
-    client_id: Any
-    acknowledged: bool = False  # v1 client: the v2 agent answered; v2 client: it was told so
-    stop: dict[str, Any] | None = None  # v1 client: the idle state seen before that answer
-    content: Any = None  # v2 client: the prompt, echoed when it is acknowledged
-
-
-@dataclass
-class _Session:
-    prompts: list[_Prompt] = field(default_factory=list)
-    forwarded_messages: dict[str, None] = field(default_factory=dict)  # messageIds v1 has
-    permissions: int = 0  # permission requests waiting for the client's answer
-    replay_suppressed: bool = False  # a v2 resume without replay served by a v1 load
-    touched: int = 0  # when it was last used: the least recently used go first
-    established: bool = False  # the agent answered a session/new, load or resume of it
-    modes: Modes | None = None  # v2 client: the v1 agent's modes, shown as a config option
-    agent_modes: AgentModes | None = None  # v1 client: the v2 agent's mode option, as modes
-
-    @property
-    def busy(self) -> bool:
-        """A prompt or a permission request of it is waiting."""
-        return bool(self.prompts or self.permissions)
 
 
 class _Output:
@@ -165,11 +139,11 @@ class _Output:
         self._note("agent" if to == "client" else "client", f"{what}: not sent", "error")
         detail = {"details": f"{what} once converted"}
         if envelope.method is UNSET and envelope.id is not UNSET:
-            return encode(rpc.error(envelope.id, INTERNAL_ERROR, "Internal error", detail))
+            return encode(jsonrpc.error(envelope.id, INTERNAL_ERROR, "Internal error", detail))
         if envelope.id is not UNSET:  # a request: its sender gets the answer
             pending = (self._to_agent if to == "agent" else self._to_client).pop(envelope.id)
             if pending is not None:
-                answer = rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+                answer = jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
                 (self._client if to == "agent" else self._agent)(answer)
         return None
 

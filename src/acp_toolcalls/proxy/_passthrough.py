@@ -22,6 +22,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..codec import duplicate_keys
+from ..lifecycle import jsonrpc
 from ..models import CANCELLED_OUTCOME, request_key
 from . import _routing as rpc
 from ._permissions import _Bridged
@@ -77,7 +78,7 @@ class _PassThroughLines(_Bridged):
             own = [d for d in repeated if d.path.startswith((prefix + ".", prefix + "["))]
             if self._ambiguous_answer(message, own, offered) is None:
                 continue
-            answer = rpc.result(message["id"], CANCELLED_OUTCOME)
+            answer = jsonrpc.result(message["id"], CANCELLED_OUTCOME)
             if batch:
                 value[index] = answer
             else:

@@ -30,10 +30,11 @@ from .. import v1, v2
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..codec import DecodeError, Diagnostic, duplicate_keys, encode
 from ..convert import Converted, answer_ambiguity
+from ..lifecycle import jsonrpc, prompt_error_to_v2
 from ..models import CANCELLED_OUTCOME, INTERNAL_ERROR, JsonRpcMessage, replace, request_key
 from . import _routing as rpc
-from ._methods import prompt_error_to_v2
-from ._output import Outbox, Side, _Output
+from ._output import Outbox, _Output
+from ._sessions import Side
 
 
 class _Bridged(_Output):
@@ -91,8 +92,10 @@ class _Bridged(_Output):
                 session.permissions = max(0, session.permissions - 1)
             else:
                 detail = {"details": "too many requests wait for the client"}
-                self._agent(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
-            self._client(rpc.notification("$/cancel_request", {"requestId": forwarded}))
+                self._agent(
+                    jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+                )
+            self._client(jsonrpc.notification("$/cancel_request", {"requestId": forwarded}))
 
     def _give_up_on_agent(self, pending: rpc.Pending, reason: str) -> None:
         """A client request the agent will not be waited on for: the client's answer."""
@@ -104,9 +107,9 @@ class _Bridged(_Output):
         if prompt is not None and session is not None:
             session.prompts.remove(prompt)
             if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
-                self._client(rpc.update(pending.session_id, _turn_error(reason)))
+                self._client(jsonrpc.update(pending.session_id, _turn_error(reason)))
                 return
-        self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
+        self._client(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
 
     # ----------------------------------------------------------------------------------------
     # The bridge's output
@@ -196,7 +199,9 @@ class _Bridged(_Output):
                 return
             asked.withdrawn = True
             assert isinstance(params, dict)
-            self._client(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
+            self._client(
+                jsonrpc.notification("$/cancel_request", {**params, "requestId": forwarded})
+            )
             return
         self._client(message)
 
@@ -230,7 +235,7 @@ class _Bridged(_Output):
         ambiguity = self._ambiguous_answer(answer, repeated, offered)
         converted = None if ambiguity is not None else self._convert(bridge, answer, "client")
         if converted is None or isinstance(converted, DecodeError):  # no approval
-            converted = bridge.convert(rpc.result(pending.origin_id, CANCELLED_OUTCOME))
+            converted = bridge.convert(jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME))
         self._bridged(converted, "agent")
         self._policy.permission_answered(self, pending.session_id, session)
 
@@ -280,7 +285,7 @@ class _Bridged(_Output):
         if forwarded is UNSET:
             self._note(side, f"$/cancel_request for no pending request ({request_id!r}): dropped")
             return
-        send(rpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
+        send(jsonrpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
 
     def _close_session(self, session_id: Any) -> None:
         self._sessions.pop(request_key(session_id), None)

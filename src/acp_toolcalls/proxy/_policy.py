@@ -37,16 +37,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from .. import v1, v2
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES, FAST_PATH_MISSES, fast_message_decoder
-from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
-from . import _agent_modes
-from . import _routing as rpc
-from ._methods import (
-    CLIENT_OWNED as _CLIENT_OWNED,
-)
-from ._methods import (
-    MESSAGE_CHUNKS as _CHUNKS,
-)
-from ._methods import (
+from ..lifecycle import CLIENT_OWNED as _CLIENT_OWNED
+from ..lifecycle import MESSAGE_CHUNKS as _CHUNKS
+from ..lifecycle import (
     MESSAGE_UPSERTS,
     MODE_OPTION_TO_V2,
     NO_V1,
@@ -55,21 +48,20 @@ from ._methods import (
     AgentModes,
     MethodMap,
     Modes,
+    jsonrpc,
     prompt_accepted,
     prompt_end_to_v1,
     prompt_result_to_v2,
     upsert_as_chunks,
 )
-from ._methods import (
-    MODE_UPDATES as _MODE_UPDATES,
-)
-from ._methods import (
-    USER_ECHOES as _USER_ECHOES,
-)
+from ..lifecycle import MODE_UPDATES as _MODE_UPDATES
+from ..lifecycle import USER_ECHOES as _USER_ECHOES
+from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
+from . import _agent_modes
+from . import _routing as rpc
 
 if TYPE_CHECKING:
-    from ._output import _Prompt, _Session
-    from ._permissions import _Bridged
+    from ._sessions import Core, _Prompt, _Session
 
 Mode = Literal["negotiating", "passthrough", "convert"]
 
@@ -78,8 +70,6 @@ _V2_TYPED = frozenset(
 )
 _V1_TYPED = frozenset({"tool_call", "tool_call_update"})
 """``sessionUpdate`` tags the codec reads into typed models; every other is opaque."""
-_ENVELOPE_KEYS = frozenset({"jsonrpc", "method", "params"})
-_PARAMS_KEYS = frozenset({"sessionId", "update"})
 
 
 class Policy:
@@ -99,7 +89,7 @@ class Policy:
         """Whether a prompt that ends in an error ends as an idle ``state_update``."""
         return False
 
-    def typed_update(self, core: _Bridged, line: bytes, now: float) -> bool:
+    def typed_update(self, core: Core, line: bytes, now: float) -> bool:
         """A compact tool-call or terminal update read once, by the strict decoder the bridge
         would read it with, and given to the bridge typed; ``False``: the general path."""
         return False
@@ -109,42 +99,42 @@ class Policy:
         """The client's methods the proxy maps or refuses: requests, never notifications."""
         return self.requests.keys() | self.missing.keys()
 
-    def answered_here(self, core: _Bridged, request_id: Any, method: str, params: Any) -> bool:
+    def answered_here(self, core: Core, request_id: Any, method: str, params: Any) -> bool:
         """A client request the proxy answers itself, or sends in a form of its own (``True``)."""
         return False
 
-    def answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+    def answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         """The agent's result for a client request was mapped and sent to the client."""
 
-    def resumed(self, core: _Bridged, session_id: Any, target: str) -> str | None:
+    def resumed(self, core: Core, session_id: Any, target: str) -> str | None:
         """The agent's method for a ``session/resume`` (``None``: it cannot resume)."""
         return target
 
     def established(self, session: _Session, result: Any, value: Any) -> None:
         """The agent answered a ``session/new``, ``load`` or ``resume`` with ``result``."""
 
-    def refused(self, core: _Bridged, request_id: Any, method: str) -> bool:
+    def refused(self, core: Core, request_id: Any, method: str) -> bool:
         """An agent request the client cannot serve, answered here (``True``)."""
         return False
 
-    def permission_asked(self, core: _Bridged, session_id: Any) -> _Session:
+    def permission_asked(self, core: Core, session_id: Any) -> _Session:
         """A permission request of the agent goes to the client: its session."""
         return core._session(session_id)
 
-    def permission_answered(self, core: _Bridged, session_id: Any, session: _Session) -> None:
+    def permission_answered(self, core: Core, session_id: Any, session: _Session) -> None:
         """The client answered a permission request of ``session``."""
 
     def prompt_started(
-        self, core: _Bridged, session_id: Any, session: _Session, prompt: _Prompt
+        self, core: Core, session_id: Any, session: _Session, prompt: _Prompt
     ) -> None:
         """A prompt of the client is sent to the agent."""
 
-    def prompt_answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+    def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         """The agent's result for a ``session/prompt``."""
         raise NotImplementedError
 
     def update(
-        self, core: _Bridged, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
+        self, core: Core, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
     ) -> None:
         """The agent's ``session/update`` (``plain``: the line read whole, or ``None``)."""
         raise NotImplementedError
@@ -183,7 +173,7 @@ class Converting(Policy):
     bridge: V2ToV1Bridge | V1ToV2Bridge
     v2_side: ClassVar[str] = "client"  # the side that speaks v2
 
-    def refused(self, core: _Bridged, request_id: Any, method: str) -> bool:
+    def refused(self, core: Core, request_id: Any, method: str) -> bool:
         """The agent's ``fs/*`` and ``terminal/*`` requests: ``-32601``, reported. v2 has no
         client file system or terminals, and the bridge offers neither to a v1 agent (D38)
         nor, since v2 has no such capability, to a v2 agent (D38, amended: issue 27)."""
@@ -195,7 +185,7 @@ class Converting(Policy):
             f"{method} is not available: the {self.v2_side} speaks ACP v2, which has no "
             f"client {what} (`clientCapabilities.{capability}` was not advertised)"
         )
-        core._agent(rpc.error(request_id, METHOD_NOT_FOUND, message))
+        core._agent(jsonrpc.error(request_id, METHOD_NOT_FOUND, message))
         core._note("agent", message, "error")
         return True
 
@@ -215,7 +205,7 @@ class ToV1Client(Converting):
     def __init__(self, bridge: V2ToV1Bridge) -> None:
         self.bridge = self.coalescing = bridge
 
-    def answered_here(self, core: _Bridged, request_id: Any, method: str, params: Any) -> bool:
+    def answered_here(self, core: Core, request_id: Any, method: str, params: Any) -> bool:
         if method == "session/set_mode":
             _agent_modes.set_mode(core, request_id, params)
         return method == "session/set_mode"
@@ -223,10 +213,10 @@ class ToV1Client(Converting):
     def established(self, session: _Session, result: Any, value: Any) -> None:
         session.agent_modes = AgentModes.shown(result, value)
 
-    def answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+    def answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         _agent_modes.answered(core, pending, result)
 
-    def prompt_answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+    def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         session = core._session(pending.session_id)
         prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
         if prompt is None:
@@ -236,7 +226,7 @@ class ToV1Client(Converting):
             session.prompts.remove(prompt)
             self._end_prompt(core, prompt, prompt.stop)
 
-    def _idle(self, core: _Bridged, session: _Session, state: Mapping[str, Any]) -> None:
+    def _idle(self, core: Core, session: _Session, state: Mapping[str, Any]) -> None:
         """A v2 agent's idle ``state_update``: the oldest pending v1 prompt ends with it."""
         if not session.prompts:
             return
@@ -248,14 +238,14 @@ class ToV1Client(Converting):
         self._end_prompt(core, prompt, state)
 
     @staticmethod
-    def _end_prompt(core: _Bridged, prompt: _Prompt, state: Mapping[str, Any]) -> None:
+    def _end_prompt(core: Core, prompt: _Prompt, state: Mapping[str, Any]) -> None:
         ended = prompt_end_to_v1(state)
         for loss in ended.losses:
             core._note("agent", loss.reason)
         core._client({"jsonrpc": "2.0", "id": prompt.client_id, **ended.value})
 
     def update(
-        self, core: _Bridged, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
+        self, core: Core, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
     ) -> None:
         session = core._touch(session_id)
         if tag in _USER_ECHOES and session.prompts:
@@ -283,7 +273,7 @@ class ToV1Client(Converting):
             return
         if tag in _CHUNKS and isinstance(body.get("messageId"), str):
             core._forwarded_message(session, body["messageId"])
-        typed = opaque_message(message, 2)
+        typed = rpc.opaque_message(message, 2)
         if typed is not None:
             core._bridge_typed(bridge, typed)
         else:
@@ -292,7 +282,7 @@ class ToV1Client(Converting):
             _agent_modes.options_changed(core, session, session_id, body)
 
     def _fan_out(
-        self, core: _Bridged, session_id: Any, session: _Session, update: Mapping[str, Any]
+        self, core: Core, session_id: Any, session: _Session, update: Mapping[str, Any]
     ) -> None:
         """A v2 message upsert toward v1: as chunks, when the v1 side has none of it yet."""
         refused, chunks = upsert_as_chunks(update, session.forwarded_messages)
@@ -303,9 +293,9 @@ class ToV1Client(Converting):
             return  # no content to show (a `_meta` patch, a clear of nothing v1 has)
         core._forwarded_message(session, update["messageId"])
         for chunk in chunks:
-            core._bridge_update(self.bridge, rpc.update(session_id, chunk))
+            core._bridge_update(self.bridge, jsonrpc.update(session_id, chunk))
 
-    def typed_update(self, core: _Bridged, line: bytes, now: float) -> bool:
+    def typed_update(self, core: Core, line: bytes, now: float) -> bool:
         if len(line) > DEFAULT_MAX_BYTES:
             return False
         try:
@@ -339,26 +329,26 @@ class ToV2Client(Converting):
     def turn_ends_in_update(self, prompt: _Prompt) -> bool:
         return prompt.acknowledged
 
-    def answered_here(self, core: _Bridged, request_id: Any, method: str, params: Any) -> bool:
+    def answered_here(self, core: Core, request_id: Any, method: str, params: Any) -> bool:
         """v2 baseline methods a v1 agent may lack: answered here when it does."""
         caps = self.agent_caps
         session_caps = caps.get("sessionCapabilities") or {}
         if method == "auth/logout" and not (caps.get("auth") or {}).get("logout"):
-            core._client(rpc.result(request_id, {}))  # no auth state: an empty result (v2 rule)
+            core._client(jsonrpc.result(request_id, {}))  # no auth state: an empty result (v2 rule)
             return True
         if method == "session/close" and not isinstance(session_caps.get("close"), dict):
-            core._client(rpc.result(request_id, {}))
+            core._client(jsonrpc.result(request_id, {}))
             core._note("client", "session/close: the v1 agent cannot close sessions; answered {}")
             core._close_session(params.get("sessionId") if isinstance(params, dict) else None)
             return True
         if method == "session/list" and not isinstance(session_caps.get("list"), dict):
             core._client(
-                rpc.error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot list sessions")
+                jsonrpc.error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot list sessions")
             )
             return True
         return False
 
-    def resumed(self, core: _Bridged, session_id: Any, target: str) -> str | None:
+    def resumed(self, core: Core, session_id: Any, target: str) -> str | None:
         caps = self.agent_caps
         can_load = caps.get("loadSession") is True
         can_resume = isinstance((caps.get("sessionCapabilities") or {}).get("resume"), dict)
@@ -374,21 +364,21 @@ class ToV2Client(Converting):
     def established(self, session: _Session, result: Any, value: Any) -> None:
         session.modes = Modes.shown(result, value)
 
-    def permission_asked(self, core: _Bridged, session_id: Any) -> _Session:
+    def permission_asked(self, core: Core, session_id: Any) -> _Session:
         self._agent_works_on(core, session_id)
         session = core._session(session_id)
         if session.prompts and not session.permissions:
             waiting = {"sessionUpdate": "state_update", "state": "requires_action"}
-            core._client(rpc.update(session_id, waiting))
+            core._client(jsonrpc.update(session_id, waiting))
         return session
 
-    def permission_answered(self, core: _Bridged, session_id: Any, session: _Session) -> None:
+    def permission_answered(self, core: Core, session_id: Any, session: _Session) -> None:
         if not session.permissions and session.prompts:
             running = {"sessionUpdate": "state_update", "state": "running"}
-            core._client(rpc.update(session_id, running))
+            core._client(jsonrpc.update(session_id, running))
 
     def prompt_started(
-        self, core: _Bridged, session_id: Any, session: _Session, prompt: _Prompt
+        self, core: Core, session_id: Any, session: _Session, prompt: _Prompt
     ) -> None:
         if session.established:
             # A v1 agent accepts a prompt by working on it: acknowledged for the v2 client now.
@@ -396,7 +386,7 @@ class ToV2Client(Converting):
             # error, first, is the answer: a prompt it refused was never inserted).
             self._acknowledge(core, session_id, prompt)
 
-    def _acknowledge(self, core: _Bridged, session_id: Any, prompt: _Prompt) -> None:
+    def _acknowledge(self, core: Core, session_id: Any, prompt: _Prompt) -> None:
         """A v2 client's prompt to a v1 agent is accepted: ``messageId``, the echo, running."""
         self.bridge.end_message(session_id)
         prompt.acknowledged = True
@@ -404,7 +394,7 @@ class ToV2Client(Converting):
         for message in prompt_accepted(prompt.client_id, session_id, number, prompt.content):
             core._client(message)
 
-    def _agent_works_on(self, core: _Bridged, session_id: Any) -> None:
+    def _agent_works_on(self, core: Core, session_id: Any) -> None:
         """The v1 agent said something about a session: its prompts not acknowledged yet are."""
         session = core._sessions.get(request_key(session_id))
         if session is None:
@@ -413,7 +403,7 @@ class ToV2Client(Converting):
             if not prompt.acknowledged:
                 self._acknowledge(core, session_id, prompt)
 
-    def prompt_answered(self, core: _Bridged, pending: rpc.Pending, result: Any) -> None:
+    def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         """The v1 response ends the turn."""
         session = core._session(pending.session_id)
         prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
@@ -423,15 +413,15 @@ class ToV2Client(Converting):
             session.prompts.remove(prompt)
         self.bridge.end_message(pending.session_id)
         # What the idle update could not carry was never noted: only the turn's end is sent.
-        core._client(rpc.update(pending.session_id, prompt_result_to_v2(result).value))
+        core._client(jsonrpc.update(pending.session_id, prompt_result_to_v2(result).value))
 
     def update(
-        self, core: _Bridged, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
+        self, core: Core, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
     ) -> None:
         self._update(core, session_id, tag, line, None, plain)
 
     def _update(
-        self, core: _Bridged, session_id: Any, tag: Any, line: bytes, typed: Any, plain: Any
+        self, core: Core, session_id: Any, tag: Any, line: bytes, typed: Any, plain: Any
     ) -> None:
         """``typed``: the line's typed message, when ``typed_update`` read it; ``plain``: the
         line read whole, when the core's plain path read it."""
@@ -449,14 +439,14 @@ class ToV2Client(Converting):
         if tag in _V1_TYPED:
             core._bridge_update(bridge, line)
             return
-        typed = opaque_message(rpc.whole(line) if plain is None else plain, 1)
+        typed = rpc.opaque_message(rpc.whole(line) if plain is None else plain, 1)
         if typed is not None:
             core._bridge_typed(bridge, typed)
         else:
             core._bridge_update(bridge, line)
 
     @staticmethod
-    def _mode_update(core: _Bridged, modes: Modes, line: bytes) -> None:
+    def _mode_update(core: Core, modes: Modes, line: bytes) -> None:
         """A v1 agent's mode or config option change, for a session whose modes the v2
         client is shown as a config option: one ``config_option_update`` with them all."""
         message = rpc.whole(line)
@@ -469,9 +459,9 @@ class ToV2Client(Converting):
         out: dict[str, Any] = {"sessionId": params.get("sessionId"), "update": mapped.value}
         if isinstance(params.get("_meta"), dict):
             out["_meta"] = params["_meta"]
-        core._client(rpc.notification("session/update", out))
+        core._client(jsonrpc.notification("session/update", out))
 
-    def typed_update(self, core: _Bridged, line: bytes, now: float) -> bool:
+    def typed_update(self, core: Core, line: bytes, now: float) -> bool:
         if len(line) > DEFAULT_MAX_BYTES:
             return False
         try:
@@ -482,30 +472,3 @@ class ToV2Client(Converting):
             return False
         self._update(core, message.params.session_id, None, line, message, None)
         return True
-
-
-def opaque_message(message: Any, version: Literal[1, 2]) -> Any:
-    """A plain ``session/update`` with an opaque update (messages, plans, ...) as its typed
-    message, so a bridge maps it without reading it again; ``None`` for anything unusual,
-    which then takes the bridge's own (lenient) reading."""
-    params = message.get("params") if isinstance(message, dict) else None
-    if not (
-        isinstance(params, dict)
-        and message.keys() <= _ENVELOPE_KEYS
-        and message.get("jsonrpc") == "2.0"
-        and params.keys() <= _PARAMS_KEYS
-        and isinstance(params.get("sessionId"), str)
-        and isinstance(params.get("update"), dict)
-        and isinstance(params["update"].get("sessionUpdate"), str)
-    ):
-        return None
-    if version == 2:
-        notification = v2.UpdateSessionNotification(
-            session_id=params["sessionId"], update=v2.OpaqueSessionUpdate(params["update"])
-        )
-        return v2.SessionUpdateMessage(params=notification)
-    return v1.SessionUpdateMessage(
-        params=v1.SessionNotification(
-            session_id=params["sessionId"], update=v1.OpaqueSessionUpdate(params["update"])
-        )
-    )

@@ -40,6 +40,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..codec import Diagnostic, duplicate_keys
+from ..lifecycle import jsonrpc
 from ..models import (
     CANCELLED_OUTCOME,
     INTERNAL_ERROR,
@@ -48,8 +49,9 @@ from ..models import (
     plain_id,
 )
 from . import _routing as rpc
-from ._output import Outbox, Side
+from ._output import Outbox
 from ._passthrough import _PassThroughLines
+from ._sessions import Side
 
 _BATCH_NOTES = 3
 """Notes about the elements of one batch line kept as they are; the rest are counted."""
@@ -97,7 +99,9 @@ class _Reading(_PassThroughLines):
             if request_id is not UNSET and has_method:
                 limit = f"over the line limit of {self.max_line_bytes} bytes (--max-line-bytes)"
                 detail = {"details": f"a request of {size} bytes, {limit}: not read"}
-                answer = rpc.error(plain_id(request_id), INVALID_REQUEST, "Invalid Request", detail)
+                answer = jsonrpc.error(
+                    plain_id(request_id), INVALID_REQUEST, "Invalid Request", detail
+                )
                 (self._client if side == "client" else self._agent)(answer)
                 what += "; answered -32600"
             elif request_id is not UNSET:
@@ -117,7 +121,9 @@ class _Reading(_PassThroughLines):
                 return ""
             if self._policy.mode == "passthrough":  # the agent's own id: it waits for it
                 detail = {"details": f"the client's answer could not be read ({reason})"}
-                error = rpc.error(plain_id(request_id), INTERNAL_ERROR, "Internal error", detail)
+                error = jsonrpc.error(
+                    plain_id(request_id), INTERNAL_ERROR, "Internal error", detail
+                )
                 self._agent(error)
                 return "; the agent is answered an error in its place"
             return ""
@@ -125,7 +131,7 @@ class _Reading(_PassThroughLines):
         if pending is None or pending.discard:
             return ""
         detail = {"details": f"the agent's answer could not be read ({reason})"}
-        self._client(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+        self._client(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
         return "; the client is answered an error in its place"
 
     # ----------------------------------------------------------------------------------------
@@ -155,7 +161,7 @@ class _Reading(_PassThroughLines):
             return None
         self._note("client", f"a line that is not JSON ({reason}): answered -32700", "error")
         known = plain_id(request_id) if request_id is not UNSET else None
-        self._client(rpc.error(known, PARSE_ERROR, "Parse error", {"details": reason}))
+        self._client(jsonrpc.error(known, PARSE_ERROR, "Parse error", {"details": reason}))
         return None
 
     def _unreadable_answer(self, request_id: Any, reason: str) -> bool:
@@ -167,17 +173,17 @@ class _Reading(_PassThroughLines):
         if pending.discard:
             return True
         if pending.method == "session/request_permission":
-            self._permission_answered(pending, rpc.result(pending.origin_id, CANCELLED_OUTCOME))
+            self._permission_answered(pending, jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME))
             return True
         detail = {"details": f"the client's answer could not be read ({reason})"}
-        self._agent(rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+        self._agent(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
         return True
 
     def _client_values(self, value: Any, line: bytes, now: float) -> None:
         """What the client's line read as: a batch, element by element, or one value."""
         if isinstance(value, list):
             if not value:  # JSON-RPC: an empty batch is one Invalid Request, id null
-                self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self._client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
                 self._note("client", "an empty batch: answered -32600", "error")
             else:
                 self._batch("client", value, now, line)
@@ -187,7 +193,7 @@ class _Reading(_PassThroughLines):
     def _client_value(self, value: Any, line: bytes, now: float) -> None:
         """One message of the client (a line) as JSON values."""
         if not isinstance(value, dict):
-            self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+            self._client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
             self._note("client", "a JSON value that is not a message: answered -32600", "error")
             return
         self._client_item(value, line, now, alone=True)
@@ -198,7 +204,7 @@ class _Reading(_PassThroughLines):
         id null: here when ``alone``, else once for all such elements, by ``_batch``)."""
         if "method" not in value and "id" not in value:
             if alone:
-                self._client(rpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self._client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
                 self._note("client", "a message with neither method nor id: answered -32600")
             return False
         try:
@@ -208,7 +214,7 @@ class _Reading(_PassThroughLines):
             if known is None and not alone:
                 return False
             self._client(
-                rpc.error(known, INVALID_REQUEST, "Invalid Request", {"details": str(exc)})
+                jsonrpc.error(known, INVALID_REQUEST, "Invalid Request", {"details": str(exc)})
             )
             self._note(
                 "client", f"a JSON value that is not a message ({exc}): answered -32600", "error"
@@ -276,7 +282,9 @@ class _Reading(_PassThroughLines):
                     f"{invalid} of the {len(items)} elements of the batch are not requests "
                     "(not an object, or no method and no id): one answer for them all"
                 )
-                error = rpc.error(None, INVALID_REQUEST, "Invalid Request", {"details": details})
+                error = jsonrpc.error(
+                    None, INVALID_REQUEST, "Invalid Request", {"details": details}
+                )
                 self._client(error)
                 what += f": {invalid} not a message with an id; answered once -32600 (id null)"
             else:
@@ -383,7 +391,7 @@ class _Reading(_PassThroughLines):
         self._note("agent", f"{what}: {'answered' if answered else 'dropped'}", "error")
         if answered:
             message = "Parse error" if code == PARSE_ERROR else "Invalid Request"
-            self._agent(rpc.error(plain_id(request_id), code, message, {"details": what}))
+            self._agent(jsonrpc.error(plain_id(request_id), code, message, {"details": what}))
 
     def _refused_id(self, request_id: Any, method: str, line: bytes) -> bool:
         """Whether an agent request's id is refused (``-32600``): not a string or an integer,
@@ -396,7 +404,9 @@ class _Reading(_PassThroughLines):
         if self._to_client.forwarded_id(request_id) is UNSET:
             return False
         what = f"request {request_id!r} reuses the id of a request still waiting for its answer"
-        self._agent(rpc.error(request_id, INVALID_REQUEST, "Invalid Request", {"details": what}))
+        self._agent(
+            jsonrpc.error(request_id, INVALID_REQUEST, "Invalid Request", {"details": what})
+        )
         self._note("agent", f"{method}: {what}: refused (-32600)", "error")
         return True
 
@@ -423,14 +433,16 @@ class _Reading(_PassThroughLines):
             what = f"a message that cannot be read ({exc})"
             if envelope.method is not UNSET and envelope.id is not UNSET:
                 self._note("agent", f"{what}: answered -32700", "error")
-                error = rpc.error(plain_id(envelope.id), PARSE_ERROR, "Parse error")
+                error = jsonrpc.error(plain_id(envelope.id), PARSE_ERROR, "Parse error")
                 self._agent(error)
             elif envelope.method is UNSET and envelope.id is not UNSET:
                 self._note("agent", f"{what}: the client is answered an error", "error")
                 pending = self._to_agent.pop(envelope.id)
                 if pending is not None and not pending.discard:
                     detail = {"details": f"the agent's answer could not be read ({exc})"}
-                    error = rpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+                    error = jsonrpc.error(
+                        pending.origin_id, INTERNAL_ERROR, "Internal error", detail
+                    )
                     self._client(error)
             else:
                 self._note("agent", f"{what}: not forwarded", "error")

@@ -1,4 +1,5 @@
-"""What the proxy reads of a JSON-RPC line to route it, the lines it writes, and request ids.
+"""What the proxy reads of a JSON-RPC line to route it, and request ids (the lines it writes
+itself are ``lifecycle.jsonrpc``'s).
 
 Rules this module owns:
 
@@ -15,38 +16,38 @@ Rules this module owns:
   (``replace_lone_surrogates``); for a line that cannot be read at all, ``salvage_id`` finds
   its top-level ``id`` (and whether it has a ``method``) without parsing the rest, so that a
   request still gets its answer.
+- A plain ``session/update`` with nothing but the usual members (``ENVELOPE_KEYS``) and an
+  update the codec keeps opaque is handed to a bridge as a typed message (``opaque_message``),
+  so the bridge does not read it again; anything unusual takes the bridge's lenient reading.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from .. import v1, v2
 from ..codec import DecodeError, check_depth
 from ..models import request_key
 
 __all__ = [
+    "ENVELOPE_KEYS",
     "Envelope",
     "Pending",
     "RequestIds",
     "Unreadable",
-    "error",
-    "notification",
+    "opaque_message",
     "plain",
     "read_envelope",
     "read_line",
     "read_update",
     "replace_lone_surrogates",
-    "request",
-    "result",
     "salvage_id",
-    "update",
     "whole",
 ]
 
@@ -193,37 +194,36 @@ def _scalar(raw: bytes) -> Any:
         return UNSET
 
 
-# The lines the connection writes itself, as plain JSON values (``jsonrpc.response`` wraps a
-# result for the bridges' output instead).
+ENVELOPE_KEYS = frozenset({"jsonrpc", "method", "params"})
+"""The members of a plain notification's envelope."""
+_PARAMS_KEYS = frozenset({"sessionId", "update"})
 
 
-def request(request_id: Any, method: str, params: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        out["params"] = params
-    return out
-
-
-def notification(method: str, params: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        out["params"] = params
-    return out
-
-
-def result(request_id: Any, result: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
-def error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
-
-
-def update(session_id: Any, update: Mapping[str, Any]) -> dict[str, Any]:
-    return notification("session/update", {"sessionId": session_id, "update": update})
+def opaque_message(message: Any, version: Literal[1, 2]) -> Any:
+    """A plain ``session/update`` with an opaque update (messages, plans, ...) as its typed
+    message, so a bridge maps it without reading it again; ``None`` for anything unusual,
+    which then takes the bridge's own (lenient) reading."""
+    params = message.get("params") if isinstance(message, dict) else None
+    if not (
+        isinstance(params, dict)
+        and message.keys() <= ENVELOPE_KEYS
+        and message.get("jsonrpc") == "2.0"
+        and params.keys() <= _PARAMS_KEYS
+        and isinstance(params.get("sessionId"), str)
+        and isinstance(params.get("update"), dict)
+        and isinstance(params["update"].get("sessionUpdate"), str)
+    ):
+        return None
+    if version == 2:
+        notification = v2.UpdateSessionNotification(
+            session_id=params["sessionId"], update=v2.OpaqueSessionUpdate(params["update"])
+        )
+        return v2.SessionUpdateMessage(params=notification)
+    return v1.SessionUpdateMessage(
+        params=v1.SessionNotification(
+            session_id=params["sessionId"], update=v1.OpaqueSessionUpdate(params["update"])
+        )
+    )
 
 
 @dataclass

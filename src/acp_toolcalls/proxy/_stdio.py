@@ -48,19 +48,17 @@ import os
 import select
 import signal
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import IO, Any
 
 from .._text import printable
-from ..codec import DEFAULT_MAX_BYTES
 from ..convert import prepare_update_checks
-from ..store import Limits
-from ._core import ConnectionBridge, Outbox, VersionOption
-from ._files import DEFAULT_DISK_DIFF_BYTES, DiskFiles
+from ..records import Direction
+from ._config import ProxyConfig
+from ._core import ConnectionBridge, Outbox
+from ._files import DiskFiles
 from ._input import _READ_AHEAD, Oversized, _batches, _FileFeed, _pollable
 from ._log import _Log, _log_error, open_log
-from ._output import Side
 from ._process import (
     _Agent,
     _exit_reason,
@@ -69,46 +67,16 @@ from ._process import (
     _Orphans,
     _set_blocking,
 )
-from ._traffic import Direction
+from ._sessions import Side
 from ._writers import QUEUE_BYTES, _Notes, _Pipe, _Writer
 
-__all__ = ["QUEUE_BYTES", "ProxyConfig", "run_proxy"]
+__all__ = ["QUEUE_BYTES", "run_proxy"]
 
 _STEP = 32  # lines given to the core at a time
 _BURST_BYTES = 1 << 18  # what the lines of one read make, written as soon as it is this much
 _POLL = 0.02  # seconds between looks at the agent's process group while it ends
 _HANGUP_POLL = 0.25  # seconds between looks for the client's hang-up while it is not read
 _REAP_EVERY = 1.0  # seconds between collections of the agent's orphans that exited
-
-
-@dataclass(frozen=True)
-class ProxyConfig:
-    """What ``acp-toolcalls bridge`` was asked to do."""
-
-    command: Sequence[str]
-    client_version: VersionOption = "auto"
-    agent_version: VersionOption = "auto"
-    coalesce_ms: float = 50.0
-    log_path: str | None = None
-    max_line_bytes: int = DEFAULT_MAX_BYTES
-    verbose: bool = False
-    log_max_bytes: int | None = None
-    log_secrets: bool = False
-    limits: Limits | None = None
-    """Memory caps of the connection and its bridges (``None``: the defaults)."""
-    grace: float = 5.0
-    """Seconds the agent gets to exit once its stdin is closed."""
-    term_grace: float = 2.0
-    """Seconds between SIGTERM and SIGKILL to what is left of the agent's process group."""
-    disk_diffs: bool = True
-    """v1 client, v2 agent: show a diff as a v1 diff, its texts rebuilt from the file on disk
-    and its Git patch (D27 amended; ``False``: ``--no-disk-diffs``)."""
-    disk_diff_max_bytes: int = DEFAULT_DISK_DIFF_BYTES
-    """The largest file a diff's texts are rebuilt from."""
-    adopt_orphans: bool = False
-    """Make this process the agent's child subreaper (Linux; a no-op elsewhere) and end the
-    agent's processes that left its group with the session (the ``bridge`` command: this
-    process starts no other children)."""
 
 
 class _Proxy:

@@ -17,10 +17,10 @@ import msgspec
 from msgspec import UNSET
 
 from ..codec import DecodeError
+from ..lifecycle import CLIENT_OWNED as _CLIENT_OWNED
+from ..lifecycle import jsonrpc
 from . import _routing as rpc
-from ._methods import CLIENT_OWNED as _CLIENT_OWNED
 from ._negotiation import _Negotiating
-from ._policy import _ENVELOPE_KEYS
 
 _TAG_KEY = b'"sessionUpdate":"'  # compact JSON; other spellings take the general path
 _TYPED_TAGS = (b"tool_call", b"terminal_")  # how the tags the typed decoders read begin
@@ -34,7 +34,7 @@ class _Updates(_Negotiating):
         self, method: str, envelope: rpc.Envelope, line: bytes, now: float
     ) -> None:
         if method == "$/cancel_request":  # the bridge settles what it forwarded; ids mapped
-            cancel = rpc.notification(method, rpc.plain(envelope.params))
+            cancel = jsonrpc.notification(method, rpc.plain(envelope.params))
             converted = self._convert(self._bridge(), cancel, "agent")
             if not isinstance(converted, DecodeError):
                 self._bridged(converted, "client")
@@ -96,7 +96,7 @@ class _Updates(_Negotiating):
             return False
         if not (
             type(message) is dict
-            and message.keys() <= _ENVELOPE_KEYS
+            and message.keys() <= rpc.ENVELOPE_KEYS
             and message.get("method") == "session/update"
         ):
             return False

@@ -14,7 +14,7 @@ Rules this module owns:
   one line says what the lines look like and which formats would be read (for an export of
   acp-devtools, one JSON document, how to get its capture lines).
 - A plain log and a ``bridge --log`` file pass unchanged, line for line: the bridge's records
-  are read by ``proxy.one_side`` and ``report.model`` as before.
+  are read by ``records.one_side`` and ``report.model`` as before.
 - A line of a wrapped format becomes its message: the exact text of a string field (the wire
   line), or the exact bytes of an embedded JSON value; with who sent it (``client`` or
   ``agent``) and its time in Unix seconds, when the line has them. A readable JSON line of
@@ -33,7 +33,7 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from ..proxy import DIRECTIONS
+from ..records import DIRECTIONS
 
 __all__ = [
     "FORMATS",
@@ -85,7 +85,8 @@ _CLIENT_SENT: Sender = "client"
 _AGENT_SENT: Sender = "agent"
 
 FORMATS: tuple[CaptureFormat, ...] = (
-    # `acp-toolcalls bridge --log` (proxy/_traffic.py); read by sides, as `proxy.one_side` does.
+    # `acp-toolcalls bridge --log` (records/_traffic.py); read by sides, as `records.one_side`
+    # does.
     CaptureFormat(
         "a `bridge --log` file",
         "direction",

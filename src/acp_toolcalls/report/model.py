@@ -4,7 +4,7 @@ Rules this module owns:
 
 - ``ReportBuilder`` is fed numbered lines (``cli.lines.read_lines`` output) and ``finish``
   returns the report's data. A ``bridge --log`` record goes to its side, ``agent`` or
-  ``client``, read as ``traffic.one_side`` reads it; with ``side`` given only that side is
+  ``client``, read as ``records.one_side`` reads it; with ``side`` given only that side is
   read; any other line belongs to the plain log (side ``log``).
 - Per side: the calls' and terminals' history (``history.SideHistory``, through ``replay``'s
   reading, whose notes go to ``report``), the findings of ``validate`` (its ``Validator``:
@@ -54,7 +54,7 @@ import msgspec
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..check import Finding, Validator
 from ..codec import DEFAULT_MAX_BYTES, DecodeError, check_depth
-from ..proxy import SIDES, LogSide, is_record, one_side, read_record
+from ..records import SIDES, LogSide, is_record, one_side, read_record
 from ..store import StoreProtocol
 from ..v2 import FINAL_STATUSES
 from .asks import Asks

@@ -1,8 +1,9 @@
 """Whole sessions in the other version: what ``acp-toolcalls convert`` runs over a log.
 
 The offline twin of the proxy's ``ConnectionBridge``: both sides of a session, message by
-message, with the proxy's method tables (``acp_toolcalls.proxy``) and a bridge or stateless
-converter for the agent's tool calls (``acp_toolcalls.bridge``, ``acp_toolcalls.convert``).
+message, with the method tables the proxy uses (``acp_toolcalls.lifecycle``) and a bridge or
+stateless converter for the agent's tool calls (``acp_toolcalls.bridge``,
+``acp_toolcalls.convert``).
 
 - ``_converter``: ``SessionConverter``, its public API, dispatch, the client's messages and
   the responses;

@@ -29,16 +29,16 @@ from typing import Any
 
 from .. import v1, v2
 from ..bridge import V2ToV1Bridge
-from ..proxy import CLIENT_OWNED as _CLIENT_OWNED
-from ..proxy import MESSAGE_CHUNKS as _CHUNKS
-from ..proxy import MODE_UPDATES as _MODE_UPDATES
-from ..proxy import USER_ECHOES as _USER_ECHOES
-from ..proxy import (
+from ..lifecycle import CLIENT_OWNED as _CLIENT_OWNED
+from ..lifecycle import MESSAGE_CHUNKS as _CHUNKS
+from ..lifecycle import MODE_UPDATES as _MODE_UPDATES
+from ..lifecycle import USER_ECHOES as _USER_ECHOES
+from ..lifecycle import (
+    jsonrpc,
     prompt_accepted,
     prompt_end_to_v1,
     prompt_error_to_v2,
     prompt_result_to_v2,
-    rpc,
     upsert_as_chunks,
 )
 from ._state import (
@@ -82,7 +82,7 @@ class _AgentSide(_SessionBase):
         session = self._session(session_id)
         if sent and self.to == "v2" and session.prompts and not session.permissions:
             waiting = {"sessionUpdate": "state_update", "state": "requires_action"}
-            self._emit(rpc.update(session_id, waiting))
+            self._emit(jsonrpc.update(session_id, waiting))
         self._converted(converted)
         if not sent:  # answered by the converter (in `replies`): the client's answer goes too
             self._ask("agent", request_id, _Asked(method, "drop"))
@@ -127,7 +127,7 @@ class _AgentSide(_SessionBase):
                 out: dict[str, Any] = {"sessionId": session_id, "update": mapped.value}
                 if isinstance(params.get("_meta"), dict):
                     out["_meta"] = params["_meta"]
-                self._emit(rpc.notification("session/update", out))
+                self._emit(jsonrpc.notification("session/update", out))
             return
         self._tool(data, raw)
 
@@ -156,7 +156,7 @@ class _AgentSide(_SessionBase):
             return
         self._remember_message(session, update["messageId"])
         for chunk in chunks:
-            self._tool(rpc.update(session_id, chunk), None)
+            self._tool(jsonrpc.update(session_id, chunk), None)
 
     # ----------------------------------------------------------------------------------------
     # Prompt turns
@@ -214,7 +214,7 @@ class _AgentSide(_SessionBase):
                 mapped = prompt_result_to_v2(data.get("result"))
                 self._mapped_losses(mapped.losses, "$.result")
                 idle = mapped.value
-            self._emit(rpc.update(asked.session_id, idle))
+            self._emit(jsonrpc.update(asked.session_id, idle))
             return
         if error is not None:  # refused: the error is the v1 answer too
             if prompt is not None:

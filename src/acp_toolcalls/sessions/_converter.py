@@ -35,9 +35,17 @@ from .. import v1, v2
 from ..bridge import V2ToV1Bridge
 from ..codec import DecodeError, check_depth, decode, to_builtins
 from ..convert import Converted, Loss, permission_response_to_v1, permission_response_to_v2, rooted
-from ..proxy import MESSAGE_CHUNKS as _CHUNKS
-from ..proxy import MODE_UPDATES as _MODE_UPDATES
-from ..proxy import MODES_TO_V2, MethodMap, Modes, map_params, map_result, replays_history, rpc
+from ..lifecycle import MESSAGE_CHUNKS as _CHUNKS
+from ..lifecycle import MODE_UPDATES as _MODE_UPDATES
+from ..lifecycle import (
+    MODES_TO_V2,
+    MethodMap,
+    Modes,
+    jsonrpc,
+    map_params,
+    map_result,
+    replays_history,
+)
 from ._agent_side import _AgentSide
 from ._state import (
     _PEEK_MISSES,
@@ -248,7 +256,7 @@ class SessionConverter(_AgentSide):
         if replays_history(method, params):  # the history is sent again: the client starts over
             self._replaying(session_id)
         self._ask("client", request_id, _Asked(method, how, target, session_id, extra))
-        self._emit(rpc.request(request_id, target, value))
+        self._emit(jsonrpc.request(request_id, target, value))
         if how == "prompt" and self.to == "v2":
             session = self._session(session_id)
             if session.established:
@@ -300,7 +308,7 @@ class SessionConverter(_AgentSide):
         session.permissions = max(0, session.permissions - 1)
         if self.to == "v2" and not session.permissions and session.prompts:
             running = {"sessionUpdate": "state_update", "state": "running"}
-            self._emit(rpc.update(asked.session_id, running))
+            self._emit(jsonrpc.update(asked.session_id, running))
 
     def _permission_answer(self, data: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -308,12 +316,12 @@ class SessionConverter(_AgentSide):
                 answer2 = decode(data.get("result"), v2.RequestPermissionResponse).value
                 mapped, losses = permission_response_to_v1(answer2)
                 self._mapped_losses(losses, "$.result")
-                return rpc.result(data["id"], to_builtins(mapped))
+                return jsonrpc.result(data["id"], to_builtins(mapped))
             answer1 = decode(data.get("result"), v1.RequestPermissionResponse).value
         except DecodeError as exc:
             self._lost(rooted(exc.path, "$.result"), f"{exc.reason}: passed through unconverted")
             return data
-        return rpc.result(data["id"], to_builtins(permission_response_to_v2(answer1)))
+        return jsonrpc.result(data["id"], to_builtins(permission_response_to_v2(answer1)))
 
     # ----------------------------------------------------------------------------------------
     # The agent's messages
@@ -353,7 +361,7 @@ class SessionConverter(_AgentSide):
         if asked.how == "mode":
             if session is not None and session.modes is not None:
                 result = session.modes.selected(asked.value, result)
-            self._emit(rpc.result(data["id"], result))
+            self._emit(jsonrpc.result(data["id"], result))
             return
         if asked.target not in self._results:
             self._emit(data)
@@ -372,9 +380,9 @@ class SessionConverter(_AgentSide):
             session.established = True
             if self.to == "v2":
                 session.modes = Modes.shown(result, value)
-        self._emit(rpc.result(data["id"], value))
+        self._emit(jsonrpc.result(data["id"], value))
         for update in mapped.updates:
-            self._emit(rpc.update(session_id, update))
+            self._emit(jsonrpc.update(session_id, update))
         if asked.method == "session/close" and isinstance(session_id, str):
             self._sessions.pop(_id_key(session_id), None)
             self._converted(self.tool_calls.close_session(session_id))

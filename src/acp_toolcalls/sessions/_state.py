@@ -26,7 +26,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..convert import Converted, Frame, Loss, LossReport, rooted
-from ..proxy import (
+from ..lifecycle import (
     MESSAGE_UPSERTS,
     NO_V1,
     NO_V2,
@@ -35,7 +35,7 @@ from ..proxy import (
     TO_V2,
     Modes,
 )
-from ..proxy import (
+from ..lifecycle import (
     USER_ECHOES as _USER_ECHOES,
 )
 

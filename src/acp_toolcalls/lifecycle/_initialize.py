@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...convert import Json as _Json
-from ...convert import Losses as _Losses
-from ...convert import extension_offer as _extension_offer
+from ..convert import Json as _Json
+from ..convert import Losses as _Losses
+from ..convert import extension_offer as _extension_offer
 from ._common import _items, _marker, _meta, _obj, _pick, _present, _without_none
 
 UNKNOWN_IMPLEMENTATION: _Json = {"name": "unknown", "version": "0"}

@@ -1,4 +1,4 @@
-"""The proxy's traffic log: every line each side wrote or was sent, as JSON Lines.
+"""The bridge's traffic log: every line each side wrote or was sent, as JSON Lines.
 
 Rules this module owns (the ``--log`` format of ``acp-toolcalls bridge``, which ``replay`` and
 ``validate`` read back):
@@ -35,6 +35,8 @@ __all__ = [
     "DIRECTIONS",
     "REDACTED",
     "SIDES",
+    "Direction",
+    "LogSide",
     "Redactor",
     "TrafficRecord",
     "is_record",

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...convert import Json as _Json
-from ...convert import Losses as _Losses
-from ...convert import config_option_to_v1 as _config_option_to_v1
-from ...convert import config_option_to_v2 as _config_option_to_v2
+from ..convert import Json as _Json
+from ..convert import Losses as _Losses
+from ..convert import config_option_to_v1 as _config_option_to_v1
+from ..convert import config_option_to_v2 as _config_option_to_v2
 from ._common import _items, _obj, _pick
 from ._modes import _modes_option, _option_modes
 

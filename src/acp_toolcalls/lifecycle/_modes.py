@@ -24,11 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...convert import UNKNOWN_KEY
-from ...convert import Json as _Json
-from ...convert import Losses as _Losses
-from ...convert import config_option_to_v1 as _config_option_to_v1
-from ...convert import config_option_to_v2 as _config_option_to_v2
+from ..convert import UNKNOWN_KEY
+from ..convert import Json as _Json
+from ..convert import Losses as _Losses
+from ..convert import config_option_to_v1 as _config_option_to_v1
+from ..convert import config_option_to_v2 as _config_option_to_v2
 from ._common import Mapped, _items, _meta, _obj, _obj_list, _pick
 
 MODE_CONFIG_ID = "mode"

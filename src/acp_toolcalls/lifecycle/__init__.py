@@ -1,5 +1,9 @@
 """The session-lifecycle methods across versions: initialize, auth, session setup, prompts.
 
+Below the proxy: the proxy's core (``proxy``) and the offline converter of whole logs
+(``sessions``) map the lifecycle with these tables, and ``check`` reads who sends each method
+(``SENDERS``) and which sessions replay their history (``replays_history``).
+
 Rules this package owns (the v2 migration guide's method table, ``docs/protocol/v2/migration.mdx``,
 for what a proxy between a v1 and a v2 peer must map; tool calls and permissions are the
 bridges' and converters' job, D46 (conversion modes to what is lost)), one concept per module:
@@ -13,6 +17,8 @@ bridges' and converters' job, D46 (conversion modes to what is lost)), one conce
   agent's mode option shown to a v1 client as session modes (``AgentModes``), config options.
 - ``_turns``: the prompt's params and a turn's end in each version.
 - ``_senders``: who sends every method (``SENDERS``).
+- ``_jsonrpc`` (exported as ``jsonrpc``): the JSON-RPC lines a converter writes itself (a
+  request, a notification, a result, an error, a ``session/update``), as plain values.
 - ``_common``: ``Mapped``, ``MethodMap`` and the JSON helpers they share. Params and results are
   mapped as JSON values (outside the typed tool-call surface); mappings never change their input;
   every field they drop, invent or cannot carry is a ``Loss`` (``strict`` is not offered: a
@@ -21,6 +27,7 @@ bridges' and converters' job, D46 (conversion modes to what is lost)), one conce
 
 from __future__ import annotations
 
+from . import _jsonrpc as jsonrpc
 from ._common import Mapped, MethodMap
 from ._modes import MODE_CONFIG_ID, AgentModes, Modes
 from ._senders import SENDERS, MethodSender
@@ -72,6 +79,7 @@ __all__ = [
     "MethodMap",
     "MethodSender",
     "Modes",
+    "jsonrpc",
     "map_params",
     "map_result",
     "message_chunks",

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...convert import UNKNOWN_KEY, LossReport
-from ...convert import Json as _Json
-from ...convert import Losses as _Losses
+from ..convert import UNKNOWN_KEY, LossReport
+from ..convert import Json as _Json
+from ..convert import Losses as _Losses
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...convert import Json as _Json
-from ...convert import Losses as _Losses
-from ...convert import block_to_v1 as _block_to_v1
-from ...convert import block_to_v2 as _block_to_v2
-from ...convert import command_to_v1 as _command_to_v1
+from ..convert import Json as _Json
+from ..convert import Losses as _Losses
+from ..convert import block_to_v1 as _block_to_v1
+from ..convert import block_to_v2 as _block_to_v2
+from ..convert import command_to_v1 as _command_to_v1
 from ._common import Mapped, MethodMap, _copy, _items, _to
 from ._initialize import (
     _initialize_params_to_v1,

@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Mapping
 from typing import Any
 
-from ...convert import UNKNOWN_KEY
-from ...convert import Json as _Json
-from ...convert import Losses as _Losses
-from ...models import INTERNAL_ERROR as _PROMPT_ERROR  # an error without a usable code
-from .._routing import result as _result
-from .._routing import update as _update
+from ..convert import UNKNOWN_KEY
+from ..convert import Json as _Json
+from ..convert import Losses as _Losses
+from ..models import INTERNAL_ERROR as _PROMPT_ERROR  # an error without a usable code
 from ._common import Mapped, _Mapper, _meta, _obj, _pick
+from ._jsonrpc import result as _result
+from ._jsonrpc import update as _update
 
 
 def _prompt_to(block: Callable[[Any, str, _Losses, str], Any]) -> _Mapper:

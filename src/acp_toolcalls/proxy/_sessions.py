@@ -1,0 +1,75 @@
+"""The sessions the connection core keeps, and what its policies ask of it (``Core``).
+
+Rules this module owns:
+
+- A session (``_Session``) holds what the core must remember between messages of it: its
+  prompts waiting for their end (``_Prompt``), the message ids a v1 client has, the permission
+  requests waiting, whether it is established, and the modes shown across versions (``Modes``,
+  ``AgentModes``). ``busy``: a prompt or a permission request of it waits.
+- The policies (``_policy``) and the v1 client's modes (``_agent_modes``) work on the core
+  through ``Core``, the part of ``ConnectionBridge`` they use (the layers from ``_output`` to
+  ``_permissions`` provide it): they sit below the core's layers and import none of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from ..lifecycle import AgentModes, Modes
+
+if TYPE_CHECKING:
+    from ..bridge import V1ToV2Bridge, V2ToV1Bridge
+    from ..convert import Converted
+    from ._routing import RequestIds
+
+Side = Literal["client", "agent"]
+
+
+@dataclass
+class _Prompt:
+    client_id: Any
+    acknowledged: bool = False  # v1 client: the v2 agent answered; v2 client: it was told so
+    stop: dict[str, Any] | None = None  # v1 client: the idle state seen before that answer
+    content: Any = None  # v2 client: the prompt, echoed when it is acknowledged
+
+
+@dataclass
+class _Session:
+    prompts: list[_Prompt] = field(default_factory=list)
+    forwarded_messages: dict[str, None] = field(default_factory=dict)  # messageIds v1 has
+    permissions: int = 0  # permission requests waiting for the client's answer
+    replay_suppressed: bool = False  # a v2 resume without replay served by a v1 load
+    touched: int = 0  # when it was last used: the least recently used go first
+    established: bool = False  # the agent answered a session/new, load or resume of it
+    modes: Modes | None = None  # v2 client: the v1 agent's modes, shown as a config option
+    agent_modes: AgentModes | None = None  # v1 client: the v2 agent's mode option, as modes
+
+    @property
+    def busy(self) -> bool:
+        """A prompt or a permission request of it is waiting."""
+        return bool(self.prompts or self.permissions)
+
+
+class Core(Protocol):
+    """What a policy asks of the connection core: its output, its notes, its sessions, its
+    bridges' output and the deadline of coalesced changes."""
+
+    coalesce_interval: float
+    _deadline: float | None
+    _sessions: dict[Any, _Session]
+    _to_agent: RequestIds
+
+    def _client(self, message: Any) -> None: ...
+    def _agent(self, message: Any) -> None: ...
+    def _note(
+        self, side: Side, text: str, kind: Literal["loss", "error", "limit"] = "loss"
+    ) -> None: ...
+    def _losses(self, side: Side, what: str, losses: Any) -> None: ...
+    def _session(self, session_id: Any) -> _Session: ...
+    def _touch(self, session_id: Any) -> _Session: ...
+    def _forwarded_message(self, session: _Session, message_id: str) -> None: ...
+    def _close_session(self, session_id: Any) -> None: ...
+    def _bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None: ...
+    def _bridge_typed(self, bridge: V2ToV1Bridge | V1ToV2Bridge, message: Any) -> None: ...
+    def _bridged(self, converted: Converted, to: Side) -> None: ...
