@@ -121,7 +121,12 @@ async def run(
             idle.set_result(stop)
 
     observers = [store_observer(store), watch]
-    async with spawn_stdio_transport(sys.executable, str(AGENT), stderr=None) as (
+    # The SDK terminates an agent that has not exited `shutdown_timeout` seconds after its
+    # stdin closed (2 s by default, short on a loaded machine), and that races the exit
+    # (ProcessLookupError): the example agent exits at once on EOF; let it.
+    async with spawn_stdio_transport(
+        sys.executable, str(AGENT), stderr=None, shutdown_timeout=30.0
+    ) as (
         reader,
         writer,
         _process,

@@ -13,10 +13,13 @@ Full-size figures are in docs/robustness.md ("The proxy under floods").
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from acp_toolcalls.proxy._output import LIMIT_NOTE_INTERVAL
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -73,7 +76,11 @@ def test_a_flood_is_bounded_and_reported(name: str, idle_rss: float) -> None:
     limits = [note for note in result.notes if ": max_" in note]
     if cap is not None:
         assert any(f": {cap}:" in note for note in limits), result.notes[:5]
-    assert len(limits) <= 4, limits  # one line per kind of cap, rate-limited
+    # One line per kind of cap, then at most one per LIMIT_NOTE_INTERVAL (a loaded machine
+    # makes the flood last longer, hence more intervals).
+    kinds = Counter(note.split(": max_", 1)[1].split(":", 1)[0] for note in limits)
+    allowed = 1 + int(result.wall // LIMIT_NOTE_INTERVAL)
+    assert len(kinds) <= 4 and max(kinds.values(), default=0) <= allowed, (result.wall, limits)
     assert len(result.notes) == len(limits), result.notes[:5]  # nothing else went wrong
 
 
