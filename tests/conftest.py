@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -183,6 +184,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "encodes_invalid: the test encodes schema-invalid values on purpose"
     )
+    # A run started in the background by a shell without job control (`.ci/run ... &`) has
+    # SIGINT ignored, and every subprocess inherits that: the tests' Ctrl-C would not reach
+    # the commands they start. Ctrl-C as a terminal gives it, in every worker (issue 30).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # --- hypothesis profiles --------------------------------------------------------------------
