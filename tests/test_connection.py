@@ -235,7 +235,7 @@ def test_a_v1_clients_initialize_reaches_a_v2_agent_converted_and_back() -> None
     assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "delete": {}}
     assert answer["result"]["authMethods"] == [{"id": "login", "name": "Log in"}]
     assert answer["result"]["agentInfo"] == {"name": "agent", "version": "2.0"}
-    assert wire.core.mode == "convert"
+    assert wire.core.mode == "converting"
 
 
 def test_a_v2_clients_initialize_reaches_a_v1_agent_without_fs_or_terminal() -> None:
@@ -288,7 +288,7 @@ def test_auto_asks_in_the_clients_version_and_converts_when_the_agent_answers_th
     assert again["params"]["clientInfo"] == {"name": "toad", "version": "1"}
     assert "capabilities" not in again["params"] and "info" not in again["params"]
     wire.agent(result(again["id"], V1_AGENT_INIT))
-    assert wire.core.mode == "convert"
+    assert wire.core.mode == "converting"
     assert wire.last_client()["result"]["protocolVersion"] == 2
     assert wire.last_client()["result"]["info"]["name"] == "old-agent"
 
@@ -307,7 +307,7 @@ def test_an_initialize_error_is_forwarded_and_the_client_may_try_again() -> None
     assert wire.core.mode == "negotiating"
     wire.client({**V1_INIT, "id": 5})
     wire.agent(result(wire.last_agent()["id"], V2_AGENT_INIT))
-    assert wire.last_client()["id"] == 5 and wire.core.mode == "convert"
+    assert wire.last_client()["id"] == 5 and wire.core.mode == "converting"
 
 
 def test_auto_asks_again_in_the_other_version_when_the_agent_refuses_the_clients() -> None:
@@ -320,7 +320,7 @@ def test_auto_asks_again_in_the_other_version_when_the_agent_refuses_the_clients
     second = wire.last_agent()
     assert second["params"]["protocolVersion"] == 2 and second["params"]["info"]["name"] == "zed"
     wire.agent(result(second["id"], V2_AGENT_INIT))
-    assert wire.core.mode == "convert"
+    assert wire.core.mode == "converting"
     assert wire.last_client()["id"] == 0
     assert wire.last_client()["result"]["protocolVersion"] == 1
     assert any("asked again in v2" in note for note in wire.notes)
@@ -1028,7 +1028,7 @@ def test_past_max_pending_requests_initialize_is_still_answered() -> None:
         wire.client(request(i, "_vendor/ping", {}))
     wire.agent(result(asked, V2_AGENT_INIT))
     answer = next(m for m in wire.to_client if m.get("id") == 0)
-    assert answer["result"]["protocolVersion"] == 1 and wire.core.mode == "convert"
+    assert answer["result"]["protocolVersion"] == 1 and wire.core.mode == "converting"
 
 
 def test_past_max_pending_requests_the_oldest_agent_request_is_withdrawn() -> None:
@@ -1097,7 +1097,7 @@ def test_client_lines_wait_while_the_agent_answers_initialize() -> None:
     wire.agent(result(wire.last_agent()["id"], V2_AGENT_INIT))  # asked again in v2
     assert [m.get("method") for m in wire.to_agent] == ["initialize", "initialize"]
     wire.agent(result(wire.last_agent()["id"], V2_AGENT_INIT))
-    assert wire.core.mode == "convert"
+    assert wire.core.mode == "converting"
     new = wire.to_agent[2]
     assert new["method"] == "session/new" and new["params"]["cwd"] == CWD  # checked as v2
     assert wire.to_agent[3]["method"] == "session/cancel"

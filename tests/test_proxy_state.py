@@ -53,8 +53,8 @@ def test_the_policy_is_chosen_once_by_the_agents_answer() -> None:
     for client, agent, policy, mode in (
         (1, 1, PassThrough, "passthrough"),
         (2, 2, PassThrough, "passthrough"),
-        (1, 2, ToV1Client, "convert"),
-        (2, 1, ToV2Client, "convert"),
+        (1, 2, ToV1Client, "converting"),
+        (2, 1, ToV2Client, "converting"),
     ):
         core = _initialized(client, agent)
         assert isinstance(core._policy, policy) and core.mode == mode and not core.gone

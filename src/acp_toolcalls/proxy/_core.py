@@ -27,7 +27,7 @@ bytes), and where the rest of them live:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from msgspec import UNSET
 
@@ -54,7 +54,7 @@ from ._output import ConnectionNote, Outbox, Version, VersionOption
 from ._passthrough import _PERMISSION_METHOD
 from ._permissions import _turn_error
 from ._sessions import _Prompt
-from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH
+from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH, Mode
 from ._updates import _Updates
 
 __all__ = ["ConnectionBridge", "ConnectionNote", "Outbox", "Version", "VersionOption"]
@@ -90,7 +90,7 @@ class ConnectionBridge(_Updates):
     # Public API
 
     @property
-    def mode(self) -> Literal["negotiating", "passthrough", "convert"]:
+    def mode(self) -> Mode:
         """How the client's lines are handled: by the policy chosen (kept once it is closed)."""
         return self._policy.mode
 
@@ -276,7 +276,7 @@ class ConnectionBridge(_Updates):
             self._client_request(envelope.id, method, params, line)
 
     def _client_notification(self, method: str, params: Any, line: bytes) -> None:
-        if self._policy.mode != "convert":
+        if self._policy.mode != "converting":
             self._out.to_agent.append(line)
             return
         if method == "$/cancel_request":

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import v1, v2
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
@@ -59,11 +59,11 @@ from ..lifecycle import USER_ECHOES as _USER_ECHOES
 from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
 from . import _agent_modes
 from . import _routing as rpc
+from ._state import Mode
 
 if TYPE_CHECKING:
     from ._sessions import Core, _Prompt, _Session
 
-Mode = Literal["negotiating", "passthrough", "convert"]
 
 _V2_TYPED = frozenset(
     {"tool_call_update", "tool_call_content_chunk", "terminal_update", "terminal_output_chunk"}
@@ -169,7 +169,7 @@ class PassThrough(Policy):
 class Converting(Policy):
     """The two sides speak different versions: every message is converted."""
 
-    mode: ClassVar[Mode] = "convert"
+    mode: ClassVar[Mode] = "converting"
     bridge: V2ToV1Bridge | V1ToV2Bridge
     v2_side: ClassVar[str] = "client"  # the side that speaks v2
 

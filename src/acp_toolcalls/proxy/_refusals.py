@@ -115,7 +115,7 @@ class _Reading(_PassThroughLines):
         """An answer of ``side`` that was over the limit: what waits for it is settled; the
         end of the note says how."""
         if side == "client":
-            if self._policy.mode == "convert":
+            if self._policy.mode == "converting":
                 if self._unreadable_answer(request_id, reason):
                     return "; the agent is answered in its place"
                 return ""

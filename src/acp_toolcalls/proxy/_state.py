@@ -54,10 +54,14 @@ __all__ = [
     "PASSTHROUGH",
     "TRANSITIONS",
     "Event",
+    "Mode",
     "State",
     "transition",
 ]
 
+Mode = Literal["negotiating", "passthrough", "converting"]
+"""How a connection handles lines: its state, but for ``closed`` (a closed connection keeps
+the mode it had)."""
 State = Literal["negotiating", "passthrough", "converting", "closed"]
 NEGOTIATING: Final = "negotiating"
 PASSTHROUGH: Final = "passthrough"
