@@ -62,7 +62,7 @@ from ..codec import (
 )
 from ..convert import ConversionError, Converted, StatelessV1ToV2, StatelessV2ToV1
 from ..models import Batch
-from ..records import LogSide, is_record
+from ..records import Side, is_record
 from ..sessions import Sender, SessionConverter
 from . import _options
 from ._output import write_all
@@ -156,7 +156,7 @@ _SENDERS: dict[str, Sender] = {
     "agent->proxy": "agent",
 }
 """Who sent a record's message, in the conversation of its side."""
-_SIDES: dict[str, LogSide] = {
+_SIDES: dict[str, Side] = {
     "client->proxy": "client",
     "proxy->client": "client",
     "proxy->agent": "agent",
@@ -182,7 +182,7 @@ class _Run:
         strict: bool,
         write: Callable[[bytes], None],
         max_line_bytes: int | None = None,
-        side: LogSide | None = None,
+        side: Side | None = None,
     ) -> None:
         self.converter = converter
         self.strict = strict
@@ -419,7 +419,7 @@ def run(args: argparse.Namespace) -> int:
     )
     converter = SessionConverter(cast(Literal["v1", "v2"], to), tool_calls)
     name = cast(str, args.file)
-    side = cast("LogSide | None", args.side)
+    side = cast("Side | None", args.side)
     conversion = _Run(converter, args.strict, _writer(sys.stdout), args.max_line_bytes, side)
     try:
         with open_input(name) as stream:

@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, cast
 
 from ..codec import DEFAULT_MAX_BYTES
-from ..records import LogSide
+from ..records import Side
 from ..report import printable
 from ..report.captures import CaptureReader, NotACapture
 from ..report.model import ReportBuilder
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     title = DEMO if args.demo else ("stdin" if name in (None, "-") else name)
     options: dict[str, Any] = {
         "protocol": cast(StoreProtocol, args.protocol),
-        "side": cast("LogSide | None", args.side),
+        "side": cast("Side | None", args.side),
         "max_line_bytes": cast(int, args.max_line_bytes),
         "name": os.path.basename(title),
     }

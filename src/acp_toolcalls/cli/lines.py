@@ -36,7 +36,7 @@ from typing import IO, Any, BinaryIO, cast
 
 import msgspec
 
-from ..records import LogSide, one_side
+from ..records import Side, one_side
 from ..report import overlong, printable, unreadable
 from ..report.captures import Captured, CaptureReader, NotACapture
 
@@ -303,7 +303,7 @@ def log_messages(
 class NoLineOfSide(Exception):
     """A ``bridge --log`` file all of whose lines are records of the other side."""
 
-    def __init__(self, side: LogSide) -> None:
+    def __init__(self, side: Side) -> None:
         super().__init__(side)
         self.side = side
 
@@ -316,7 +316,7 @@ class NoLineOfSide(Exception):
         )
 
 
-def side_lines(lines: Lines, side: LogSide) -> Lines:
+def side_lines(lines: Lines, side: Side) -> Lines:
     """``records.one_side`` of ``lines``, raising ``NoLineOfSide`` at their end when lines were
     read and every one was a record of the other side (reading nothing is not a clean log)."""
     read = passed = 0

@@ -53,7 +53,7 @@ from ..check import (
     Validator,
 )
 from ..codec import DEFAULT_MAX_BYTES
-from ..records import LogSide
+from ..records import Side
 from ..schema import schema_record
 from ._options import positive_int
 from .lines import (
@@ -309,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
             def note(line: int, why: str) -> None:  # a line of another shape in a capture
                 report.add(Finding(line, "$", "not-a-message", why, "decode"))
 
-            for line, data in side_lines(log_messages(lines, note), cast(LogSide, args.side)):
+            for line, data in side_lines(log_messages(lines, note), cast(Side, args.side)):
                 for finding in validator.feed(line, data):
                     report.add(finding)
     except (

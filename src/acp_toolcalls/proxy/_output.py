@@ -29,10 +29,11 @@ from ..bridge import V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES, encode
 from ..lifecycle import jsonrpc
 from ..models import INTERNAL_ERROR, request_key
+from ..records import Side
 from ..store import Limits, trim_block
 from . import _routing as rpc
 from ._policy import NEGOTIATION, Policy
-from ._sessions import Side, _Session
+from ._sessions import _Session
 from ._state import NEGOTIATING, State
 
 if TYPE_CHECKING:

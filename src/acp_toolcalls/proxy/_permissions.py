@@ -32,9 +32,9 @@ from ..codec import DecodeError, Diagnostic, duplicate_keys, encode
 from ..convert import Converted, answer_ambiguity
 from ..lifecycle import jsonrpc, prompt_error_to_v2
 from ..models import CANCELLED_OUTCOME, INTERNAL_ERROR, JsonRpcMessage, replace, request_key
+from ..records import Side
 from . import _routing as rpc
 from ._output import Outbox, _Output
-from ._sessions import Side
 
 
 class _Bridged(_Output):

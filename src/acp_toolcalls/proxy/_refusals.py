@@ -48,10 +48,10 @@ from ..models import (
     PARSE_ERROR,
     plain_id,
 )
+from ..records import Side
 from . import _routing as rpc
 from ._output import Outbox
 from ._passthrough import _PassThroughLines
-from ._sessions import Side
 
 _BATCH_NOTES = 3
 """Notes about the elements of one batch line kept as they are; the rest are counted."""

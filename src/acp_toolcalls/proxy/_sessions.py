@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..lifecycle import AgentModes, Modes
+from ..records import Side
 
 if TYPE_CHECKING:
     from ..bridge import V1ToV2Bridge, V2ToV1Bridge
     from ..convert import Converted
     from ._routing import RequestIds
-
-Side = Literal["client", "agent"]
 
 
 @dataclass

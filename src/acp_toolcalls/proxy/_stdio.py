@@ -53,7 +53,7 @@ from typing import IO, Any
 
 from .._text import printable
 from ..convert import prepare_update_checks
-from ..records import Direction
+from ..records import Direction, Side
 from ._config import ProxyConfig
 from ._core import ConnectionBridge, Outbox
 from ._files import DiskFiles
@@ -67,7 +67,6 @@ from ._process import (
     _Orphans,
     _set_blocking,
 )
-from ._sessions import Side
 from ._writers import QUEUE_BYTES, _Notes, _Pipe, _Writer
 
 __all__ = ["QUEUE_BYTES", "run_proxy"]

@@ -36,8 +36,8 @@ __all__ = [
     "REDACTED",
     "SIDES",
     "Direction",
-    "LogSide",
     "Redactor",
+    "Side",
     "TrafficRecord",
     "is_record",
     "log_line",
@@ -47,7 +47,8 @@ __all__ = [
 ]
 
 Direction = Literal["client->proxy", "proxy->agent", "agent->proxy", "proxy->client"]
-LogSide = Literal["client", "agent"]
+Side = Literal["client", "agent"]
+"""A side of the proxy: the editor's (``client``) or the agent's."""
 
 DIRECTIONS: tuple[Direction, ...] = (
     "client->proxy",
@@ -55,7 +56,7 @@ DIRECTIONS: tuple[Direction, ...] = (
     "agent->proxy",
     "proxy->client",
 )
-SIDES: dict[LogSide, frozenset[str]] = {
+SIDES: dict[Side, frozenset[str]] = {
     "client": frozenset({"client->proxy", "proxy->client"}),
     "agent": frozenset({"agent->proxy", "proxy->agent"}),
 }
@@ -294,7 +295,7 @@ def read_record(value: Mapping[str, Any]) -> TrafficRecord:
 
 
 def one_side(
-    lines: Iterable[tuple[int, bytes | int]], side: LogSide
+    lines: Iterable[tuple[int, bytes | int]], side: Side
 ) -> Iterator[tuple[int, bytes | int]]:
     """Numbered lines (``validate.read_lines`` output) of a log, as ``side``'s stream.
 

@@ -54,7 +54,7 @@ import msgspec
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..check import Finding, Validator
 from ..codec import DEFAULT_MAX_BYTES, DecodeError, check_depth
-from ..records import SIDES, LogSide, is_record, one_side, read_record
+from ..records import SIDES, Side, is_record, one_side, read_record
 from ..store import StoreProtocol
 from ..v2 import FINAL_STATUSES
 from .asks import Asks
@@ -184,7 +184,7 @@ class ReportBuilder:
         self,
         *,
         protocol: StoreProtocol = "auto",
-        side: LogSide | None = None,
+        side: Side | None = None,
         max_line_bytes: int = DEFAULT_MAX_BYTES,
         report: Callable[[str], None] = lambda text: None,
         name: str = "log",
@@ -237,7 +237,7 @@ class ReportBuilder:
         if record is None:
             self._side("log").feed(line, data, None, None)
             return
-        name: LogSide = "client" if record.direction in SIDES["client"] else "agent"
+        name: Side = "client" if record.direction in SIDES["client"] else "agent"
         if self._only is not None and name != self._only:
             return
         if record.time is not None and tells:
