@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         FindingKind,
         ToolCallLinter,
     )
-    from ._validator import DECODE_CODES, CountedFinding, ProtocolOption, Validator
+    from ._validator import DECODE_CODES, CountedFinding, Validator
 
     __all__ = [
         "CODES",
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
         "FindingKind",
         "MethodSpec",
         "ProtocolDetector",
-        "ProtocolOption",
         "SchemaViolation",
         "ToolCallLinter",
         "Validator",
@@ -94,7 +93,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "validate_message",
         "validate_payload",
     ),
-    "_validator": ("DECODE_CODES", "CountedFinding", "ProtocolOption", "Validator"),
+    "_validator": ("DECODE_CODES", "CountedFinding", "Validator"),
 }
 """Module -> the names this package exports from it."""
 

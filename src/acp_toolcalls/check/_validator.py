@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -43,12 +43,10 @@ from ..codec import (
     duplicate_keys,
     explain_json_error,
 )
-from ..models import VersionName
+from ..models import VersionChoice, VersionName
 from ..schema import SchemaViolation, method_table, session_update_tags, validate_message
 from ._detect import LOOKAHEAD_BYTES, LOOKAHEAD_LINES, ProtocolDetector, hint_tables
 from ._lint import Finding, ToolCallLinter
-
-ProtocolOption = Literal["v1", "v2", "auto"]
 
 _PENDING_LIMIT = 4096  # remembered request ids; the oldest is forgotten past this
 
@@ -208,7 +206,7 @@ class Validator:
 
     def __init__(
         self,
-        protocol: ProtocolOption = "auto",
+        protocol: VersionChoice = "auto",
         max_line_bytes: int = DEFAULT_MAX_BYTES,
         *,
         unstable: bool = False,

@@ -46,7 +46,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import IO, Any, Literal, Protocol, cast
+from typing import IO, Any, Protocol, cast
 
 import msgspec
 
@@ -61,9 +61,9 @@ from ..codec import (
     to_builtins,
 )
 from ..convert import ConversionError, Converted, StatelessV1ToV2, StatelessV2ToV1
-from ..models import Batch
+from ..models import Batch, VersionName
 from ..records import Side, is_record
-from ..sessions import Sender, SessionConverter
+from ..sessions import SessionConverter
 from . import _options
 from ._output import write_all
 from .lines import (
@@ -149,7 +149,7 @@ class _Refused(Exception):
 
 _RECORD_HINT = b'"direction"'
 _HINT_WINDOW = 96  # `records.log_line` writes "direction" within the first bytes of a record
-_SENDERS: dict[str, Sender] = {
+_SENDERS: dict[str, Side] = {
     "client->proxy": "client",
     "proxy->client": "agent",
     "proxy->agent": "client",
@@ -192,7 +192,7 @@ class _Run:
         self.line = 0
         self._bridge_log: bool | None = None  # decided by the first non-blank line
         self._detector = ProtocolDetector()
-        self._held: list[tuple[int, bytes | int, Sender | None]] | None = []
+        self._held: list[tuple[int, bytes | int, Side | None]] | None = []
         self._held_bytes = 0
 
     # -- reading the input: bridge logs, the version ------------------------------------------
@@ -200,7 +200,7 @@ class _Run:
     def take(self, line: int, data: bytes | int) -> None:
         """One line of the input (``read_lines`` output)."""
         self.line = line
-        sender: Sender | None = None
+        sender: Side | None = None
         if self._bridge_log is None and isinstance(data, bytes) and data.strip():
             self._bridge_log = _record(data) is not None
             if self._bridge_log and self.side is None:
@@ -279,7 +279,7 @@ class _Run:
         if self.strict:
             raise _Stop(line)
 
-    def feed(self, line: int, data: bytes | int, sender: Sender | None = None) -> None:
+    def feed(self, line: int, data: bytes | int, sender: Side | None = None) -> None:
         """Convert one line and write what it produced."""
         if isinstance(data, int):
             self._failed(line, "$", overlong(self.max_line_bytes))
@@ -417,7 +417,7 @@ def run(args: argparse.Namespace) -> int:
     tool_calls = make_converter(
         to, stateless=args.stateless, coalesce=args.coalesce, strict=args.strict
     )
-    converter = SessionConverter(cast(Literal["v1", "v2"], to), tool_calls)
+    converter = SessionConverter(cast(VersionName, to), tool_calls)
     name = cast(str, args.file)
     side = cast("Side | None", args.side)
     conversion = _Run(converter, args.strict, _writer(sys.stdout), args.max_line_bytes, side)

@@ -44,12 +44,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, cast
 
 from ..codec import DEFAULT_MAX_BYTES
+from ..models import VersionChoice
 from ..records import Side
 from ..report import printable
 from ..report.captures import CaptureReader, NotACapture
 from ..report.model import ReportBuilder
 from ..report.page import compress_part, page_chunks
-from ..store import StoreProtocol
 from . import _options
 from ._checks_process import (
     ChecksFailed,
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     shown_name = "the bundled demo session" if args.demo else shown(name)
     title = DEMO if args.demo else ("stdin" if name in (None, "-") else name)
     options: dict[str, Any] = {
-        "protocol": cast(StoreProtocol, args.protocol),
+        "protocol": cast(VersionChoice, args.protocol),
         "side": cast("Side | None", args.side),
         "max_line_bytes": cast(int, args.max_line_bytes),
         "name": os.path.basename(title),

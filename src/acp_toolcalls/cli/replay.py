@@ -50,10 +50,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..check import VersionLookahead
 from ..codec import DEFAULT_MAX_BYTES
+from ..models import VersionChoice
 from ..records import one_side
 from ..report import Replayer
 from ..report.captures import CaptureReader
-from ..store import Limits, StoreProtocol, ToolCallStore
+from ..store import Limits, ToolCallStore
 from . import _options
 from ._follow import FollowReader, changed, is_regular, reader_gone
 from ._output import write_out
@@ -427,8 +428,8 @@ def run(args: argparse.Namespace) -> int:
     # --bounded asks for them without --follow.
     limits = Limits() if args.follow or args.bounded else _UNCAPPED
 
-    def make_store(version: StoreProtocol | None = None) -> ToolCallStore:
-        return ToolCallStore(version=version or cast(StoreProtocol, args.protocol), limits=limits)
+    def make_store(version: VersionChoice | None = None) -> ToolCallStore:
+        return ToolCallStore(version=version or cast(VersionChoice, args.protocol), limits=limits)
 
     max_line_bytes = MAX_LINE_BYTES if args.max_line_bytes is None else args.max_line_bytes
     replayer = Replayer(make_store(), _diagnostic, max_line_bytes)

@@ -49,10 +49,10 @@ from ..check import (
     CountedFinding,
     Finding,
     ProtocolDetector,
-    ProtocolOption,
     Validator,
 )
 from ..codec import DEFAULT_MAX_BYTES
+from ..models import VersionChoice
 from ..records import Side
 from ..schema import schema_record
 from ._options import positive_int
@@ -292,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``validate`` for parsed arguments; returns the exit code."""
     name = cast(str, args.file)
     validator = Validator(
-        cast(ProtocolOption, args.protocol),
+        cast(VersionChoice, args.protocol),
         cast(int, args.max_line_bytes),
         unstable=bool(args.unstable),
     )

@@ -51,6 +51,7 @@ from ._known import (
     PermissionOptionKind,
     ToolCallStatus,
     ToolKind,
+    VersionChoice,
     VersionName,
 )
 from ._registry import (
@@ -117,6 +118,7 @@ __all__ = [
     "UnhandledFieldError",
     "UnknownVariant",
     "UnsetType",
+    "VersionChoice",
     "VersionName",
     "WireStruct",
     "base64_bytes",

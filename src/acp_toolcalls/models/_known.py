@@ -33,11 +33,16 @@ __all__ = [
     "PermissionOptionKind",
     "ToolCallStatus",
     "ToolKind",
+    "VersionChoice",
     "VersionName",
 ]
 
 VersionName = Literal["v1", "v2"]
 """A protocol version by name (``ToolCallStore(version=)``, ``decode_message(protocol=)``)."""
+VersionChoice = Literal["v1", "v2", "auto"]
+"""A version to read with, or ``"auto"``: the ``initialize`` exchange (or, for ``validate``,
+the messages themselves) decides (``ToolCallStore(version=)``, ``Validator``, the commands'
+``--protocol``)."""
 
 
 class ToolKind(str, enum.Enum):

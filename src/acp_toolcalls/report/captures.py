@@ -33,7 +33,7 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from ..records import DIRECTIONS
+from ..records import DIRECTIONS, Side
 
 __all__ = [
     "FORMATS",
@@ -43,11 +43,9 @@ __all__ = [
     "CaptureReader",
     "Captured",
     "NotACapture",
-    "Sender",
     "read_capture",
 ]
 
-Sender = Literal["client", "agent"]
 TimeUnit = Literal["s", "ms", "ms-or-iso"]
 
 NOT_A_LOG_AFTER = 5
@@ -63,7 +61,7 @@ class CaptureFormat:
     """How messages name it."""
     direction: str
     """The key of the direction."""
-    senders: Mapping[str, Sender]
+    senders: Mapping[str, Side]
     """Each direction value, and which side sent the message."""
     message: tuple[str, ...]
     """The keys that may hold the message, the first one present wins."""
@@ -81,8 +79,8 @@ class CaptureFormat:
 PLAIN = CaptureFormat("JSON Lines of JSON-RPC messages", "", {}, (), None, wrapped=False)
 """Today's input: one JSON-RPC message (or batch) per line."""
 
-_CLIENT_SENT: Sender = "client"
-_AGENT_SENT: Sender = "agent"
+_CLIENT_SENT: Side = "client"
+_AGENT_SENT: Side = "agent"
 
 FORMATS: tuple[CaptureFormat, ...] = (
     # `acp-toolcalls bridge --log` (records/_traffic.py); read by sides, as `records.one_side`
@@ -154,7 +152,7 @@ class Captured(NamedTuple):
     """The line as it is in the file (its size when it was over the limit)."""
     message: bytes | int
     """What the readers read: the message of a wrapped line, or the line itself."""
-    sender: Sender | None = None
+    sender: Side | None = None
     """Who sent the message, when the capture says."""
     time: float | None = None
     """When, in Unix seconds, when the capture says."""

@@ -64,10 +64,10 @@ from ..events import (
     ToolCallPatched,
     ToolCallReopened,
 )
+from ..models import VersionChoice
 from ..store import (
     COLLECTION_FIELDS,
     Limits,
-    StoreProtocol,
     TerminalState,
     ToolCallState,
     ToolCallStore,
@@ -127,7 +127,7 @@ def wire_calls(data: bytes) -> Wire:
 class _RecordingStore(ToolCallStore):
     """The store, remembering the events of the last ``apply`` for the history."""
 
-    def __init__(self, protocol: StoreProtocol) -> None:
+    def __init__(self, protocol: VersionChoice) -> None:
         super().__init__(version=protocol, limits=Limits.unlimited())
         self.events: list[Event] = []
 
@@ -376,7 +376,7 @@ class SideHistory:
 
     def __init__(
         self,
-        protocol: StoreProtocol,
+        protocol: VersionChoice,
         report: Callable[[str], None],
         max_line_bytes: int,
     ) -> None:

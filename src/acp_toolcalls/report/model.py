@@ -54,8 +54,8 @@ import msgspec
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..check import Finding, Validator
 from ..codec import DEFAULT_MAX_BYTES, DecodeError, check_depth
+from ..models import VersionChoice
 from ..records import SIDES, Side, is_record, one_side, read_record
-from ..store import StoreProtocol
 from ..v2 import FINAL_STATUSES
 from .asks import Asks
 from .captures import Captured
@@ -113,7 +113,7 @@ class _Side:
     def __init__(
         self,
         name: str,
-        protocol: StoreProtocol,
+        protocol: VersionChoice,
         report: Callable[[str], None],
         max_bytes: int,
         part: Part,
@@ -183,7 +183,7 @@ class ReportBuilder:
     def __init__(
         self,
         *,
-        protocol: StoreProtocol = "auto",
+        protocol: VersionChoice = "auto",
         side: Side | None = None,
         max_line_bytes: int = DEFAULT_MAX_BYTES,
         report: Callable[[str], None] = lambda text: None,

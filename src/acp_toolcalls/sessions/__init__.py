@@ -14,6 +14,6 @@ stateless converter for the agent's tool calls (``acp_toolcalls.bridge``,
 from __future__ import annotations
 
 from ._converter import SessionConverter
-from ._state import Sender, Target, ToolCallConverter
+from ._state import ToolCallConverter
 
-__all__ = ["Sender", "SessionConverter", "Target", "ToolCallConverter"]
+__all__ = ["SessionConverter", "ToolCallConverter"]

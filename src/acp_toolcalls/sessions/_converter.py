@@ -46,13 +46,13 @@ from ..lifecycle import (
     map_result,
     replays_history,
 )
+from ..records import Side
 from ._agent_side import _AgentSide
 from ._state import (
     _PEEK_MISSES,
     _SESSION_SETUP,
     _V2_SPECIAL,
     How,
-    Sender,
     _Asked,
     _id_key,
     _read_peek,
@@ -76,7 +76,7 @@ class SessionConverter(_AgentSide):
     # ----------------------------------------------------------------------------------------
     # Public API
 
-    def convert(self, message: Any, sender: Sender | None = None) -> Converted:
+    def convert(self, message: Any, sender: Side | None = None) -> Converted:
         """Convert one line: a message or a batch (see the class)."""
         if type(message) is bytes and sender != "client":
             converted = self._agent_update_line(message)
@@ -101,7 +101,7 @@ class SessionConverter(_AgentSide):
         self._message(value, raw, sender)
         return self._take()
 
-    def _batch(self, value: list[Any], sender: Sender | None) -> Converted:
+    def _batch(self, value: list[Any], sender: Side | None) -> Converted:
         """One batch line: one flush unit (issue 27). Toward v1 its tool-call changes
         coalesce, then every call it touched goes out once (v1 has no append: sent one by one,
         each chunk would re-send the call's whole content). Elements that are no message are
@@ -190,9 +190,7 @@ class SessionConverter(_AgentSide):
                 return None
         return self.tool_calls.convert(line)
 
-    def _message(
-        self, data: dict[str, Any], raw: bytes | str | None, sender: Sender | None
-    ) -> None:
+    def _message(self, data: dict[str, Any], raw: bytes | str | None, sender: Side | None) -> None:
         method = data.get("method")
         if not isinstance(method, str):
             if "id" in data and "method" not in data:
@@ -329,7 +327,7 @@ class SessionConverter(_AgentSide):
     # ----------------------------------------------------------------------------------------
     # Responses
 
-    def _response(self, data: dict[str, Any], sender: Sender | None) -> None:
+    def _response(self, data: dict[str, Any], sender: Side | None) -> None:
         found = self._answered(data.get("id"), sender)
         if found is None:
             self._lost(

@@ -38,9 +38,8 @@ from ..lifecycle import (
 from ..lifecycle import (
     USER_ECHOES as _USER_ECHOES,
 )
-
-Sender = Literal["client", "agent"]
-Target = Literal["v1", "v2"]
+from ..models import VersionName
+from ..records import Side
 
 MAX_PENDING = 10_000
 """Requests waiting for their answer, at most (both sides together)."""
@@ -140,11 +139,11 @@ def _id_key(value: Any) -> Any:
 class _SessionBase:
     """The state and output of a ``SessionConverter`` (see there)."""
 
-    def __init__(self, to: Target, tool_calls: ToolCallConverter) -> None:
+    def __init__(self, to: VersionName, tool_calls: ToolCallConverter) -> None:
         if to not in ("v1", "v2"):
             raise ValueError(f"unknown version {to!r}: expected 'v1' or 'v2'")
-        self.to: Target = to
-        self.source: Target = "v2" if to == "v1" else "v1"
+        self.to: VersionName = to
+        self.source: VersionName = "v2" if to == "v1" else "v1"
         self.tool_calls = tool_calls
         self._requests = TO_V2 if to == "v2" else TO_V1  # source method -> mapping
         self._results = TO_V1 if to == "v2" else TO_V2  # target method -> result mapping
@@ -210,7 +209,7 @@ class _SessionBase:
             "and messages are forgotten",
         )
 
-    def _ask(self, sender: Sender, request_id: Any, asked: _Asked) -> None:
+    def _ask(self, sender: Side, request_id: Any, asked: _Asked) -> None:
         key = _id_key(request_id)
         if key is None:
             return
@@ -226,12 +225,12 @@ class _SessionBase:
                 "unconverted",
             )
 
-    def _answered(self, request_id: Any, sender: Sender | None) -> tuple[Sender, _Asked] | None:
+    def _answered(self, request_id: Any, sender: Side | None) -> tuple[Side, _Asked] | None:
         """The request a response answers (its asker, and what was asked), removed."""
         key = _id_key(request_id)
         if key is None:
             return None
-        askers: tuple[Sender, ...] = ("client", "agent")
+        askers: tuple[Side, ...] = ("client", "agent")
         if sender is not None:
             askers = ("agent",) if sender == "client" else ("client",)
         found = [(k, self._pending[k]) for k in ((a, key) for a in askers) if k in self._pending]
@@ -244,7 +243,7 @@ class _SessionBase:
         del self._pending[(asker, key)]
         return asker, asked
 
-    def _sender_of(self, method: str, params: Any) -> Sender | None:
+    def _sender_of(self, method: str, params: Any) -> Side | None:
         spec = SENDERS.get(method)
         if spec is not None and spec.sender != "either":
             return spec.sender

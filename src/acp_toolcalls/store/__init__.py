@@ -38,7 +38,6 @@ from ._state import (
     ToolCallView,
     view_of,
 )
-from ._version import StoreProtocol
 
 if TYPE_CHECKING:
     from ._reducer import ToolCallStore
@@ -48,7 +47,6 @@ __all__ = [
     "KIND_LABELS",
     "Limits",
     "SessionState",
-    "StoreProtocol",
     "TerminalState",
     "ToolCallState",
     "ToolCallStore",

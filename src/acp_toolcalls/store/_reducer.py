@@ -34,7 +34,7 @@ dispatch: one chain of single inheritance (what mypyc compiles).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
@@ -49,13 +49,21 @@ from ..codec import (
     fast_message_decoder,
 )
 from ..events import ContentAppended, DiagnosticReported, Event
-from ..models import Batch, InvalidMessage, JsonRpcMessage, extra_fields, with_extra_fields
+from ..models import (
+    Batch,
+    InvalidMessage,
+    JsonRpcMessage,
+    VersionChoice,
+    VersionName,
+    extra_fields,
+    with_extra_fields,
+)
 from ._limits import Limits
 from ._sessions import EvictionHook
 from ._sizes import size_of
 from ._state import SessionState
 from ._v1 import _V1Input
-from ._version import StoreProtocol, negotiated_version, store_version
+from ._version import negotiated_version, store_version
 
 _V2_MESSAGE = v2.SessionUpdateMessage
 _V1_MESSAGE = v1.SessionUpdateMessage
@@ -77,15 +85,15 @@ class ToolCallStore(_V1Input):
     def __init__(
         self,
         *,
-        version: object = None,  # StoreProtocol, 1 or 2; anything else: ValueError (compiled too)
+        version: object = None,  # VersionChoice, 1 or 2; anything else: ValueError (compiled too)
         limits: Limits | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         on_evict: EvictionHook | None = None,
     ) -> None:
-        self.version: StoreProtocol = store_version(version)
+        self.version: VersionChoice = store_version(version)
         super().__init__(limits, on_evict)
         self.max_bytes = max_bytes
-        self._negotiated: Literal["v1", "v2"] | None = None
+        self._negotiated: VersionName | None = None
         self._fast_decode = fast_message_decoder(self.raw_protocol)
         self._initialize_ids: set[Any] = set()
         self._message_table: dict[type, Callable[[Any, list[Event], float | None], None]] = {
@@ -121,7 +129,7 @@ class ToolCallStore(_V1Input):
         }
 
     @property
-    def raw_protocol(self) -> Literal["v1", "v2"]:
+    def raw_protocol(self) -> VersionName:
         """The protocol raw input is read with now."""
         if self.version != "auto":
             return self.version
@@ -282,7 +290,7 @@ class ToolCallStore(_V1Input):
         if "id" in data:
             self._initialize_ids.add(_hashable(data["id"]))
 
-    def _negotiate(self, protocol: Literal["v1", "v2"]) -> None:
+    def _negotiate(self, protocol: VersionName) -> None:
         self._negotiated = protocol
         self._fast_decode = fast_message_decoder(self.raw_protocol)
 

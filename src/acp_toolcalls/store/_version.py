@@ -11,15 +11,14 @@ Rules this module owns:
 
 from __future__ import annotations
 
-from typing import Literal
+from ..models import VersionChoice, VersionName
 
-StoreProtocol = Literal["v1", "v2", "auto"]
 """What a store reads raw input as: ``"v1"``, ``"v2"``, or ``"auto"`` (negotiated)."""
 
-_VERSIONS: dict[object, StoreProtocol] = {"v1": "v1", "v2": "v2", "auto": "auto", 1: "v1", 2: "v2"}
+_VERSIONS: dict[object, VersionChoice] = {"v1": "v1", "v2": "v2", "auto": "auto", 1: "v1", 2: "v2"}
 
 
-def store_version(version: object) -> StoreProtocol:
+def store_version(version: object) -> VersionChoice:
     """The version a store was given as ``version=`` (``None``: the default, ``"v2"``)."""
     if version is None:
         return "v2"
@@ -31,7 +30,7 @@ def store_version(version: object) -> StoreProtocol:
     return found
 
 
-def negotiated_version(version: object) -> Literal["v1", "v2"] | None:
+def negotiated_version(version: object) -> VersionName | None:
     """The protocol an ``initialize`` exchange's ``protocolVersion`` selects, if any."""
     if isinstance(version, int) and not isinstance(version, bool):
         return "v1" if version <= 1 else "v2"
