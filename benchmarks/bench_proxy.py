@@ -491,10 +491,10 @@ def _timed(run: Callable[[], object]) -> float:
 
 
 def _ready_core(client: int, agent: int) -> Any:
-    """A ``ConnectionBridge`` past initialize with session ``sess-1`` and a prompt running."""
-    from acp_toolcalls.proxy import ConnectionBridge
+    """A ``ConnectionCore`` past initialize with session ``sess-1`` and a prompt running."""
+    from acp_toolcalls.proxy import ConnectionCore
 
-    core = ConnectionBridge(
+    core = ConnectionCore(
         client_version=1 if client == 1 else 2,
         agent_version=1 if agent == 1 else 2,
         coalesce_interval=0.0,

@@ -1,4 +1,4 @@
-"""ConnectionBridge: the proxy's sans-I/O core, driven line by line like proxy.py drives it.
+"""ConnectionCore: the proxy's sans-I/O core, driven line by line like proxy.py drives it.
 
 Every line it writes to a side is validated against that side's bundled schema (requests and
 notifications by method, responses by the method of the request they answer).
@@ -13,7 +13,7 @@ import pytest
 
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.models import VersionName
-from acp_toolcalls.proxy import ConnectionBridge, Outbox
+from acp_toolcalls.proxy import ConnectionCore, Outbox
 from acp_toolcalls.store import Limits
 
 SID = "sess-1"
@@ -21,10 +21,10 @@ CWD = "/home/user/project"
 
 
 class Wire:
-    """Both sides of one ConnectionBridge: what each side sent and was sent, schema-checked."""
+    """Both sides of one ConnectionCore: what each side sent and was sent, schema-checked."""
 
     def __init__(self, **options: Any) -> None:
-        self.core = ConnectionBridge(**options)
+        self.core = ConnectionCore(**options)
         self.now = 0.0
         self.to_client: list[dict[str, Any]] = []
         self.to_agent: list[dict[str, Any]] = []
@@ -957,7 +957,7 @@ def test_no_input_from_either_side_raises_or_writes_anything_but_json(
     versions: tuple[Any, Any], steps: list[tuple[str, bytes]]
 ) -> None:
     client_version, agent_version = versions
-    core = ConnectionBridge(client_version=client_version, agent_version=agent_version)
+    core = ConnectionCore(client_version=client_version, agent_version=agent_version)
     init = V1_INIT if client_version in (1, "auto") else V2_INIT
     outs = [core.from_client(json.dumps(init).encode(), 0.0)]
     answer = V2_AGENT_INIT if agent_version in (2, "auto") else V1_AGENT_INIT

@@ -378,9 +378,9 @@ def test_a_v1_editor_that_advertised_notices_gets_them_as_notices(tmp_path: Path
 
 
 def test_in_process_modes_and_notices_are_valid_on_both_sides() -> None:
-    from acp_toolcalls.proxy import ConnectionBridge
+    from acp_toolcalls.proxy import ConnectionCore
 
-    core = ConnectionBridge(agent_version=2)
+    core = ConnectionCore(agent_version=2)
     asked: dict[str, str] = {}  # id -> method of the client's requests
     to_client: list[dict[str, Any]] = []
     to_agent: list[dict[str, Any]] = []

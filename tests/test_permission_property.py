@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.proxy import ConnectionBridge
+from acp_toolcalls.proxy import ConnectionCore
 
 SID = "sess-1"
 AGENT_IDS = [1, 2, 5, 99, "a"]
@@ -96,11 +96,11 @@ def _call_of(message: dict[str, Any], editor_version: int) -> str:
 
 
 class World:
-    """Both sides of one ConnectionBridge, and what each was sent."""
+    """Both sides of one ConnectionCore, and what each was sent."""
 
     def __init__(self, editor: int, agent: int) -> None:
         self.editor, self.agent = editor, agent
-        self.core = ConnectionBridge(agent_version=cast(Literal[1, 2], agent))
+        self.core = ConnectionCore(agent_version=cast(Literal[1, 2], agent))
         self.now = 0.0
         self.sent: dict[str, Any] = {}  # call id -> the agent id it asked under
         self.outstanding: dict[str, str] = {}  # agent id key -> call id of the open request

@@ -4,7 +4,7 @@ line.
 - ``proxy._batches``: the lines of any input, cut into reads anywhere, are the lines the
   line-by-line reader gave (blank lines left out, a trailing ``\\r`` dropped, a line over the
   limit as its size, read as an ``Oversized``, the last line without its newline);
-- ``ConnectionBridge.from_agent_lines`` / ``from_client_lines``: for any traffic (the fuzz
+- ``ConnectionCore.from_agent_lines`` / ``from_client_lines``: for any traffic (the fuzz
   strategies: clean tool calls, mutations, garbage), cut into batches anywhere, the same lines
   to each side and the same notes, each naming the same line, as ``from_agent`` /
   ``from_client`` line by line with the fast paths for compact updates off (the general path
@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.proxy import ConnectionBridge, Outbox, ProxyConfig, _input, _stdio, _writers
+from acp_toolcalls.proxy import ConnectionCore, Outbox, ProxyConfig, _input, _stdio, _writers
 from fuzz.strategies import SESSION_IDS, examples, traffic
 
 # --------------------------------------------------------------------------------------------
@@ -119,10 +119,10 @@ def _answer(out: Outbox, value: Any) -> bytes:
     return _line({"jsonrpc": "2.0", "id": request["id"], "result": value})
 
 
-def _ready(client: int, agent: int, coalesce: float) -> ConnectionBridge:
+def _ready(client: int, agent: int, coalesce: float) -> ConnectionCore:
     """A core past initialize with the fuzz pools' sessions set up, a prompt running in the
     first."""
-    core = ConnectionBridge(
+    core = ConnectionCore(
         client_version=cast(Literal[1, 2], client),
         agent_version=cast(Literal[1, 2], agent),
         coalesce_interval=coalesce,
@@ -154,7 +154,7 @@ def _ready(client: int, agent: int, coalesce: float) -> ConnectionBridge:
 Seen = tuple[list[bytes], list[bytes], list[tuple[int | None, str, str]]]
 
 
-def _one_by_one(core: ConnectionBridge, lines: list[bytes], agent: bool) -> Seen:
+def _one_by_one(core: ConnectionCore, lines: list[bytes], agent: bool) -> Seen:
     to_client: list[bytes] = []
     to_agent: list[bytes] = []
     notes: list[tuple[int | None, str, str]] = []
@@ -171,7 +171,7 @@ def _one_by_one(core: ConnectionBridge, lines: list[bytes], agent: bool) -> Seen
     return to_client, to_agent, notes
 
 
-def _batched(core: ConnectionBridge, lines: list[bytes], cuts: list[int], agent: bool) -> Seen:
+def _batched(core: ConnectionCore, lines: list[bytes], cuts: list[int], agent: bool) -> Seen:
     to_client: list[bytes] = []
     to_agent: list[bytes] = []
     notes: list[tuple[int | None, str, str]] = []
@@ -191,7 +191,7 @@ def _batched(core: ConnectionBridge, lines: list[bytes], cuts: list[int], agent:
     return to_client, to_agent, notes
 
 
-def _tail(core: ConnectionBridge) -> list[Seen]:
+def _tail(core: ConnectionCore) -> list[Seen]:
     """What a tick past the coalescing deadline sends, then a flush, then the agent's end."""
     return [
         (out.to_client, out.to_agent, [(note.line, note.side, note.text) for note in out.notes])
@@ -199,7 +199,7 @@ def _tail(core: ConnectionBridge) -> list[Seen]:
     ]
 
 
-def _general_only(core: ConnectionBridge, monkeypatch: pytest.MonkeyPatch) -> None:
+def _general_only(core: ConnectionCore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "_compact_update", lambda line, now: False)
 
 

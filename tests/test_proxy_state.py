@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from acp_toolcalls.proxy import ConnectionBridge, _state
+from acp_toolcalls.proxy import ConnectionCore, _state
 from acp_toolcalls.proxy._policy import PassThrough, ToV1Client, ToV2Client
 
 STATES: tuple[_state.State, ...] = ("negotiating", "passthrough", "converting", "closed")
@@ -36,8 +36,8 @@ def _line(message: dict[str, object]) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
 
 
-def _initialized(client: int, agent: int) -> ConnectionBridge:
-    core = ConnectionBridge()
+def _initialized(client: int, agent: int) -> ConnectionCore:
+    core = ConnectionCore()
     params = {"protocolVersion": client, "clientCapabilities": {}}
     out = core.from_client(
         _line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}), 0.0

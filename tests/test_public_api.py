@@ -31,7 +31,7 @@ ROOT_API = {
     "SessionConverter", "Loss", "LossReport",
     "ToolCallEmitter", "TextThrottle", "permission_request", "command_subject",
     "parse_permission_answer", "PermissionAnswer",
-    "ConnectionBridge", "Outbox", "ToolCallLinter", "Finding",
+    "ConnectionCore", "Outbox", "ToolCallLinter", "Finding",
 }  # fmt: skip
 """The root's ``__all__``, by name (issue 18: about 40 names)."""
 
@@ -45,7 +45,7 @@ def test_the_root_exports_resolve_to_their_modules() -> None:
     for name in acp_toolcalls.__all__:
         assert hasattr(acp_toolcalls, name), name
     assert acp_toolcalls.V2ToV1Bridge.__module__ == "acp_toolcalls.bridge._to_v1"
-    assert acp_toolcalls.ConnectionBridge.__module__ == "acp_toolcalls.proxy._core"
+    assert acp_toolcalls.ConnectionCore.__module__ == "acp_toolcalls.proxy._core"
 
 
 REMOVED_ROOT_NAMES = {

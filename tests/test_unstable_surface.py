@@ -358,9 +358,9 @@ def test_the_fixture_replays_without_unknown_updates() -> None:
 
 
 def test_a_v1_agents_unstable_updates_reach_a_v2_editor_one_to_one() -> None:
-    from acp_toolcalls.proxy import ConnectionBridge
+    from acp_toolcalls.proxy import ConnectionCore
 
-    core = ConnectionBridge(agent_version=1)
+    core = ConnectionCore(agent_version=1)
     to_client: list[dict[str, Any]] = []
     to_agent: list[dict[str, Any]] = []
 

@@ -111,7 +111,7 @@ if TYPE_CHECKING:
     )
     from .events import Event
     from .models import UNSET, Batch, InvalidMessage, JsonRpcMessage, UnsetType
-    from .proxy import ConnectionBridge, Outbox
+    from .proxy import ConnectionCore, Outbox
     from .sessions import SessionConverter
     from .store import (
         Limits,
@@ -128,7 +128,7 @@ if TYPE_CHECKING:
         "AcpToolcallsError",
         "Batch",
         # the proxy's core, and checks
-        "ConnectionBridge",
+        "ConnectionCore",
         "ConversionError",
         "Converted",
         "DecodeError",
@@ -217,7 +217,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_permission_answer",
         "permission_request",
     ),
-    "proxy": ("ConnectionBridge", "Outbox"),
+    "proxy": ("ConnectionCore", "Outbox"),
     "sessions": ("SessionConverter",),
     "check": ("Finding", "ToolCallLinter"),
 }

@@ -2,7 +2,7 @@
 
 One concept per module (all private; the public names are this package's):
 
-- ``_core``: ``ConnectionBridge``, lines in from either side, lines out; its routing. Built in
+- ``_core``: ``ConnectionCore``, lines in from either side, lines out; its routing. Built in
   layers: ``_output`` (the outbox, notes, caps, sessions), ``_permissions`` (the bridges'
   output, request ids, permissions, cancels), ``_passthrough``, ``_refusals`` (reading lines,
   bad input), ``_negotiation`` (``initialize``), ``_updates`` (the agent's notifications).
@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import _routing as rpc
-from ._core import ConnectionBridge, ConnectionNote, Outbox, Version, VersionOption
+from ._core import ConnectionCore, ConnectionNote, Outbox, Version, VersionOption
 
 if TYPE_CHECKING:
     from ._config import ProxyConfig
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_DISK_DIFF_BYTES",
     "QUEUE_BYTES",
-    "ConnectionBridge",
+    "ConnectionCore",
     "ConnectionNote",
     "DiskFiles",
     "Outbox",

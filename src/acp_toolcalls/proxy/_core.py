@@ -57,7 +57,7 @@ from ._sessions import _Prompt
 from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH, Mode
 from ._updates import _Updates
 
-__all__ = ["ConnectionBridge", "ConnectionNote", "Outbox", "Version", "VersionOption"]
+__all__ = ["ConnectionCore", "ConnectionNote", "Outbox", "Version", "VersionOption"]
 
 _SESSION_SETUP = frozenset({"session/new", "session/load", "session/resume"})
 _CLIENT_NOTIFICATIONS = frozenset({"session/cancel", "$/cancel_request"})
@@ -66,7 +66,7 @@ _AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
 _FLUSH_BYTES = 4 * 1024 * 1024  # tool-call changes one ``poll`` sends, about (in store bytes)
 
 
-class ConnectionBridge(_Updates):
+class ConnectionCore(_Updates):
     """The sans-I/O core of the proxy: lines in from either side, lines out to either side.
 
     ``from_client(line, now)`` and ``from_agent(line, now)`` take one line each (without its

@@ -75,7 +75,7 @@ class Outbox:
 
 
 class _Output:
-    """The connection's state, its output and its sessions (``ConnectionBridge`` is built on
+    """The connection's state, its output and its sessions (``ConnectionCore`` is built on
     it, one layer per module)."""
 
     def __init__(

@@ -7,7 +7,7 @@ Rules this module owns:
   requests waiting, whether it is established, and the modes shown across versions (``Modes``,
   ``AgentModes``). ``busy``: a prompt or a permission request of it waits.
 - The policies (``_policy``) and the v1 client's modes (``_agent_modes``) work on the core
-  through ``Core``, the part of ``ConnectionBridge`` they use (the layers from ``_output`` to
+  through ``Core``, the part of ``ConnectionCore`` they use (the layers from ``_output`` to
   ``_permissions`` provide it): they sit below the core's layers and import none of them.
 """
 

@@ -1,4 +1,4 @@
-"""The stdio proxy behind ``acp-toolcalls bridge``: the I/O edge around ``ConnectionBridge``.
+"""The stdio proxy behind ``acp-toolcalls bridge``: the I/O edge around ``ConnectionCore``.
 
 Rules this module owns (every decision about messages is ``_core``'s; the writers and the
 notes thread are ``_writers``', reading lines ``_input``'s, the agent's process ``_process``',
@@ -55,7 +55,7 @@ from .._text import printable
 from ..convert import prepare_update_checks
 from ..records import Direction, Side
 from ._config import ProxyConfig
-from ._core import ConnectionBridge, Outbox
+from ._core import ConnectionCore, Outbox
 from ._files import DiskFiles
 from ._input import _READ_AHEAD, Oversized, _batches, _FileFeed, _pollable
 from ._log import _Log, _log_error, open_log
@@ -83,7 +83,7 @@ class _Proxy:
         self.config = config
         self.notes = notes
         self.stdin_closed = stdin_closed
-        self.core = ConnectionBridge(
+        self.core = ConnectionCore(
             client_version=config.client_version,
             agent_version=config.agent_version,
             coalesce_interval=config.coalesce_ms / 1000.0,

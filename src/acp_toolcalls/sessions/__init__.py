@@ -1,6 +1,6 @@
 """Whole sessions in the other version: what ``acp-toolcalls convert`` runs over a log.
 
-The offline twin of the proxy's ``ConnectionBridge``: both sides of a session, message by
+The offline twin of the proxy's ``ConnectionCore``: both sides of a session, message by
 message, with the method tables the proxy uses (``acp_toolcalls.lifecycle``) and a bridge or
 stateless converter for the agent's tool calls (``acp_toolcalls.bridge``,
 ``acp_toolcalls.convert``).
