@@ -31,21 +31,6 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = [
-    "DIRECTIONS",
-    "REDACTED",
-    "SIDES",
-    "Direction",
-    "Redactor",
-    "Side",
-    "TrafficRecord",
-    "is_record",
-    "log_line",
-    "one_side",
-    "read_record",
-    "skipped_line",
-]
-
 Direction = Literal["client->proxy", "proxy->agent", "agent->proxy", "proxy->client"]
 Side = Literal["client", "agent"]
 """A side of the proxy: the editor's (``client``) or the agent's."""
