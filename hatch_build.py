@@ -4,7 +4,7 @@ Enabled only on request (``HATCH_BUILD_HOOKS_ENABLE=1``; the cibuildwheel config
 pyproject.toml sets it): a plain ``pip install .`` builds the pure-Python ``py3-none-any``
 wheel and needs no C compiler.
 
-Before hatch-mypyc compiles, the hook writes ``src/acp_toolcalls/_fastpath_digest.py`` holding
+Before mypyc compiles, the hook writes ``acp_toolcalls/_fastpath_digest.py`` holding
 the SHA-256 of ``_fastpath.py``; both are compiled, so the extension carries the digest of the
 exact source it was built from. ``acp_toolcalls.codec`` compares it with the ``_fastpath.py``
 beside the extension at import and falls back to that source, with one warning, when they
@@ -12,17 +12,26 @@ differ. The bridges' hot modules (``acp_toolcalls._compiled.COMPILED``, issue 19
 names under the package, such as ``convert._tool_calls``) are compiled too, the hook adding
 their files to hatch-mypyc's ``include``, and stamped the same way, in ``_compiled_digest.py``
 (one SHA-256 per module, by that name), which ``acp_toolcalls._compiled`` checks when they are
-imported. The generated files are removed again once the wheel is built.
+imported.
+
+A wheel is compiled out of tree, in a copy of ``src/`` in a temporary directory (removed once
+the wheel is built): nothing is written into the checkout. An editable install alone compiles
+in ``src/``, in place, and the hook removes its stamps' sources again afterwards.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from hatch_mypyc.plugin import MypycBuildHook
+from hatch_mypyc.utils import construct_setup_file
 
 PACKAGE = Path("src") / "acp_toolcalls"
 SOURCE = "_fastpath.py"
@@ -53,37 +62,103 @@ def compiled_modules(package: Path) -> tuple[str, ...]:
     raise LookupError("COMPILED is not assigned in _compiled.py")
 
 
+def write_stamps(package: Path) -> tuple[str, ...]:
+    """Write the two digest modules into ``package``; the names of ``COMPILED``."""
+    digest = source_digest(package / SOURCE)
+    (package / DIGEST_MODULE).write_text(
+        '"""Written by the build (hatch_build.py): the SHA-256 of the _fastpath.py that '
+        'was compiled with this module."""\n\n'
+        f"DIGEST = {digest!r}\n",
+        encoding="utf-8",
+    )
+    names = compiled_modules(package)
+    digests = {name: source_digest(module_path(package, name)) for name in names}
+    (package / COMPILED_DIGESTS).write_text(
+        '"""Written by the build (hatch_build.py): the SHA-256 of each module of '
+        '_compiled.COMPILED that was compiled with this module."""\n\n'
+        f"DIGESTS = {digests!r}\n",
+        encoding="utf-8",
+    )
+    return names
+
+
 class FastPathBuildHook(MypycBuildHook):
-    """hatch-mypyc's hook, after writing the digest module it compiles along."""
+    """hatch-mypyc's hook, after writing the digest modules it compiles along.
+
+    A wheel (``pip install .``, ``pip wheel .``) is compiled out of tree: in a copy of ``src/``
+    in a temporary directory, where the stamps are written too, and the extensions and stamps
+    go into the wheel from there; nothing is written into the checkout. hatch-mypyc itself
+    builds in place (``build_ext --inplace``), which left the extensions in ``src/``,
+    git-ignored, and the checkout ran compiled from then on. Only an editable install
+    (``pip install -e .``) still builds in place: it imports the package from ``src/``, so its
+    extensions must sit beside their sources.
+    """
 
     PLUGIN_NAME = "custom"
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._out_of_tree: Path | None = None
+
+    def _include(self, names: tuple[str, ...]) -> None:
+        # hatch-mypyc compiles the files its `include` matches: these modules too.
+        sources = [module_path(PACKAGE, name).as_posix() for name in names]
+        self.config["include"] = [*self.config.get("include", []), *sources]
+
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        if self.target_name == "wheel":
-            package = Path(self.root) / PACKAGE
-            digest = source_digest(package / SOURCE)
-            (package / DIGEST_MODULE).write_text(
-                '"""Written by the build (hatch_build.py): the SHA-256 of the _fastpath.py that '
-                'was compiled with this module."""\n\n'
-                f"DIGEST = {digest!r}\n",
-                encoding="utf-8",
-            )
-            names = compiled_modules(package)
-            digests = {name: source_digest(module_path(package, name)) for name in names}
-            (package / COMPILED_DIGESTS).write_text(
-                '"""Written by the build (hatch_build.py): the SHA-256 of each module of '
-                '_compiled.COMPILED that was compiled with this module."""\n\n'
-                f"DIGESTS = {digests!r}\n",
-                encoding="utf-8",
-            )
-            # hatch-mypyc compiles the files its `include` matches: these modules too.
-            sources = [module_path(PACKAGE, name).as_posix() for name in names]
-            self.config["include"] = [*self.config.get("include", []), *sources]
-        super().initialize(version, build_data)
+        if self.target_name != "wheel":
+            return
+        if version == "editable":
+            self._include(write_stamps(Path(self.root) / PACKAGE))
+            super().initialize(version, build_data)
+            return
+        self._out_of_tree = Path(tempfile.mkdtemp(prefix="acp-toolcalls-mypyc-"))
+        copy = self._out_of_tree / "project"
+        shutil.copytree(
+            Path(self.root) / "src",
+            copy / "src",
+            ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "*.c"),
+        )
+        self._include(write_stamps(copy / PACKAGE))
+        files = sorted(
+            path.relative_to(copy).as_posix()
+            for path in (copy / PACKAGE).rglob("*.py")
+            if self.include_path(path.relative_to(copy).as_posix())
+        )
+        options = {**self.config_options, "target_dir": str(self._out_of_tree / "build")}
+        options.pop("build-dir", None)
+        setup = self._out_of_tree / "setup.py"
+        setup.write_text(
+            construct_setup_file("src", *self.config_mypy_args, *files, **options),
+            encoding="utf-8",
+        )
+        command = [sys.executable, str(setup), "build_ext", "--inplace"]
+        command += ["--build-temp", str(self._out_of_tree / "tmp")]
+        done = subprocess.run(
+            command, cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False
+        )
+        if done.returncode:
+            raise RuntimeError(f"Error while invoking mypyc:\n{done.stdout.decode('utf-8')}")
+        # What the wheel takes from the copy: the extensions and the stamps, by their place in
+        # the package (the stamps' sources beside their extensions, as for every module).
+        built = [
+            path
+            for path in (copy / PACKAGE).rglob(f"*{self.compiled_extension}")
+            if "__pycache__" not in path.parts
+        ]
+        built += [copy / PACKAGE / DIGEST_MODULE, copy / PACKAGE / COMPILED_DIGESTS]
+        for path in built:
+            build_data["force_include"][str(path)] = path.relative_to(copy / "src").as_posix()
+        build_data["infer_tag"] = True
+        build_data["pure_python"] = False
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
-        (Path(self.root) / PACKAGE / DIGEST_MODULE).unlink(missing_ok=True)
-        (Path(self.root) / PACKAGE / COMPILED_DIGESTS).unlink(missing_ok=True)
+        if self._out_of_tree is not None:
+            shutil.rmtree(self._out_of_tree, ignore_errors=True)
+            self._out_of_tree = None
+        else:  # the editable build's stamps, in src/
+            (Path(self.root) / PACKAGE / DIGEST_MODULE).unlink(missing_ok=True)
+            (Path(self.root) / PACKAGE / COMPILED_DIGESTS).unlink(missing_ok=True)
         super().finalize(version, build_data, artifact_path)
 
 

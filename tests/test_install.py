@@ -6,6 +6,7 @@
   codec decides freshness by content: a plain install (source newer than the extension) is not
   stale, an edited source is (one warning, then the source runs), and so is a build with no
   stamp. The same for the bridges' compiled modules (``acp_toolcalls._compiled``).
+- A compiled build from a checkout is made out of tree: it writes nothing into ``src/``.
 - The sdist holds what its tests read; they collect and the ones on its data files pass.
 - ``python -m acp_toolcalls`` is the console script; start-up imports only what a command uses.
 """
@@ -230,6 +231,37 @@ def test_the_compiled_wheel_is_platform_specific_and_runs_the_extension(
         )
     )
     assert '"toolCalls"' in replayed.stdout and replayed.stderr == ""
+
+
+def _files(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if "__pycache__" not in p.parts}
+
+
+def test_a_compiled_build_from_a_checkout_writes_nothing_into_src(tmp_path: Path) -> None:
+    # hatch-mypyc compiles in place: its extensions (and the hook's stamps) were left in src/,
+    # git-ignored, and the checkout ran compiled from then on. The build is out of tree now.
+    if not _has_c_compiler():
+        pytest.skip("no C compiler: the compiled fast path cannot be built here")
+    checkout = tmp_path / "checkout"  # what the wheel is built from, in a copy
+    checkout.mkdir()
+    for name in ("pyproject.toml", "hatch_build.py", "README.md", "LICENSE", ".gitignore"):
+        shutil.copy2(ROOT / name, checkout / name)
+    shutil.copytree(
+        ROOT / "src",
+        checkout / "src",
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"),
+    )
+    before = _files(checkout / "src")
+    out = tmp_path / "wheels"
+    env = _clean_env(HATCH_BUILD_HOOKS_ENABLE="1")
+    pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(checkout)]
+    _ok(_run(pip, env=env, cwd=tmp_path))
+    (wheel,) = out.glob("acp_toolcalls-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.startswith("acp_toolcalls/_fastpath.") and n.endswith(".so") for n in names)
+    assert "acp_toolcalls/_fastpath_digest.py" in names
+    assert sorted(_files(checkout / "src") - before) == []
+    assert sorted(before - _files(checkout / "src")) == []
 
 
 def test_a_source_newer_than_its_extension_is_not_stale(
