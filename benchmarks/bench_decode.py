@@ -7,7 +7,7 @@ Compares, in one run and on the same generated lines (``messages.generate``):
   pydantic model ``UpdateSessionNotification.model_validate(obj["params"])`` (what the SDK's
   own connection does, with orjson instead of ``json``), or ``model_validate_json`` on the
   params bytes (pre-extracted outside the timed loop), whichever is faster on this machine;
-- ours: ``acp_toolcalls.decode_message(line, protocol="v2")``.
+- ours: ``acp_toolcalls.decode_message(line, version="v2")``.
 
 Method: one warm-up pass per implementation, then ``--reps`` repetitions; in each repetition
 every implementation makes one full pass (order rotated between repetitions so machine noise
@@ -88,7 +88,7 @@ def _make_sdk_passes() -> tuple[Pass, Pass]:
 def _make_ours(decode: Callable[..., Any]) -> Pass:
     def ours(lines: Sequence[bytes]) -> None:
         for line in lines:
-            decode(line, protocol="v2")
+            decode(line, version="v2")
 
     return ours
 
@@ -129,7 +129,7 @@ def _check_ours(decode: Callable[..., Any], lines: Sequence[bytes]) -> str | Non
     attr = "message"
     for i, line in enumerate(lines):
         try:
-            result = decode(line, protocol="v2")
+            result = decode(line, version="v2")
         except Exception as exc:
             return f"decode_message raised on message #{i}: {type(exc).__name__}: {exc}"
         # The brief names the typed model ``.message``; the codec calls it ``.value``.
@@ -220,8 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         (sdk_name, sdk_fn, sdk_data, False),
     ]
     if ours is not None:
-        impls.append(('acp_toolcalls.decode_message(protocol="v2")', ours, lines, False))
-        impls.append(('acp_toolcalls.decode_message(protocol="v2"), gc on', ours, lines, True))
+        impls.append(('acp_toolcalls.decode_message(version="v2")', ours, lines, False))
+        impls.append(('acp_toolcalls.decode_message(version="v2"), gc on', ours, lines, True))
         impls.append((_FLOOR, _make_floor(), lines, False))
 
     best: dict[str, float] = {}
@@ -248,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     sdk = best[sdk_name]
     if ours is not None:
-        mine = best['acp_toolcalls.decode_message(protocol="v2")']
+        mine = best['acp_toolcalls.decode_message(version="v2")']
         print(
             f"ours/orjson = {mine / base:.2f} (target <= 1.00); "
             f"sdk/ours = {sdk / mine:.1f} (target >= 8)"

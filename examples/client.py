@@ -100,7 +100,7 @@ def idle_stop_reason(message: dict[str, Any]) -> str | None:
 
 async def run(
     *,
-    protocol: int,
+    version: int,
     approve: bool,
     cwd: Path,
     prompt: str,
@@ -108,7 +108,7 @@ async def run(
     on_change: Callable[[ToolCallStore], None] | None = None,
 ) -> tuple[ToolCallStore, str]:
     """One session with one prompt; returns the store and the turn's stop reason."""
-    store = ToolCallStore(version="v1" if protocol == 1 else "v2")
+    store = ToolCallStore(version="v1" if version == 1 else "v2")
     idle: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     def watch(event: StreamEvent) -> None:  # after `observer`: the store is up to date
@@ -131,7 +131,7 @@ async def run(
         writer,
         _process,
     ):
-        if protocol == 1:
+        if version == 1:
             client = V1Client(approve)  # the part of the SDK's `Client` protocol it needs
             # The SDK annotates its own Client protocol; ours satisfies it at run time.
             v1 = V1ClientConnection(client, writer, reader, observers=observers)  # type: ignore[arg-type]
@@ -171,9 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, help="record every message as JSON Lines")
     args = parser.parse_args(argv)
     cwd = (args.cwd or Path(tempfile.mkdtemp(prefix="acp-example-"))).resolve()
-    session = partial(
-        run, protocol=args.protocol, approve=args.approve, cwd=cwd, prompt=args.prompt
-    )
+    session = partial(run, version=args.protocol, approve=args.approve, cwd=cwd, prompt=args.prompt)
 
     with ExitStack() as stack:
         log = stack.enter_context(args.log.open("w", encoding="utf-8")) if args.log else None

@@ -110,7 +110,7 @@ UNREADABLE = [
 def test_codec_refuses_with_a_decode_error_naming_the_path(bad: bytes, reason: str) -> None:
     for protocol in ("v2", "v1"):
         with pytest.raises(DecodeError) as raised:
-            decode_message(bad, protocol=protocol)
+            decode_message(bad, version=protocol)
         assert raised.value.path == "$"
         assert reason in raised.value.reason
     assert decode_message(AFTER).diagnostics == ()  # the decoder holds no state: next line reads

@@ -345,7 +345,7 @@ def test_v2_spec_examples_decode_on_the_fast_path_and_round_trip(
 def test_v1_spec_examples_decode_on_the_fast_path_and_round_trip(
     message: dict[str, Any], expected: type, fast_path_only: None, schema_valid: SchemaCheck
 ) -> None:
-    decoded = decode_message(dumps(message), protocol="v1")
+    decoded = decode_message(dumps(message), version="v1")
     assert decoded.diagnostics == ()
     assert isinstance(decoded.value, expected)
     out = encode(decoded.value)
@@ -354,7 +354,7 @@ def test_v1_spec_examples_decode_on_the_fast_path_and_round_trip(
 
 
 def test_section_8_5_typed_values() -> None:
-    value = decode_message(dumps(SECTION_8_5), protocol="v1").value
+    value = decode_message(dumps(SECTION_8_5), version="v1").value
     assert value.id == 5
     assert value.params.tool_call == v1.ToolCallUpdate(tool_call_id="call_001")
     assert [o.kind for o in value.params.options] == ["allow_once", "reject_once"]
@@ -689,7 +689,7 @@ def test_p14_v1_tool_call_on_a_v2_connection_is_an_opaque_update(
     schema_valid: SchemaCheck,
 ) -> None:
     update = {"sessionUpdate": "tool_call", "toolCallId": "a", "title": "t"}
-    decoded = decode_message(dumps(env(update)), protocol="v2")
+    decoded = decode_message(dumps(env(update)), version="v2")
     value = decoded.value.params.update
     assert isinstance(value, v2.OpaqueSessionUpdate)
     assert not isinstance(value, v2.ToolCallUpdate)
@@ -698,7 +698,7 @@ def test_p14_v1_tool_call_on_a_v2_connection_is_an_opaque_update(
     assert json.loads(out) == env(update)
     schema_valid(out, "v2")
     # The same line read as v1 is a typed create.
-    as_v1 = decode_message(dumps(env(update)), protocol="v1").value.params.update
+    as_v1 = decode_message(dumps(env(update)), version="v1").value.params.update
     assert as_v1 == v1.ToolCall(tool_call_id="a", title="t")
 
 
@@ -719,14 +719,14 @@ def test_p15_v1_unknown_enum_values_keep_their_raw_strings() -> None:
 @pytest.mark.encodes_invalid  # lenient input kept verbatim on purpose
 def test_p15_in_a_message_and_strict() -> None:
     message = env({"sessionUpdate": "tool_call", **P15})
-    decoded = decode_message(dumps(message), protocol="v1")
+    decoded = decode_message(dumps(message), version="v1")
     assert [d.path for d in decoded.diagnostics] == [
         "$.params.update.kind",
         "$.params.update.status",
     ]
     assert json.loads(encode(decoded.value)) == message
     with pytest.raises(DecodeError) as raised:
-        decode_message(dumps(message), protocol="v1", strict=True)
+        decode_message(dumps(message), version="v1", strict=True)
     assert raised.value.path == "$.params.update.kind"
 
 
@@ -818,7 +818,7 @@ def test_v1_null_is_kept_as_none_for_exact_re_encoding(
 ) -> None:
     wire_name = WIRE_NAME[field]
     message = env({"sessionUpdate": "tool_call_update", "toolCallId": "a", wire_name: None})
-    decoded = decode_message(dumps(message), protocol="v1")
+    decoded = decode_message(dumps(message), version="v1")
     assert getattr(decoded.value.params.update, field) is None
     assert decoded.diagnostics == ()
     out = encode(decoded.value)
@@ -937,7 +937,7 @@ def test_unknown_keys_in_v1_survive(schema_valid: SchemaCheck) -> None:
     update["content"][0]["encoding"] = "utf-8"
     update["locations"][0]["column"] = 2
     message = env(update)
-    decoded = decode_message(dumps(message), protocol="v1")
+    decoded = decode_message(dumps(message), version="v1")
     assert decoded.diagnostics == ()
     out = encode(decoded.value)
     assert json.loads(out) == message
@@ -1089,16 +1089,16 @@ def test_other_v2_session_updates_are_carried_untouched(
 @pytest.mark.encodes_invalid  # lenient input kept verbatim on purpose
 def test_v1_unknown_session_update_is_kept_and_reported(schema_valid: SchemaCheck) -> None:
     update = {"sessionUpdate": "state_update", "state": "idle"}  # a v2-only update leaking
-    decoded = decode_message(dumps(env(update)), protocol="v1")
+    decoded = decode_message(dumps(env(update)), version="v1")
     assert decoded.value.params.update == v1.OpaqueSessionUpdate(update)
     assert [d.path for d in decoded.diagnostics] == ["$.params.update"]
     assert json.loads(encode(decoded.value)) == env(update)
     with pytest.raises(DecodeError) as raised:
-        decode_message(dumps(env(update)), protocol="v1", strict=True)
+        decode_message(dumps(env(update)), version="v1", strict=True)
     assert raised.value.path == "$.params.update"
     # A v1 update the codec does not type is carried silently.
     plan = {"sessionUpdate": "plan", "entries": []}
-    decoded = decode_message(dumps(env(plan)), protocol="v1")
+    decoded = decode_message(dumps(env(plan)), version="v1")
     assert decoded.diagnostics == ()
     out = encode(decoded.value)
     assert json.loads(out) == env(plan)
@@ -1115,7 +1115,7 @@ def test_v1_unknown_session_update_is_kept_and_reported(schema_valid: SchemaChec
 )
 def test_v1_unions_are_closed(item: dict[str, Any], path: str) -> None:
     message = env({"sessionUpdate": "tool_call_update", "toolCallId": "a", "content": [item]})
-    decoded = decode_message(dumps(message), protocol="v1")
+    decoded = decode_message(dumps(message), version="v1")
     assert decoded.value.params.update.content == []
     assert [d.path for d in decoded.diagnostics] == [path]
     assert "unknown type" in decoded.diagnostics[0].reason
@@ -1391,7 +1391,7 @@ def test_batch_diagnostics_of_an_invalid_element_are_not_reported_twice() -> Non
 
 def test_v1_batch(schema_valid: SchemaCheck) -> None:
     batch = [V1_TOOL_CALL, SECTION_8_5]
-    decoded = decode_message(dumps(batch), protocol="v1")
+    decoded = decode_message(dumps(batch), version="v1")
     assert [type(i) for i in decoded.value.items] == [
         v1.SessionUpdateMessage,
         v1.PermissionRequestMessage,
@@ -1439,7 +1439,7 @@ def test_other_messages_are_opaque_and_verbatim(
 ) -> None:
     for protocol in ("v1", "v2"):
         for data in (dumps(message), copy.deepcopy(message)):
-            decoded = decode_message(data, protocol=protocol)
+            decoded = decode_message(data, version=protocol)
             assert decoded.value == JsonRpcMessage(message)
             assert decoded.diagnostics == ()
             out = json.loads(encode(decoded.value))
@@ -1463,14 +1463,14 @@ def test_v2_only_methods_on_v1_and_v1_only_methods_on_v2_are_opaque() -> None:
         "method": "terminal/create",
         "params": {"sessionId": "s", "command": "ls"},
     }
-    assert decode_message(dumps(create), protocol="v2").value == JsonRpcMessage(create)
+    assert decode_message(dumps(create), version="v2").value == JsonRpcMessage(create)
     cancel = {"jsonrpc": "2.0", "id": 4, "method": "tool_call/cancel", "params": {}}
-    assert decode_message(dumps(cancel), protocol="v1").value == JsonRpcMessage(cancel)
+    assert decode_message(dumps(cancel), version="v1").value == JsonRpcMessage(cancel)
 
 
 def test_unknown_protocol_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="protocol"):
-        decode_message(dumps(SECTION_4), protocol="v3")  # type: ignore[arg-type]  # deliberately wrong
+        decode_message(dumps(SECTION_4), version="v3")  # type: ignore[arg-type]  # deliberately wrong
 
 
 # ============================================================================================
@@ -1620,14 +1620,14 @@ def test_permission_request_id_forms(schema_valid: SchemaCheck) -> None:
 def test_v1_permission_request_id_may_be_null(schema_valid: SchemaCheck) -> None:
     message = copy.deepcopy(SECTION_8_5)
     message["id"] = None
-    decoded = decode_message(dumps(message), protocol="v1")
+    decoded = decode_message(dumps(message), version="v1")
     assert decoded.value.id is None
     out = encode(decoded.value)
     assert json.loads(out) == message
     schema_valid(out, "v1")
     message["id"] = 2**63
     with pytest.raises(DecodeError):
-        decode_message(dumps(message), protocol="v1")
+        decode_message(dumps(message), version="v1")
 
 
 def test_permission_request_salvage_takes_the_lenient_path(schema_valid: SchemaCheck) -> None:
@@ -1663,7 +1663,7 @@ def test_q5_empty_options_are_accepted_with_a_diagnostic_and_strict_rejects() ->
 def test_q5_v1_has_no_minimum(schema_valid: SchemaCheck) -> None:
     message = copy.deepcopy(SECTION_8_5)
     message["params"]["options"] = []
-    decoded = decode_message(dumps(message), protocol="v1", strict=True)
+    decoded = decode_message(dumps(message), version="v1", strict=True)
     assert decoded.diagnostics == () and decoded.value.params.options == []
     out = encode(decoded.value)
     assert json.loads(out) == message
@@ -1692,7 +1692,7 @@ def test_unknown_option_kind_is_kept_in_v2(schema_valid: SchemaCheck) -> None:
 def test_v1_permission_request_tool_call_is_a_v1_update() -> None:
     message = copy.deepcopy(SECTION_8_5)
     message["params"]["toolCall"] = {"toolCallId": "c", "title": 5, "status": "paused"}
-    decoded = decode_message(dumps(message), protocol="v1")
+    decoded = decode_message(dumps(message), version="v1")
     tool_call = decoded.value.params.tool_call
     assert tool_call.title is UNSET and tool_call.status == "paused"
     assert [d.path for d in decoded.diagnostics] == [

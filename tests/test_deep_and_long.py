@@ -113,7 +113,7 @@ def _write_everything(lines: dict[int, list[bytes]]) -> bool:
 def _write_each(lines: dict[int, list[bytes]]) -> None:
     for version, some in lines.items():
         for line in some:
-            decode_message(line, protocol="v1" if version == 1 else "v2")
+            decode_message(line, version="v1" if version == 1 else "v2")
     for line in lines[2]:
         value = decode_message(line).value
         encode(value), to_builtins(value), canonical_json(value)

@@ -220,7 +220,7 @@ def test_a_v1_client_shows_what_the_agent_meant_modulo_documented_losses(
 def test_a_rejected_edit_fails_and_leaves_the_file_alone(tmp_path: Path, protocol: int) -> None:
     client = load_example_client()
     cwd = prepared(tmp_path / "work")
-    store, stop = bounded(client.run(protocol=protocol, approve=False, cwd=cwd, prompt=PROMPT))
+    store, stop = bounded(client.run(version=protocol, approve=False, cwd=cwd, prompt=PROMPT))
     assert stop == "end_turn"
     [session] = store.sessions
     statuses = {view.tool_call_id: view.status for view in store.views(session)}

@@ -731,7 +731,7 @@ def test_bad_input_raises_decode_error_only(data: bytes, kind: str) -> None:
         with pytest.raises(DecodeError):
             decode(value, v2.UpdateSessionNotification, strict=strict)
     with pytest.raises(DecodeError):
-        decode_message(value, protocol="v1")
+        decode_message(value, version="v1")
 
 
 @pytest.mark.parametrize(

@@ -91,7 +91,7 @@ def lint(messages: list[Any], protocol: VersionName = "v2", finish: bool = True)
     for line, message in enumerate(messages, start=1):
         if isinstance(message, dict):
             raw = message
-            message = decode_message(json.dumps(raw).encode(), protocol=protocol).value
+            message = decode_message(json.dumps(raw).encode(), version=protocol).value
         else:
             raw = None  # an already typed message
         out += linter.feed(message, line, raw=raw)
@@ -539,7 +539,7 @@ def test_batch_elements_in_order_with_paths() -> None:
         tcu(status="pending"),
     ]
     linter = ToolCallLinter()
-    decoded = decode_message(json.dumps(batch).encode(), protocol="v2")
+    decoded = decode_message(json.dumps(batch).encode(), version="v2")
     findings = linter.feed(decoded.value, 4, raw=batch) + linter.finish()
     assert codes(findings) == [
         (4, "$[0].params.update", "missing-title"),

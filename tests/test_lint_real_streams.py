@@ -121,7 +121,7 @@ def lint(messages: list[Any], protocol: VersionName = "v2") -> list[tuple[int, s
     linter = ToolCallLinter()
     out: list[Finding] = []
     for line, raw in enumerate(messages, start=1):
-        value = decode_message(json.dumps(raw).encode(), protocol=protocol).value
+        value = decode_message(json.dumps(raw).encode(), version=protocol).value
         out += linter.feed(value, line, raw=raw)
     out += linter.finish()
     return [(finding.line, finding.code) for finding in out]
@@ -299,7 +299,7 @@ def test_calls_a_replay_replaced_are_forgotten_first_past_the_cap() -> None:
     ]
     out: list[Finding] = []
     for line, raw in enumerate(messages, start=1):
-        value = decode_message(json.dumps(raw).encode(), protocol="v2").value
+        value = decode_message(json.dumps(raw).encode(), version="v2").value
         out += linter.feed(value, line, raw=raw)
     out += linter.finish()
     assert [(f.line, f.code) for f in out] == [(5, "lint-limit")]

@@ -113,7 +113,7 @@ def test_the_removed_keywords_are_type_errors() -> None:
     with pytest.raises(TypeError):
         acp_toolcalls.ToolCallEmitter("s", protocol_version=2)  # type: ignore[call-arg]
     store = acp_toolcalls.ToolCallStore(version="v1")
-    assert not hasattr(store, "protocol") and store.raw_protocol == "v1"
+    assert not hasattr(store, "protocol") and store.raw_version == "v1"
     assert not hasattr(acp_toolcalls.ToolCallEmitter("s"), "protocol_version")
 
 

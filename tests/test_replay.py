@@ -695,7 +695,7 @@ def test_demo_session_shows_every_feature() -> None:
     store = ToolCallStore(version="auto")
     for line in DEMO.read_bytes().splitlines():
         assert not [e for e in store.apply(line) if type(e).__name__ == "DiagnosticReported"]
-    assert store.raw_protocol == "v2"
+    assert store.raw_version == "v2"
     (session,) = store.sessions.values()
     statuses = {tc.tool_call_id: tc.status for tc in session.tool_calls.values()}
     assert set(statuses.values()) == {"completed", "failed", "cancelled"}

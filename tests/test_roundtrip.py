@@ -414,18 +414,18 @@ def assert_schema_valid(message: Json, protocol: VersionName) -> None:
 def _check_round_trip(message: Json, protocol: VersionName, typed: tuple[type, ...]) -> None:
     assert_schema_valid(message, protocol)  # the generators produce valid messages
     data = dumps(message)
-    decoded = decode_message(data, protocol=protocol)
+    decoded = decode_message(data, version=protocol)
     assert decoded.diagnostics == ()
     assert isinstance(decoded.value, typed)
     out = encode(decoded.value)
     assert json.loads(out) == message
     assert_schema_valid(json.loads(out), protocol)
     # The dict route gives the same value.
-    from_dict = decode_message(json.loads(data), protocol=protocol)
+    from_dict = decode_message(json.loads(data), version=protocol)
     assert from_dict.value == decoded.value or encode(from_dict.value) == out
     assert from_dict.diagnostics == ()
     # The lenient reader (forced by an unknown top-level key) agrees with the fast path.
-    forced = decode_message(dumps({**message, "zzForce": 1}), protocol=protocol)
+    forced = decode_message(dumps({**message, "zzForce": 1}), version=protocol)
     assert forced.diagnostics == ()
     assert json.loads(encode(forced.value)) == {**message, "zzForce": 1}
 
@@ -539,20 +539,20 @@ def _reported_but_kept(reason: str) -> bool:
 
 def _check_salvage(message: Json, protocol: VersionName) -> None:
     try:
-        decoded = decode_message(dumps(message), protocol=protocol)
+        decoded = decode_message(dumps(message), version=protocol)
     except DecodeError:
         return
     out = encode(decoded.value)
-    again = decode_message(out, protocol=protocol)
+    again = decode_message(out, version=protocol)
     assert all(_reported_but_kept(d.reason) for d in again.diagnostics), again.diagnostics
     assert encode(again.value) == out  # a fixpoint: salvaging twice changes nothing
     # The dict route salvages the same way.
-    from_dict = decode_message(json.loads(dumps(message)), protocol=protocol)
+    from_dict = decode_message(json.loads(dumps(message)), version=protocol)
     assert encode(from_dict.value) == out
     assert from_dict.diagnostics == decoded.diagnostics
     # Strict mode: raises exactly when something was salvaged, else the same value.
     try:
-        strict = decode_message(dumps(message), protocol=protocol, strict=True)
+        strict = decode_message(dumps(message), version=protocol, strict=True)
     except DecodeError as exc:
         assert decoded.diagnostics, "strict raised although nothing was salvaged"
         assert exc.path == decoded.diagnostics[0].path or isinstance(decoded.value, Batch)
@@ -600,7 +600,7 @@ def test_arbitrary_bytes_never_raise_anything_but_decode_error(
     protocol: VersionName, data: bytes
 ) -> None:
     try:
-        decoded = decode_message(data, protocol=protocol)
+        decoded = decode_message(data, version=protocol)
     except DecodeError:
         return
     encode(decoded.value)

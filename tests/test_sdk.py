@@ -704,7 +704,7 @@ def test_store_observer_negotiates_from_initialize() -> None:
     async def test() -> None:
         async with wired(1, store_observer(store)) as w:
             # The outgoing initialize request and its incoming answer were applied.
-            assert store.raw_protocol == "v1"
+            assert store.raw_version == "v1"
             start = sdk_v1.ToolCallStart(tool_call_id="call_9", title="Edit a.py", kind="edit")
             await w.agent.session_update(SESSION, start)
             await eventually(lambda: store.tool_call(SESSION, "call_9") is not None)

@@ -63,7 +63,7 @@ def _call(content: list[Any], tag: str = "tool_call_update") -> dict[str, Any]:
 def test_both_models_read_it_as_a_known_item_and_write_it_back(version: str, model: Any) -> None:
     tag = "tool_call_update" if version == "v2" else "tool_call"
     raw = _call([REFERENCE], tag)
-    decoded = decode_message(json.dumps(raw).encode(), protocol=version)  # type: ignore[arg-type]
+    decoded = decode_message(json.dumps(raw).encode(), version=version)  # type: ignore[arg-type]
     assert decoded.diagnostics == ()
     message = decoded.value
     (item,) = message.params.update.content

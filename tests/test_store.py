@@ -542,7 +542,7 @@ def test_auto_protocol_follows_the_initialize_exchange(
 )
 def test_version_names_the_protocol(given: Any, version: str, raw: str) -> None:
     store = ToolCallStore(version=given)
-    assert (store.version, store.raw_protocol) == (version, raw)
+    assert (store.version, store.raw_version) == (version, raw)
     assert ToolCallStore().version == "v2"
 
 

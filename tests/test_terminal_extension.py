@@ -589,7 +589,7 @@ def test_convert_to_v2_of_a_v1_log_writes_display_terminals(tmp_path: Path) -> N
 
 
 def test_inspect_of_a_v1_log_shows_the_terminals_output() -> None:
-    builder = ReportBuilder(protocol="v1")
+    builder = ReportBuilder(version="v1")
     for number, data in enumerate(claude_log(), 1):
         builder.feed(number, data)
     report = plain(builder.finish())  # the details as JSON

@@ -169,10 +169,10 @@ def test_the_v1_unstable_updates_map_one_to_one_to_v2() -> None:
 def test_the_unstable_tags_are_known_variants_of_a_v1_log() -> None:
     assert UNSTABLE_SESSION_UPDATES["v2"] < UNSTABLE_SESSION_UPDATES["v1"]
     for body in [SUBAGENT, TO_CHILD, FROM_CHILD_CHUNK, PLAN, PLAN_REMOVED]:
-        decoded = decode_message(json.dumps(notification(body)).encode(), protocol="v1")
+        decoded = decode_message(json.dumps(notification(body)).encode(), version="v1")
         assert not decoded.diagnostics, (body, decoded.diagnostics)
     unknown = json.dumps(notification({"sessionUpdate": "x"})).encode()
-    other = decode_message(unknown, protocol="v1")
+    other = decode_message(unknown, version="v1")
     assert other.diagnostics  # an unknown tag still is reported
 
 

@@ -39,7 +39,7 @@ _V1 = fast_message_decoder("v1")
 def decode_message(
     data: Any,
     *,
-    protocol: VersionName = "v2",
+    version: VersionName = "v2",
     strict: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Decoded[Any]:
@@ -52,10 +52,10 @@ def decode_message(
     notification is discarded whole and reported, and nothing else is affected.
     """
     if type(data) is bytes and len(data) <= max_bytes:
-        fast = _V2 if protocol == "v2" else _V1 if protocol == "v1" else None
+        fast = _V2 if version == "v2" else _V1 if version == "v1" else None
         if fast is not None:
             try:
                 return Decoded(fast(data))
             except FAST_PATH_MISSES:
                 pass
-    return decode_message_slow(data, protocol, strict, max_bytes)
+    return decode_message_slow(data, version, strict, max_bytes)

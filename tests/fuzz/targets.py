@@ -108,7 +108,7 @@ def _kept(reason: str) -> bool:
 
 def _check_fixpoint(value: Any, protocol: VersionName) -> bytes:
     out = canonical_json(value)
-    again = decode_message(out, protocol=protocol)
+    again = decode_message(out, version=protocol)
     assert all(_kept(d.reason) for d in again.diagnostics), again.diagnostics
     assert canonical_json(again.value) == out, "decode(encode(x)) is not a fixpoint"
     return out
@@ -122,24 +122,24 @@ def check_decode(data: bytes, protocol: VersionName, note: Note = _quiet) -> Non
     readable, parsed = _parsed(data)
     text = data.decode("utf-8", "surrogateescape")
     try:
-        decoded = decode_message(data, protocol=protocol)
+        decoded = decode_message(data, version=protocol)
     except DecodeError as exc:
         note("DecodeError")
         assert exc.path == "$" or (readable and path_resolves(exc.path, parsed)), exc.path
         refused = False
         try:
-            decode_message(text, protocol=protocol)
+            decode_message(text, version=protocol)
         except DecodeError:
             refused = True
         assert refused, "the text of a refused line was read"
         return
     note(f"read as {type(decoded.value).__name__}, salvaged: {bool(decoded.diagnostics)}")
     out = _check_fixpoint(decoded.value, protocol)
-    as_text = decode_message(text, protocol=protocol)
+    as_text = decode_message(text, version=protocol)
     assert canonical_json(as_text.value) == out
     assert as_text.diagnostics == decoded.diagnostics
     assert readable, "the codec read a line that is not JSON"
-    as_value = decode_message(parsed, protocol=protocol)
+    as_value = decode_message(parsed, version=protocol)
     assert canonical_json(as_value.value) == out
     assert as_value.diagnostics == decoded.diagnostics
     for diagnostic in decoded.diagnostics:
@@ -157,7 +157,7 @@ def check_decode(data: bytes, protocol: VersionName, note: Note = _quiet) -> Non
             assert json.loads(canonical_json(item))["method"] == original["method"]
     # Strict mode raises exactly when the lenient read salvaged something.
     try:
-        strict = decode_message(data, protocol=protocol, strict=True)
+        strict = decode_message(data, version=protocol, strict=True)
     except DecodeError as exc:
         assert decoded.diagnostics or isinstance(value, Batch), "strict raised on a clean read"
         if not isinstance(value, Batch):
@@ -411,7 +411,7 @@ def _unknown(value: Any) -> set[str]:
 
 def _owe_unknown_keys(raw: Any, protocol: VersionName, owed: set[str]) -> None:
     """Add the unknown keys of an input line to what the bridge owes a carry or a report."""
-    decoded = decode_message(raw, protocol=protocol).value
+    decoded = decode_message(raw, version=protocol).value
     items = decoded.items if isinstance(decoded, Batch) else (decoded,)
     for index, item in enumerate(items):
         root = f"$[{index}]" if isinstance(decoded, Batch) else "$"
@@ -565,7 +565,7 @@ def run_v1_to_v2(script: Script, note: Note = _quiet) -> None:
             # A request a v2 client cannot be shown (no options, no id) still patches a v1
             # client's call: from there on the two views may differ.
             asked = _requests(
-                [decode_message(argument, protocol="v1").value], v1.PermissionRequestMessage
+                [decode_message(argument, version="v1").value], v1.PermissionRequestMessage
             )
             if _requests(out.messages, v2.PermissionRequestMessage) < asked:
                 comparable = False
@@ -634,7 +634,7 @@ def _run(make: Callable[[bool], Any], peer: Receiver, script: Script, note: Note
 
 
 def run_stateless(script: Script, protocol: VersionName, note: Note = _quiet) -> None:
-    """``StatelessV2ToV1`` over v2 input (``protocol="v2"``) or ``StatelessV1ToV2`` over v1,
+    """``StatelessV2ToV1`` over v2 input (``version="v2"``) or ``StatelessV1ToV2`` over v1,
     each line also converted in strict mode from the same state."""
     if protocol == "v2":
         _run(

@@ -527,7 +527,7 @@ def _finished_by(model: _Model, before: set[str], emitter: ToolCallEmitter, stat
 def _check_sent(messages: list[Any], client: Receiver, protocol: VersionName) -> None:
     client.receive(messages, sessions={SID})
     for message in messages:
-        decoded = decode_message(canonical_json(message), protocol=protocol)
+        decoded = decode_message(canonical_json(message), version=protocol)
         assert decoded.diagnostics == (), (
             f"a reader must salvage what was sent: {decoded.diagnostics}"
         )

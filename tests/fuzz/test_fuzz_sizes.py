@@ -57,7 +57,7 @@ def _same_as_walk(value: Any) -> None:
 def test_measurers_add_up_what_the_walk_does(stream: list[bytes], protocol: Any) -> None:
     for data in stream:
         try:
-            decoded = decode_message(data, protocol=protocol)
+            decoded = decode_message(data, version=protocol)
         except DecodeError:
             continue
         for value in _values(decoded.value):

@@ -67,26 +67,26 @@ _PERMISSION_KEYS: Mapping[str, VersionName] = {"toolCall": "v1", "title": "v2", 
 def _update_hint(message: Mapping[str, Any]) -> tuple[VersionName, str] | None:
     update = _obj(_obj(message.get("params")).get("update"))
     tag = update.get("sessionUpdate")
-    protocol = hint_tables()[0].get(tag) if isinstance(tag, str) else None
-    if protocol is None:
+    version = hint_tables()[0].get(tag) if isinstance(tag, str) else None
+    if version is None:
         return None
-    return protocol, f"sessionUpdate {tag!r} exists only in {protocol}"
+    return version, f"sessionUpdate {tag!r} exists only in {version}"
 
 
 def _permission_hint(message: Mapping[str, Any]) -> tuple[VersionName, str] | None:
     params = _obj(message.get("params"))
-    for key, protocol in _PERMISSION_KEYS.items():
+    for key, version in _PERMISSION_KEYS.items():
         if key in params:
-            return protocol, f"a permission request with `{key}` ({protocol} shape)"
+            return version, f"a permission request with `{key}` ({version} shape)"
     return None
 
 
 def _method_hint(message: Mapping[str, Any]) -> tuple[VersionName, str] | None:
     method = message.get("method")
-    protocol = hint_tables()[1].get(method) if isinstance(method, str) else None
-    if protocol is None:
+    version = hint_tables()[1].get(method) if isinstance(method, str) else None
+    if version is None:
         return None
-    return protocol, f"method {method!r} exists only in {protocol}"
+    return version, f"method {method!r} exists only in {version}"
 
 
 DETECTION_HINTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[VersionName, str] | None]] = {
@@ -139,9 +139,9 @@ class ProtocolDetector:
         return self._by_initialize
 
     def _initialize(self, version: object, where: str) -> None:
-        protocol = _version(version)
-        if protocol is not None:
-            self.protocol = protocol
+        decided = _version(version)
+        if decided is not None:
+            self.protocol = decided
             self.source = f"{where} says protocolVersion {version}"
             self._by_initialize = True
 

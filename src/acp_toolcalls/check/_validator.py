@@ -77,13 +77,13 @@ _GONE_IN_V2: Mapping[str, str] = {
 """Why a family of v1-only methods has no v2 counterpart, by method prefix."""
 
 
-def _wrong_version(message: Mapping[str, Any], protocol: VersionName) -> str | None:
+def _wrong_version(message: Mapping[str, Any], version: VersionName) -> str | None:
     """What is wrong with a message whose method exists only in the other version, if so."""
     method = message.get("method")
     if not isinstance(method, str):
         return None
     only = hint_tables()[1].get(method)
-    if only is None or only == protocol:
+    if only is None or only == version:
         return None
     spec = method_table(only)[method]
     sender = {"client": "the agent", "agent": "the client"}.get(spec.side, "either side")
@@ -94,7 +94,7 @@ def _wrong_version(message: Mapping[str, Any], protocol: VersionName) -> str | N
         )
         if why is not None:
             return f"{said}: {why}"
-    return f"{said}; a {protocol} peer does not know it"
+    return f"{said}; a {version} peer does not know it"
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,7 +206,7 @@ class Validator:
 
     def __init__(
         self,
-        protocol: VersionChoice = "auto",
+        version: VersionChoice = "auto",
         max_line_bytes: int = DEFAULT_MAX_BYTES,
         *,
         unstable: bool = False,
@@ -215,10 +215,10 @@ class Validator:
         self.unstable = unstable
         self.lines = 0
         self.messages = 0
-        self._detector = ProtocolDetector() if protocol == "auto" else None
-        self.protocol: VersionName = "v2" if protocol == "auto" else protocol
+        self._detector = ProtocolDetector() if version == "auto" else None
+        self.version: VersionName = "v2" if version == "auto" else version
         self._source = "given with --protocol"
-        self._held: list[tuple[int, bytes | int]] | None = [] if protocol == "auto" else None
+        self._held: list[tuple[int, bytes | int]] | None = [] if version == "auto" else None
         self._held_bytes = 0
         self._pending: dict[object, list[str]] = {}
         # Under --unstable, every update the unstable v2 schema defines is known to the lint.
@@ -226,8 +226,8 @@ class Validator:
         self._linter = ToolCallLinter(known=known)
 
     @property
-    def protocol_source(self) -> str:
-        """Why ``protocol`` is what it is."""
+    def version_source(self) -> str:
+        """Why ``version`` is what it is."""
         return self._detector.source if self._detector is not None else self._source
 
     def feed(self, line: int, data: bytes | int) -> list[Finding]:
@@ -293,7 +293,7 @@ class Validator:
         if self._detector is not None:
             for element in plain if isinstance(plain, list) else (plain,):
                 self._detector.observe(element, line)
-            self.protocol = self._detector.protocol or "v2"
+            self.version = self._detector.protocol or "v2"
         if isinstance(plain, list):
             return repeated + self._batch(line, plain)
         return repeated + self._message(line, data, plain)
@@ -303,13 +303,13 @@ class Validator:
         so that memory is the parsed line's, not a model and an error per element; findings
         in the order of a whole batch's (schema, then the decoder's, then lint), those of
         elements alike counted (``_Findings``)."""
-        protocol = self.protocol
+        version = self.version
         schema, problems, internal, lint = _Findings(), _Findings(), _Findings(), _Findings()
         for index, element in enumerate(plain):
             self.messages += 1
             prefix = f"$[{index}]"
             violations: list[str] = []
-            for violation in self._schema(element, protocol):
+            for violation in self._schema(element, version):
                 path = _prefixed(violation.path, prefix)
                 violations.append(path)
                 schema.add(Finding(line, path, "schema-violation", violation.message, "schema"))
@@ -318,14 +318,14 @@ class Validator:
                     reason = "cannot be read: expected a JSON-RPC message object"
                     problems.add(_decode_finding(line, prefix, "unreadable-message", reason))
                 continue
-            wrong = _wrong_version(element, protocol)
+            wrong = _wrong_version(element, version)
             if wrong is not None:
                 path = _prefixed("$.method", prefix)
                 schema.add(Finding(line, path, "wrong-version-method", wrong, "schema"))
             decoded: Decoded[Any] | None = None
             found: list[tuple[str, str, str]] = []
             try:
-                decoded = decode_message(element, protocol=protocol, max_bytes=self.max_line_bytes)
+                decoded = decode_message(element, version=version, max_bytes=self.max_line_bytes)
             except DecodeError as exc:
                 found.append((exc.path, "unreadable-message", f"cannot be read: {exc.reason}"))
             except Exception as exc:  # a decoder bug must not abort the whole log
@@ -346,12 +346,12 @@ class Validator:
     def _message(self, line: int, data: bytes, plain: Any) -> list[Finding]:
         """One message, read from its text ``data`` (the codec's fast path takes a valid
         line as it is: the same value as from ``plain``, its parse)."""
-        protocol = self.protocol
+        version = self.version
         decoded: Decoded[Any] | None = None
         problems: list[tuple[str, str, str]] = []  # (path, code, message) from the decoder
         internal: Finding | None = None
         try:
-            decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
+            decoded = decode_message(data, version=version, max_bytes=self.max_line_bytes)
         except DecodeError as exc:
             problems.append((exc.path, "unreadable-message", f"cannot be read: {exc.reason}"))
         except Exception as exc:  # a decoder bug must not abort the whole log
@@ -363,12 +363,12 @@ class Validator:
         findings = _Findings()
         self.messages += 1
         violation_paths: dict[str, list[str]] = {}
-        for violation in self._schema(plain, protocol):
+        for violation in self._schema(plain, version):
             violation_paths.setdefault("$", []).append(violation.path)
             findings.add(
                 Finding(line, violation.path, "schema-violation", violation.message, "schema")
             )
-        wrong = _wrong_version(plain, protocol) if isinstance(plain, dict) else None
+        wrong = _wrong_version(plain, version) if isinstance(plain, dict) else None
         if wrong is not None:
             findings.add(Finding(line, "$.method", "wrong-version-method", wrong, "schema"))
         for path, code, message in problems:
@@ -380,20 +380,20 @@ class Validator:
             findings.extend(self._linter.feed(decoded.value, line, raw=plain))
         return findings.done()
 
-    def _schema(self, message: object, protocol: VersionName) -> list[SchemaViolation]:
+    def _schema(self, message: object, version: VersionName) -> list[SchemaViolation]:
         try:
             if not isinstance(message, dict):
-                return validate_message(message, protocol, unstable=self.unstable)
+                return validate_message(message, version, unstable=self.unstable)
             method = message.get("method")
             key = _id_key(message.get("id"))
             if isinstance(method, str):
                 if key is not None:
                     self._remember(key, method)
-                return validate_message(message, protocol, unstable=self.unstable)
+                return validate_message(message, version, unstable=self.unstable)
             candidates = self._pending.get(key) if key is not None else None
             if not candidates:
-                return validate_message(message, protocol, unstable=self.unstable)
-            return self._response(message, protocol, key, candidates)
+                return validate_message(message, version, unstable=self.unstable)
+            return self._response(message, version, key, candidates)
         except RecursionError:
             return [SchemaViolation("$", "nested too deeply to check against the schema", "#")]
 
@@ -403,17 +403,17 @@ class Validator:
             del self._pending[next(iter(self._pending))]  # forget the oldest id
 
     def _response(
-        self, message: dict[str, Any], protocol: VersionName, key: object, candidates: list[str]
+        self, message: dict[str, Any], version: VersionName, key: object, candidates: list[str]
     ) -> list[SchemaViolation]:
         # Most recent first; with one candidate that is the only validation run.
         chosen = len(candidates) - 1
         violations = validate_message(
-            message, protocol, response_method=candidates[chosen], unstable=self.unstable
+            message, version, response_method=candidates[chosen], unstable=self.unstable
         )
         if violations and len(candidates) > 1 and "result" in message:
             for index in range(len(candidates) - 2, -1, -1):
                 attempt = validate_message(
-                    message, protocol, response_method=candidates[index], unstable=self.unstable
+                    message, version, response_method=candidates[index], unstable=self.unstable
                 )
                 if not attempt:
                     chosen, violations = index, attempt

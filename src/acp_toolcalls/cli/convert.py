@@ -239,9 +239,9 @@ class _Run:
         ):
             self._release()
 
-    def _side_version(self, protocol: Any, line: int) -> None:
-        if self._detector.protocol is None and protocol in (1, 2):
-            self._detector.protocol = "v1" if protocol == 1 else "v2"
+    def _side_version(self, version: Any, line: int) -> None:
+        if self._detector.protocol is None and version in (1, 2):
+            self._detector.protocol = "v1" if version == 1 else "v2"
             self._detector.source = f"the {self.side} side of the bridge log, line {line}"
 
     def _observe(self, data: bytes, line: int) -> None:

@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     shown_name = "the bundled demo session" if args.demo else shown(name)
     title = DEMO if args.demo else ("stdin" if name in (None, "-") else name)
     options: dict[str, Any] = {
-        "protocol": cast(VersionChoice, args.protocol),
+        "version": cast(VersionChoice, args.protocol),
         "side": cast("Side | None", args.side),
         "max_line_bytes": cast(int, args.max_line_bytes),
         "name": os.path.basename(title),

@@ -122,11 +122,11 @@ class _Versions:
     line read (``--strict`` stops there)."""
 
     def __init__(
-        self, replayer: Replayer, make_store: Callable[..., ToolCallStore], protocol: str
+        self, replayer: Replayer, make_store: Callable[..., ToolCallStore], version: str
     ) -> None:
         self._replayer, self._make_store = replayer, make_store
         self._lookahead: VersionLookahead[tuple[int, bytes | int]] | None = (
-            VersionLookahead() if protocol == "auto" else None
+            VersionLookahead() if version == "auto" else None
         )
 
     def feed(self, number: int, data: bytes | int, strict: bool) -> int | None:

@@ -170,16 +170,16 @@ class _HumanReport:
         else:
             summary.append("no findings", style="bold green")
         self._console.print(summary)
-        protocol = Text("protocol ")
-        protocol.append(validator.protocol, style="bold")
-        protocol.append(f" ({printable(validator.protocol_source)})")
-        schema = schema_record(validator.protocol, validator.unstable)
+        version = Text("protocol ")
+        version.append(validator.version, style="bold")
+        version.append(f" ({printable(validator.version_source)})")
+        schema = schema_record(validator.version, validator.unstable)
         overlays = ", ".join(schema["overlays"]) or "none"
-        protocol.append(
+        version.append(
             f"; schema {schema['file']} of {schema['package']} {schema['version']} "
             f"(sha256 {schema['sha256'][:12]}…), overlays: {overlays}"
         )
-        self._console.print(protocol)
+        self._console.print(version)
 
 
 class _JsonReport:
@@ -209,8 +209,8 @@ class _JsonReport:
 
     def close(self, validator: Validator) -> None:
         head = {
-            "protocol": validator.protocol,
-            "protocol_source": validator.protocol_source,
+            "protocol": validator.version,
+            "protocol_source": validator.version_source,
             "lines": validator.lines,
             "messages": validator.messages,
         }
@@ -224,7 +224,7 @@ class _JsonReport:
         out.write('], "summary": ' + json.dumps(summary))
         out.write(
             ', "schema": '
-            + json.dumps(schema_record(validator.protocol, validator.unstable))
+            + json.dumps(schema_record(validator.version, validator.unstable))
             + "}\n"
         )
         out.flush()

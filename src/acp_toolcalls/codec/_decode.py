@@ -81,7 +81,7 @@ def _fast_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
 
 
 _MESSAGE_UNIONS: dict[str, Any] = {
-    protocol: Union[tuple(types.values())] for protocol, types in _MESSAGE_TYPES.items()
+    version: Union[tuple(types.values())] for version, types in _MESSAGE_TYPES.items()
 }
 
 
@@ -101,20 +101,20 @@ def _shallow_only(decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
 
 
 _HOT_DECODE = {
-    protocol: _shallow_only(_fast_decoder(tp).decode) for protocol, tp in _MESSAGE_UNIONS.items()
+    version: _shallow_only(_fast_decoder(tp).decode) for version, tp in _MESSAGE_UNIONS.items()
 }
 FAST_PATH_MISSES = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
 """What ``fast_message_decoder`` raises for input that ``decode_message`` must look at."""
 
 
-def fast_message_decoder(protocol: VersionName) -> Callable[[bytes], Any]:
+def fast_message_decoder(version: VersionName) -> Callable[[bytes], Any]:
     """The strict decoder behind ``decode_message``'s fast path, for hot loops with their own
     fallback: it returns the typed ``session/update`` or ``session/request_permission``
-    message of ``protocol`` for valid input, and raises one of ``FAST_PATH_MISSES`` for
+    message of ``version`` for valid input, and raises one of ``FAST_PATH_MISSES`` for
     anything else (another method, a salvage, bad JSON, a line with more opening brackets
     than ``MAX_DEPTH``, which may nest too deep), which ``decode_message`` then reads. The
     caller enforces its own size limit."""
-    return _HOT_DECODE[protocol]
+    return _HOT_DECODE[version]
 
 
 _LONE_SURROGATE = re.compile(
@@ -227,11 +227,11 @@ def decode(
     return result
 
 
-def decode_message_slow(data: Any, protocol: str, strict: bool, max_bytes: int) -> Decoded[Any]:
+def decode_message_slow(data: Any, version: str, strict: bool, max_bytes: int) -> Decoded[Any]:
     """``decode_message`` for everything its fast path (``_fastpath``) does not take."""
-    table = _MESSAGE_TYPES.get(protocol)
+    table = _MESSAGE_TYPES.get(version)
     if table is None:
-        raise ValueError(f"unknown protocol {protocol!r}: expected 'v1' or 'v2'")
+        raise ValueError(f"unknown protocol {version!r}: expected 'v1' or 'v2'")
 
     def one(plain: Any, path: str, salvage: Salvage) -> Any:
         if not isinstance(plain, dict):
@@ -257,4 +257,4 @@ def decode_message_slow(data: Any, protocol: str, strict: bool, max_bytes: int) 
                 items.append(InvalidMessage(element, DecodeError(exc.path, exc.reason)))
         return Batch(items)
 
-    return _read(data, _MESSAGE_UNIONS[protocol], slow, strict, max_bytes)
+    return _read(data, _MESSAGE_UNIONS[version], slow, strict, max_bytes)

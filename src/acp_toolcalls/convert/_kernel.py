@@ -199,12 +199,12 @@ RAW_INPUT = (bytes, bytearray, memoryview, str, dict, list)
 """Input a converter decodes first (raw bytes, text, JSON values); models are taken as is."""
 
 
-def read_input(message: Any, protocol: VersionName, losses: list[Loss]) -> Any:
+def read_input(message: Any, version: VersionName, losses: list[Loss]) -> Any:
     """``message`` as models: raw input decoded, what was salvaged appended to ``losses``;
     raises ``DecodeError`` for input that cannot be read."""
     if not isinstance(message, RAW_INPUT):
         return message
-    decoded = decode_message(message, protocol=protocol)
+    decoded = decode_message(message, version=version)
     losses.extend(
         Loss(d.path, f"input salvaged: {d.reason}", "input-salvaged") for d in decoded.diagnostics
     )
@@ -234,11 +234,11 @@ class Frame:
         self.losses: list[Loss] = []
 
     def convert(
-        self, message: Any, protocol: VersionName, one: Callable[[Any, str], None]
+        self, message: Any, version: VersionName, one: Callable[[Any, str], None]
     ) -> Converted:
         """``one(message, root)`` for the (decoded) message, or for each element of a batch at
         ``$[i]``; what it collected, as a ``Converted``."""
-        message = read_input(message, protocol, self.losses)
+        message = read_input(message, version, self.losses)
         if isinstance(message, Batch):
             for index, item in enumerate(message.items):
                 one(item, f"$[{index}]")

@@ -56,16 +56,16 @@ def block_to_v2(value: Any, path: str, losses: Losses, dropped: str) -> Any:
     return to_builtins(struct_to_v2(decoded.value, path, losses))
 
 
-def _schema_valid(value: Json, rule: OpaqueRule, protocol: VersionName, losses: Losses) -> bool:
+def _schema_valid(value: Json, rule: OpaqueRule, version: VersionName, losses: Losses) -> bool:
     """Whether ``value`` validates against the rule's ``$defs`` entry (of the unstable schema
     for an unstable rule); reported (strict: raises) if not. A structure check, built ahead
     (``prepare_rules``): no validator is loaded mid-stream."""
     def_name = rule.schema_def
     assert def_name is not None
-    violation = first_violation(value, def_name, protocol, unstable=rule.unstable)
+    violation = first_violation(value, def_name, version, unstable=rule.unstable)
     if violation is not None:
         path, message = violation
-        schema = f"{protocol} (unstable)" if rule.unstable else protocol
+        schema = f"{version} (unstable)" if rule.unstable else version
         losses.instead("$", f"not a valid {schema} `{def_name}` ({path}: {message})", "dropped")
     return violation is None
 
@@ -156,19 +156,19 @@ class OpaqueRule:
     """Whether ``schema_def`` is an entry of the target's unstable schema (``_unstable``)."""
 
 
-def prepare_rules(rules: Mapping[str, OpaqueRule], protocol: VersionName) -> None:
+def prepare_rules(rules: Mapping[str, OpaqueRule], version: VersionName) -> None:
     """Build the schema checks ``rules`` ask now (reading the schema file), so that the first
     update that needs one does not wait for it (``acp-toolcalls bridge``: as it starts)."""
     for unstable in (False, True):
         names = {r.schema_def for r in rules.values() if r.schema_def and r.unstable is unstable}
-        prepare_checks(protocol, names, unstable=unstable)
+        prepare_checks(version, names, unstable=unstable)
 
 
 def opaque(
     data: Mapping[str, Any],
     rules: Mapping[str, OpaqueRule],
     not_mapped: Mapping[str, str],
-    protocol: VersionName,
+    version: VersionName,
     losses: Losses,
     opts: Any,
 ) -> Json | None:
@@ -176,14 +176,14 @@ def opaque(
     tag = data["sessionUpdate"]
     rule = rules.get(tag)
     if rule is None:
-        reason = not_mapped.get(tag) or f"`{tag}` has no {protocol} form; never forwarded raw"
+        reason = not_mapped.get(tag) or f"`{tag}` has no {version} form; never forwarded raw"
         losses.instead("$", reason, "dropped")
         return None
     out = rule.convert(data, losses, opts)
     if out is None:
         return None
     out = {"sessionUpdate": rule.tag, **out}
-    if rule.schema_def is not None and not _schema_valid(out, rule, protocol, losses):
+    if rule.schema_def is not None and not _schema_valid(out, rule, version, losses):
         return None
     return out
 

@@ -66,7 +66,7 @@ def _extra(out: Frame, obj: WireStruct, root: str) -> None:
 class _Stateless:
     """The shared frame: decoding raw input, batches, pass-through, the result."""
 
-    _protocol: VersionName
+    _version: VersionName
 
     def __init__(self, *, strict: bool = False) -> None:
         self.strict = strict
@@ -77,7 +77,7 @@ class _Stateless:
         """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input
         and, in strict mode, ``ConversionError`` for anything the target cannot represent."""
         out = Frame()
-        return out.convert(message, self._protocol, lambda item, root: self._one(item, root, out))
+        return out.convert(message, self._version, lambda item, root: self._one(item, root, out))
 
     def flush(self) -> Converted:
         """Nothing is ever held back: an empty ``Converted``."""
@@ -108,7 +108,7 @@ class StatelessV2ToV1(_Stateless):
     dropped and reported; ``V2ToV1Bridge`` is the converter that can carry them.
     """
 
-    _protocol: VersionName = "v2"
+    _version: VersionName = "v2"
 
     def _typed(self, message: Any, root: str, out: Frame) -> bool:
         if isinstance(message, v2.SessionUpdateMessage):
@@ -189,7 +189,7 @@ class StatelessV1ToV2(_Stateless):
     finished call is re-created (D20).
     """
 
-    _protocol: VersionName = "v1"
+    _version: VersionName = "v1"
 
     def _typed(self, message: Any, root: str, out: Frame) -> bool:
         if isinstance(message, v1.SessionUpdateMessage):

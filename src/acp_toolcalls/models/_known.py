@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 VersionName = Literal["v1", "v2"]
-"""A protocol version by name (``ToolCallStore(version=)``, ``decode_message(protocol=)``)."""
+"""A protocol version by name (``ToolCallStore(version=)``, ``decode_message(version=)``)."""
 VersionChoice = Literal["v1", "v2", "auto"]
 """A version to read with, or ``"auto"``: the ``initialize`` exchange (or, for ``validate``,
 the messages themselves) decides (``ToolCallStore(version=)``, ``Validator``, the commands'

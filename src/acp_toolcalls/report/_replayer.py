@@ -6,7 +6,7 @@ report (``history.SideHistory``), so both read a log the same way and say the sa
 Rules this module owns (issue 3, item 4):
 
 - ``feed(line, data)`` takes ``lines.read_lines`` output: blank lines are skipped; every other
-  line is decoded with the protocol the store reads raw input with now (``raw_protocol``: the
+  line is decoded with the protocol the store reads raw input with now (``raw_version``: the
   ``initialize`` exchange decides under ``auto``) and applied to ``store``.
 - Diagnostics go to ``report``, one line each, ``line N: PATH: reason`` (log values through
   ``printable``): unreadable lines (not JSON, invalid
@@ -49,7 +49,7 @@ __all__ = ["Replayer"]
 
 _LOSSY = "docs/conversion.md lists what v2 cannot hold"
 _MISSED = object()  # the fast decoder did not take a line
-_FAST = {protocol: fast_message_decoder(protocol) for protocol in ("v1", "v2")}
+_FAST = {version: fast_message_decoder(version) for version in ("v1", "v2")}
 
 
 class Replayer:
@@ -77,21 +77,21 @@ class Replayer:
             return False
         if not data or data.isspace():
             return True
-        protocol = self.store.raw_protocol
+        version = self.store.raw_version
         try:
             # decode_message's own fast path, without the `Decoded` around a valid message.
             value: Any = _MISSED
             if type(data) is bytes and len(data) <= self.max_line_bytes:
                 try:  # noqa: SIM105 - `suppress` costs a context manager on every line
-                    value = _FAST[protocol](data)
+                    value = _FAST[version](data)
                 except FAST_PATH_MISSES:
                     pass
             if value is _MISSED and data.lstrip()[:1] == b"[":
                 plain = msgspec.json.decode(data)  # a batch: element by element (issue 27)
                 if isinstance(plain, list) and plain:
-                    return self._batch(line, data, plain, protocol)
+                    return self._batch(line, data, plain, version)
             if value is _MISSED:
-                decoded = decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
+                decoded = decode_message(data, version=version, max_bytes=self.max_line_bytes)
                 value = decoded.value
                 valid = not decoded.diagnostics and not _has_invalid_element(value)
                 repeated = duplicate_keys(data, value)
@@ -102,7 +102,7 @@ class Replayer:
                 events = self.store.apply(value)
         except (msgspec.DecodeError, RecursionError) as exc:  # (the batch's own parse)
             try:
-                decode_message(data, protocol=protocol, max_bytes=self.max_line_bytes)
+                decode_message(data, version=version, max_bytes=self.max_line_bytes)
             except DecodeError as error:  # the decoder says why, as for any other line
                 self._say(line, error.path, unreadable(data, error) + "; line skipped")
                 return False
@@ -125,7 +125,7 @@ class Replayer:
         notes.close(line)
         return valid
 
-    def _batch(self, line: int, data: bytes, plain: list[Any], protocol: Any) -> bool:
+    def _batch(self, line: int, data: bytes, plain: list[Any], version: Any) -> bool:
         """A batch line the fast decoder did not take, applied element by element: the line
         parsed once, each element decoded and applied in turn (in array order, as the store
         applies a batch), so that memory is the parsed line's, not a model and an error per
@@ -144,7 +144,7 @@ class Replayer:
                 valid = False
                 continue
             try:
-                decoded = decode_message(element, protocol=protocol, max_bytes=self.max_line_bytes)
+                decoded = decode_message(element, version=version, max_bytes=self.max_line_bytes)
                 events = self.store.apply(decoded)
             except DecodeError as exc:
                 notes.say(line, _rooted(exc.path, root), f"batch element skipped: {exc.reason}")

@@ -127,8 +127,8 @@ def wire_calls(data: bytes) -> Wire:
 class _RecordingStore(ToolCallStore):
     """The store, remembering the events of the last ``apply`` for the history."""
 
-    def __init__(self, protocol: VersionChoice) -> None:
-        super().__init__(version=protocol, limits=Limits.unlimited())
+    def __init__(self, version: VersionChoice) -> None:
+        super().__init__(version=version, limits=Limits.unlimited())
         self.events: list[Event] = []
 
     def apply(self, message: Any, *, now: float | None = None) -> list[Event]:
@@ -376,18 +376,18 @@ class SideHistory:
 
     def __init__(
         self,
-        protocol: VersionChoice,
+        version: VersionChoice,
         report: Callable[[str], None],
         max_line_bytes: int,
     ) -> None:
-        self.store = _RecordingStore(protocol)
+        self.store = _RecordingStore(version)
         self._report, self._max_line_bytes = report, max_line_bytes
         self._replayer = Replayer(self.store, report, max_line_bytes)
         self.calls: dict[tuple[str, str], CallHistory] = {}
         self.terminals: dict[tuple[str, str], TerminalHistory] = {}
         # `validate`'s own reading of the version, under auto (D45).
         self._lookahead: VersionLookahead[_Line] | None = (
-            VersionLookahead() if protocol == "auto" else None
+            VersionLookahead() if version == "auto" else None
         )
 
     def feed(self, line: int, data: bytes | int, when: float | None = None) -> None:
@@ -426,7 +426,7 @@ class SideHistory:
 
     def _apply(self, line: int, data: bytes | int, when: float | None) -> None:
         self.store.events = []
-        v1 = self.store.raw_protocol == "v1"  # what the replayer reads the line with
+        v1 = self.store.raw_version == "v1"  # what the replayer reads the line with
         self._replayer.feed(line, data)
         events = self.store.events
         if not events:

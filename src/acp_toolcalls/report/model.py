@@ -113,16 +113,16 @@ class _Side:
     def __init__(
         self,
         name: str,
-        protocol: VersionChoice,
+        version: VersionChoice,
         report: Callable[[str], None],
         max_bytes: int,
         part: Part,
     ) -> None:
         self.name = name
         self.tells = part != "checks"  # the history's part
-        self.history = SideHistory(protocol, report, max_bytes)
+        self.history = SideHistory(version, report, max_bytes)
         # `validate`'s own checks, line by line (the checks' part).
-        self.validator = Validator(protocol, max_bytes) if part != "history" else None
+        self.validator = Validator(version, max_bytes) if part != "history" else None
         self.protocol: tuple[str, str] = ("", "")  # as checked, and why: from the checks
         self.asks = Asks()
         self.findings: list[Found] = []
@@ -183,7 +183,7 @@ class ReportBuilder:
     def __init__(
         self,
         *,
-        protocol: VersionChoice = "auto",
+        version: VersionChoice = "auto",
         side: Side | None = None,
         max_line_bytes: int = DEFAULT_MAX_BYTES,
         report: Callable[[str], None] = lambda text: None,
@@ -193,7 +193,7 @@ class ReportBuilder:
         self.name = name
         self.part = part
         self._checks: Checks | None = None  # taken from the checks' part
-        self._protocol = protocol
+        self._version = version
         self._only = side
         self.max_line_bytes = max_line_bytes
         self._report = report
@@ -209,7 +209,7 @@ class ReportBuilder:
             if name != "log":
                 report = _prefixed(self._report, f"{name} side: ")
             side = self._sides[name] = _Side(
-                name, self._protocol, report, self.max_line_bytes, self.part
+                name, self._version, report, self.max_line_bytes, self.part
             )
         return side
 
@@ -275,7 +275,7 @@ class ReportBuilder:
             if validator is None:
                 raise ValueError("a builder of the history part has no checks")
             side.found(validator.finish())
-            sides[name] = (side.findings, validator.protocol, validator.protocol_source)
+            sides[name] = (side.findings, validator.version, validator.version_source)
         lines = self._lines
         return Checks(
             sides, self._losses.findings, self._losses.sessions, lines.parts(), lines.count
@@ -292,9 +292,9 @@ class ReportBuilder:
         checks = self.checks() if self.part == "whole" else self._checks
         if checks is None or self.part == "checks":
             raise ValueError("finish needs the checks: take_checks(), or part='whole'")
-        for name, (found, protocol, source) in checks.sides.items():
+        for name, (found, version, source) in checks.sides.items():
             side = self._side(name)
-            side.findings, side.protocol = list(found), (protocol, source)
+            side.findings, side.protocol = list(found), (version, source)
         self._losses.findings, self._losses.sessions = checks.losses, checks.loss_sessions
         sides = [self._sides[name] for name in ("agent", "client", "log") if name in self._sides]
         for side in sides:

@@ -15,7 +15,7 @@ Rules this module owns:
   keyword it does not know fails when the check is built (``UnsupportedKeyword``), never with
   a wrong answer: tests/test_bridge_edges.py builds every check the converters use and
   compares the answers with jsonschema's.
-- A check is built once per (protocol, entry) and kept; ``prepare_checks`` builds checks ahead, so
+- A check is built once per (version, entry) and kept; ``prepare_checks`` builds checks ahead, so
   that the first message needing one does not wait for a schema file to be read
   (``acp-toolcalls bridge`` calls it as it starts: docs/benchmarks.md, "First update").
 - A check reports the first violation it finds, as ``(JSON path, one line)``; the full
@@ -51,12 +51,12 @@ class UnsupportedKeyword(ValueError):
 
 
 @cache
-def document(protocol: VersionName, unstable: bool = False) -> Mapping[str, Any]:
-    """The bundled schema of ``protocol`` (its ``schema.unstable.json`` with ``unstable``),
+def document(version: VersionName, unstable: bool = False) -> Mapping[str, Any]:
+    """The bundled schema of ``version`` (its ``schema.unstable.json`` with ``unstable``),
     read once, with the overlays applied (``_overlay``)."""
-    if protocol not in _PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected 'v1' or 'v2'")
-    bundled = schema_file(protocol, unstable)
+    if version not in _PROTOCOLS:
+        raise ValueError(f"unknown protocol {version!r}; expected 'v1' or 'v2'")
+    bundled = schema_file(version, unstable)
     loaded = msgspec.json.decode(_read(bundled))
     if not isinstance(loaded, dict):
         raise ValueError(f"bundled {bundled} is not a JSON object")
@@ -461,35 +461,35 @@ def _union_failure(keyword: str, value: Any, failures: list[_Failure]) -> _Failu
 
 
 @cache
-def _builder(protocol: VersionName, unstable: bool = False) -> _Builder:
-    return _Builder(document(protocol, unstable))
+def _builder(version: VersionName, unstable: bool = False) -> _Builder:
+    return _Builder(document(version, unstable))
 
 
 @cache
-def _check(protocol: VersionName, def_name: str, unstable: bool = False) -> _Check:
-    builder = _builder(protocol, unstable)
+def _check(version: VersionName, def_name: str, unstable: bool = False) -> _Check:
+    builder = _builder(version, unstable)
     if def_name not in builder.defs:
-        raise KeyError(f"{def_name!r} is not in $defs of the {protocol} schema")
+        raise KeyError(f"{def_name!r} is not in $defs of the {version} schema")
     return builder.ref("#/$defs/" + def_name.replace("~", "~0").replace("/", "~1"))
 
 
 def first_violation(
-    value: object, def_name: str, protocol: VersionName, *, unstable: bool = False
+    value: object, def_name: str, version: VersionName, *, unstable: bool = False
 ) -> Violation | None:
     """``None`` when ``value`` is valid against ``$defs[def_name]`` of the bundled
-    ``protocol`` schema (the unstable one with ``unstable``), else the first violation found
+    ``version`` schema (the unstable one with ``unstable``), else the first violation found
     (its path is relative to ``value``). An unknown ``def_name`` raises ``KeyError``."""
     try:
-        failure = _check(protocol, def_name, unstable)(value)
+        failure = _check(version, def_name, unstable)(value)
     except RecursionError:
         return "$", "nested too deeply to check"
     return None if failure is None else failure.violation()
 
 
 def prepare_checks(
-    protocol: VersionName, def_names: Iterable[str], *, unstable: bool = False
+    version: VersionName, def_names: Iterable[str], *, unstable: bool = False
 ) -> None:
     """Build the checks of ``def_names`` now (reading the schema file if need be), so that
     ``first_violation`` never waits for them."""
     for name in def_names:
-        _check(protocol, name, unstable)  # the cache key ``first_violation`` uses
+        _check(version, name, unstable)  # the cache key ``first_violation`` uses

@@ -58,7 +58,7 @@ SOURCES: Mapping[tuple[str, str], tuple[Source, ...]] = {
     ("v1", "SessionUpdateMessage"): (None,),
     ("v1", "PermissionRequestMessage"): (None,),
 }
-"""(protocol, struct name) -> what it models, where that is not its own ``$defs`` name."""
+"""(version, struct name) -> what it models, where that is not its own ``$defs`` name."""
 
 
 @dataclass(frozen=True, order=True)
@@ -310,12 +310,12 @@ def _compare_value(schema: _Schema, node: Any, info: mi.Type, path: str) -> Iter
 
 
 def compare_struct(
-    document: Mapping[str, Any], protocol: str, cls: type[msgspec.Struct]
+    document: Mapping[str, Any], version: str, cls: type[msgspec.Struct]
 ) -> list[Difference]:
     """Every difference between ``cls`` and the schema object it models in ``document``."""
     schema = _Schema(document)
     name = cls.__name__
-    sources = SOURCES.get((protocol, name), (name,))
+    sources = SOURCES.get((version, name), (name,))
     if sources == (None,):
         return []
     info = mi.type_info(cls)
@@ -323,7 +323,7 @@ def compare_struct(
     out: list[Difference] = []
 
     def add(path: str, aspect: str, in_schema: str, in_model: str) -> None:
-        out.append(Difference(protocol, name, path, aspect, in_schema, in_model))
+        out.append(Difference(version, name, path, aspect, in_schema, in_model))
 
     properties: dict[str, Any] = {}
     required: set[str] = set()
@@ -357,12 +357,12 @@ def compare_struct(
     return out
 
 
-def wire_structs(protocol: VersionName) -> list[type[msgspec.Struct]]:
-    """The wire structs of ``acp_toolcalls.<protocol>``, by name."""
+def wire_structs(version: VersionName) -> list[type[msgspec.Struct]]:
+    """The wire structs of ``acp_toolcalls.<version>``, by name."""
     from .. import v1, v2
     from ..models import WireStruct
 
-    module = {"v1": v1, "v2": v2}[protocol]
+    module = {"v1": v1, "v2": v2}[version]
     defining = {
         cls.__module__ for name in module.__all__ if isinstance(cls := getattr(module, name), type)
     }
@@ -374,9 +374,9 @@ def wire_structs(protocol: VersionName) -> list[type[msgspec.Struct]]:
     return [found[name] for name in sorted(found)]
 
 
-def compare(document: Mapping[str, Any], protocol: VersionName) -> list[Difference]:
-    """Every difference between the wire models of ``protocol`` and ``document``, sorted."""
+def compare(document: Mapping[str, Any], version: VersionName) -> list[Difference]:
+    """Every difference between the wire models of ``version`` and ``document``, sorted."""
     out: list[Difference] = []
-    for cls in wire_structs(protocol):
-        out += compare_struct(document, protocol, cls)
+    for cls in wire_structs(version):
+        out += compare_struct(document, version, cls)
     return sorted(out)

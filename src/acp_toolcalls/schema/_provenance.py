@@ -48,15 +48,15 @@ OVERLAYS: Mapping[str, str] = {
 (a test holds them equal); applied in this order."""
 
 
-def schema_file(protocol: str, unstable: bool = False) -> str:
-    """The bundled file of ``protocol``, relative to ``acp_toolcalls/schemas``."""
-    return f"{protocol}/schema{'.unstable' if unstable else ''}.json"
+def schema_file(version: str, unstable: bool = False) -> str:
+    """The bundled file of ``version``, relative to ``acp_toolcalls/schemas``."""
+    return f"{version}/schema{'.unstable' if unstable else ''}.json"
 
 
-def schema_record(protocol: str, unstable: bool = False) -> dict[str, Any]:
-    """The bundled file ``protocol`` is checked against, where it comes from, the overlays
+def schema_record(version: str, unstable: bool = False) -> dict[str, Any]:
+    """The bundled file ``version`` is checked against, where it comes from, the overlays
     (``validate``'s ``schema`` record)."""
-    bundled = schema_file(protocol, unstable)
+    bundled = schema_file(version, unstable)
     return {
         "package": SCHEMA_PACKAGE,
         "version": SCHEMA_PACKAGE_VERSION,

@@ -6,7 +6,7 @@ Rules this module owns:
   and ``schema.unstable.json`` (draft 2020-12; ``_provenance``), read once by
   ``_checks.document``, which applies the overlays (``_overlay``); every function takes
   ``unstable`` to use the unstable file of the version. Validators are compiled once per
-  (protocol, ``$defs`` entry) and cached. ``format`` is an annotation only; it is never
+  (version, ``$defs`` entry) and cached. ``format`` is an annotation only; it is never
   asserted.
 - Whether a value is valid is asked of jsonschema-rs when it is installed (``ENGINE``), else
   of jsonschema (a yes/no validator whose unions stop at the first error of each branch); the
@@ -58,18 +58,18 @@ class MethodSpec:
 # Schema loading and the method table
 
 
-def _schema(protocol: VersionName, unstable: bool = False) -> Mapping[str, Any]:
-    return document(protocol, unstable)  # read once, for the structure checks too
+def _schema(version: VersionName, unstable: bool = False) -> Mapping[str, Any]:
+    return document(version, unstable)  # read once, for the structure checks too
 
 
-def _uri(protocol: VersionName, unstable: bool) -> str:
-    return _BASE_URI + protocol + ("-unstable" if unstable else "")
+def _uri(version: VersionName, unstable: bool) -> str:
+    return _BASE_URI + version + ("-unstable" if unstable else "")
 
 
 @cache
-def _registry(protocol: VersionName, unstable: bool = False) -> Any:
-    resource = DRAFT202012.create_resource(_schema(protocol, unstable))
-    return Registry().with_resource(_uri(protocol, unstable), resource)
+def _registry(version: VersionName, unstable: bool = False) -> Any:
+    resource = DRAFT202012.create_resource(_schema(version, unstable))
+    return Registry().with_resource(_uri(version, unstable), resource)
 
 
 def _any_of_fast(validator: Any, any_of: list[Any], instance: object, schema: object) -> Any:
@@ -130,37 +130,37 @@ class _CompiledYesNo:
 
 
 @cache
-def _compiled_registry(protocol: VersionName, unstable: bool = False) -> Any:
+def _compiled_registry(version: VersionName, unstable: bool = False) -> Any:
     engine = _compiled_engine()
-    return engine.Registry([(_uri(protocol, unstable), _schema(protocol, unstable))])
+    return engine.Registry([(_uri(version, unstable), _schema(version, unstable))])
 
 
-def _validators(protocol: VersionName, pointer: str, unstable: bool = False) -> tuple[Any, Any]:
+def _validators(version: VersionName, pointer: str, unstable: bool = False) -> tuple[Any, Any]:
     """(yes/no, full) validators for the subschema at ``pointer`` (``#/...``) of the file."""
-    return _validators_of(protocol, pointer, ENGINE, unstable)
+    return _validators_of(version, pointer, ENGINE, unstable)
 
 
 @cache
 def _validators_of(
-    protocol: VersionName, pointer: str, engine: str, unstable: bool = False
+    version: VersionName, pointer: str, engine: str, unstable: bool = False
 ) -> tuple[Any, Any]:
-    schema = _schema(protocol, unstable)
+    schema = _schema(version, unstable)
     _resolve_pointer(schema, pointer)  # fail early on a bad pointer
-    wrapper = {"$ref": _uri(protocol, unstable) + pointer}
-    registry = _registry(protocol, unstable)
+    wrapper = {"$ref": _uri(version, unstable) + pointer}
+    registry = _registry(version, unstable)
     quick: Any = _YesNoValidator(wrapper, registry=registry)
     if engine == "jsonschema-rs":
         compiled = _compiled_engine().validator_for(
             {"$schema": schema.get("$schema"), **wrapper},
-            registry=_compiled_registry(protocol, unstable),
+            registry=_compiled_registry(version, unstable),
             validate_formats=False,
         )
         quick = _CompiledYesNo(compiled, quick)
     return quick, Draft202012Validator(wrapper, registry=registry)
 
 
-def _defs(protocol: VersionName, unstable: bool = False) -> Mapping[str, Any]:
-    return cast("Mapping[str, Any]", _schema(protocol, unstable)["$defs"])
+def _defs(version: VersionName, unstable: bool = False) -> Mapping[str, Any]:
+    return cast("Mapping[str, Any]", _schema(version, unstable)["$defs"])
 
 
 def _collect_refs(node: object) -> Iterator[str]:
@@ -185,9 +185,9 @@ def _ref_target(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[s
 
 
 @cache
-def _method_table(protocol: VersionName, unstable: bool = False) -> dict[str, MethodSpec]:
-    schema = _schema(protocol, unstable)
-    defs = _defs(protocol, unstable)
+def _method_table(version: VersionName, unstable: bool = False) -> dict[str, MethodSpec]:
+    schema = _schema(version, unstable)
+    defs = _defs(version, unstable)
     # def name -> kind, as classified by the envelope unions reachable from the root anyOf.
     kinds: dict[str, str] = {}
     for side_branch in schema.get("anyOf", []):
@@ -232,10 +232,10 @@ def _method_table(protocol: VersionName, unstable: bool = False) -> dict[str, Me
     return table
 
 
-def method_table(protocol: VersionName, *, unstable: bool = False) -> Mapping[str, MethodSpec]:
-    """The methods the bundled schema of ``protocol`` (its unstable one with ``unstable``)
+def method_table(version: VersionName, *, unstable: bool = False) -> Mapping[str, MethodSpec]:
+    """The methods the bundled schema of ``version`` (its unstable one with ``unstable``)
     defines, keyed by method name."""
-    return dict(_method_table(protocol, unstable))
+    return dict(_method_table(version, unstable))
 
 
 # --------------------------------------------------------------------------------------------

@@ -94,9 +94,9 @@ def _walk_schema_path(
 
 
 def _schema_pointer(
-    protocol: VersionName, start: str, schema_path: Iterable[_PathPart], unstable: bool
+    version: VersionName, start: str, schema_path: Iterable[_PathPart], unstable: bool
 ) -> str:
-    schema = _schema(protocol, unstable)
+    schema = _schema(version, unstable)
     rest = list(schema_path)
     found = _walk_schema_path(schema, _resolve_pointer(schema, start), start, rest)
     if found is not None:
@@ -272,15 +272,15 @@ def _explain_no_branch(error: ValidationError, context: list[ValidationError]) -
 
 
 def _violations(
-    protocol: VersionName, pointer: str, value: object, prefix: _Path, unstable: bool = False
+    version: VersionName, pointer: str, value: object, prefix: _Path, unstable: bool = False
 ) -> list[tuple[_Path, str, str]]:
-    quick, full = _validators(protocol, pointer, unstable)
+    quick, full = _validators(version, pointer, unstable)
     found: list[tuple[_Path, str, str]] = []
     if quick.is_valid(value):
         return found
     for error in full.iter_errors(value):
         for leaf in _explain(error):
-            schema_pointer = _schema_pointer(protocol, pointer, leaf.schema_path, unstable)
+            schema_pointer = _schema_pointer(version, pointer, leaf.schema_path, unstable)
             found.append(((*prefix, *leaf.path), leaf.message, schema_pointer))
     return found
 
@@ -302,22 +302,22 @@ def _finish(found: Iterable[tuple[_Path, str, str]]) -> list[SchemaViolation]:
 
 
 def validate_payload(
-    value: object, def_name: str, protocol: VersionName, *, unstable: bool = False
+    value: object, def_name: str, version: VersionName, *, unstable: bool = False
 ) -> list[SchemaViolation]:
-    """Validate ``value`` against ``$defs[def_name]`` of the bundled ``protocol`` schema (the
+    """Validate ``value`` against ``$defs[def_name]`` of the bundled ``version`` schema (the
     unstable one with ``unstable``).
 
     Paths are relative to ``value`` (``$``). An unknown ``def_name`` raises ``KeyError``.
     """
-    if def_name not in _defs(protocol, unstable):
-        raise KeyError(f"{def_name!r} is not in $defs of the {protocol} schema")
+    if def_name not in _defs(version, unstable):
+        raise KeyError(f"{def_name!r} is not in $defs of the {version} schema")
     pointer = f"#/$defs/{_escape_pointer(def_name)}"
-    return _finish(_violations(protocol, pointer, value, (), unstable))
+    return _finish(_violations(version, pointer, value, (), unstable))
 
 
 def validate_message(
     message: object,
-    protocol: VersionName,
+    version: VersionName,
     *,
     response_method: str | None = None,
     unstable: bool = False,
@@ -328,7 +328,7 @@ def validate_message(
     response's ``result`` is not checked (the envelope and any ``error`` still are).
     ``unstable`` validates against the version's ``schema.unstable.json``.
     """
-    _schema(protocol, unstable)  # rejects an unknown protocol
+    _schema(version, unstable)  # rejects an unknown protocol
     found: list[tuple[_Path, str, str]] = []
     if not isinstance(message, dict):
         found.append(((), f"{_short(message)} is not of type 'object'", "#/anyOf/0/type"))
@@ -338,13 +338,13 @@ def validate_message(
         found.append(((), "'jsonrpc' is a required property", "#/anyOf/0/required"))
     else:
         found += _violations(
-            protocol, "#/anyOf/0/properties/jsonrpc", message["jsonrpc"], ("jsonrpc",), unstable
+            version, "#/anyOf/0/properties/jsonrpc", message["jsonrpc"], ("jsonrpc",), unstable
         )
 
     if "method" in message:
-        found += _check_call(message, protocol, unstable)
+        found += _check_call(message, version, unstable)
     elif "result" in message or "error" in message:
-        found += _check_response(message, protocol, response_method, unstable)
+        found += _check_response(message, version, response_method, unstable)
     else:
         found.append(
             (
@@ -357,16 +357,16 @@ def validate_message(
 
 
 def _check_call(
-    message: dict[str, Any], protocol: VersionName, unstable: bool
+    message: dict[str, Any], version: VersionName, unstable: bool
 ) -> list[tuple[_Path, str, str]]:
     method_pointer = "#/$defs/AgentNotification/properties/method"
-    found = _violations(protocol, method_pointer, message["method"], ("method",), unstable)
+    found = _violations(version, method_pointer, message["method"], ("method",), unstable)
     has_id = "id" in message
     if has_id:
         id_pointer = "#/$defs/AgentRequest/properties/id"
-        found += _violations(protocol, id_pointer, message["id"], ("id",), unstable)
+        found += _violations(version, id_pointer, message["id"], ("id",), unstable)
     method = message["method"]
-    table = _method_table(protocol, unstable)
+    table = _method_table(version, unstable)
     spec = table.get(method) if isinstance(method, str) else None
     if spec is None:
         return found  # unknown or extension method: envelope only
@@ -391,19 +391,19 @@ def _check_call(
     pointer = f"#/$defs/{spec.params_def}"
     params = message.get("params")
     if params is None:
-        if _validators(protocol, pointer, unstable)[0].is_valid({}):
+        if _validators(version, pointer, unstable)[0].is_valid({}):
             return found
         if "params" in message:
             found.append((("params",), "null is not of type 'object'", f"{pointer}/type"))
         else:
             found.append(((), "'params' is a required property", f"{pointer}/required"))
         return found
-    found += _violations(protocol, pointer, params, ("params",), unstable)
+    found += _violations(version, pointer, params, ("params",), unstable)
     return found
 
 
 def _check_response(
-    message: dict[str, Any], protocol: VersionName, response_method: str | None, unstable: bool
+    message: dict[str, Any], version: VersionName, response_method: str | None, unstable: bool
 ) -> list[tuple[_Path, str, str]]:
     found: list[tuple[_Path, str, str]] = []
     has_result = "result" in message
@@ -422,13 +422,13 @@ def _check_response(
         )
     else:
         id_pointer = f"#/$defs/AgentResponse/anyOf/{branch}/properties/id"
-        found += _violations(protocol, id_pointer, message["id"], ("id",), unstable)
+        found += _violations(version, id_pointer, message["id"], ("id",), unstable)
     if "error" in message:
         error_pointer = "#/$defs/AgentResponse/anyOf/1/properties/error"
-        found += _violations(protocol, error_pointer, message["error"], ("error",), unstable)
+        found += _violations(version, error_pointer, message["error"], ("error",), unstable)
     if has_result and response_method is not None:
-        spec = _method_table(protocol, unstable).get(response_method)
+        spec = _method_table(version, unstable).get(response_method)
         if spec is not None and spec.result_def is not None:
             result_pointer = f"#/$defs/{spec.result_def}"
-            found += _violations(protocol, result_pointer, message["result"], ("result",), unstable)
+            found += _violations(version, result_pointer, message["result"], ("result",), unstable)
     return found

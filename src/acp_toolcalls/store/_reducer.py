@@ -94,7 +94,7 @@ class ToolCallStore(_V1Input):
         super().__init__(limits, on_evict)
         self.max_bytes = max_bytes
         self._negotiated: VersionName | None = None
-        self._fast_decode = fast_message_decoder(self.raw_protocol)
+        self._fast_decode = fast_message_decoder(self.raw_version)
         self._initialize_ids: set[Any] = set()
         self._message_table: dict[type, Callable[[Any, list[Event], float | None], None]] = {
             v2.SessionUpdateMessage: self._v2_message,
@@ -129,7 +129,7 @@ class ToolCallStore(_V1Input):
         }
 
     @property
-    def raw_protocol(self) -> VersionName:
+    def raw_version(self) -> VersionName:
         """The protocol raw input is read with now."""
         if self.version != "auto":
             return self.version
@@ -149,9 +149,9 @@ class ToolCallStore(_V1Input):
             try:  # the fast path: a valid line, no salvage needed
                 message = self._fast_decode(message)
             except FAST_PATH_MISSES:
-                message = decode_message(message, protocol=self.raw_protocol)
+                message = decode_message(message, version=self.raw_version)
         elif isinstance(message, (bytes, bytearray, memoryview, str, dict, list)):
-            message = decode_message(message, protocol=self.raw_protocol, max_bytes=self.max_bytes)
+            message = decode_message(message, version=self.raw_version, max_bytes=self.max_bytes)
         events: list[Event]
         if type(message) is _V2_MESSAGE:  # the common message, dispatched inline
             params = message.params
@@ -290,9 +290,9 @@ class ToolCallStore(_V1Input):
         if "id" in data:
             self._initialize_ids.add(_hashable(data["id"]))
 
-    def _negotiate(self, protocol: VersionName) -> None:
-        self._negotiated = protocol
-        self._fast_decode = fast_message_decoder(self.raw_protocol)
+    def _negotiate(self, version: VersionName) -> None:
+        self._negotiated = version
+        self._fast_decode = fast_message_decoder(self.raw_version)
 
     def _v2_message(self, message: v2.SessionUpdateMessage, events: list[Event], now: Any) -> None:
         self._v2_notification(message.params, events, now)
