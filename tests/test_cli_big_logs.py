@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import pty
@@ -21,6 +23,7 @@ import select
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 from pathlib import Path
@@ -155,12 +158,25 @@ def test_a_closed_stdout_stops_the_replay_at_the_first_failed_write(tmp_path: Pa
 
 def _slow_input(proc: subprocess.Popen[bytes], lines: list[bytes]) -> None:
     # Some lines, then a pause longer than PROGRESS_AFTER, then the rest: reading takes > 1 s.
+    # The pause starts once the command has taken the first lines: on a loaded machine its
+    # start-up alone could outlast a pause counted from the write, and then it read everything
+    # at once.
     assert proc.stdin is not None
     proc.stdin.write(b"".join(lines[:300]))
     proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while _unread(proc.stdin.fileno()) and time.monotonic() < deadline:
+        time.sleep(0.02)
     time.sleep(1.5)
     proc.stdin.write(b"".join(lines[300:]))
     proc.stdin.close()
+
+
+def _unread(fd: int) -> int:
+    """Bytes written to the pipe ``fd`` and not read yet (``FIONREAD``)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
 
 
 def _lines(count: int) -> list[bytes]:
