@@ -138,8 +138,10 @@ class _Parts:
 
     def flush(self) -> list[tuple[str, str]]:
         """The parts waiting, compressed: ``(name, base64)``."""
+        if not self._waiting:
+            return []
         packed = zip(self._names, self._compress(self._waiting), strict=True)
-        done = [(name, _base64(data)) for name, data in packed] if self._waiting else []
+        done = [(name, _base64(data)) for name, data in packed]
         self._names, self._waiting = [], []
         return done
 
