@@ -40,11 +40,20 @@ from ._state import SessionState, TerminalState, ToolCallState
 _ABSENT: Any = object()
 
 
+_META_BASE = 64
+"""What a ``_meta`` map counts for, besides its entries (``_meta_entry``)."""
+
+
+def _meta_entry(key: str, value_size: int) -> int:
+    """What one ``_meta`` key counts for, its value measuring ``value_size``."""
+    return size_of(key) + value_size + 24
+
+
 def _meta_size(meta: Any) -> int:
     """What a ``_meta`` map counts for."""
     if not isinstance(meta, dict):
         return 0
-    return 64 + sum(size_of(key) + size_of(value) + 24 for key, value in meta.items())
+    return _META_BASE + sum(_meta_entry(key, size_of(value)) for key, value in meta.items())
 
 
 def _held_size(tc: ToolCallState, name: str) -> int:
@@ -165,19 +174,20 @@ class _Budgets(_Sessions):
         meta = held.meta
         if not isinstance(meta, dict):
             return 0
-        if cap is not None:
-            for key, value in meta.items():
-                value_size = size_of(value)
-                if value_size > cap:
-                    meta[key], value_size = cut_value(value, value_size, cap)
-                    limit_reached(
-                        events,
-                        session.session_id,
-                        "max_value_bytes",
-                        subject,
-                        f"`_meta.{key}`: over the cap of {cap:,} bytes: cut",
-                    )
-        return _meta_size(meta)
+        size = _META_BASE
+        for key, value in meta.items():  # each value measured once, cut or not
+            value_size = size_of(value)
+            if cap is not None and value_size > cap:
+                meta[key], value_size = cut_value(value, value_size, cap)
+                limit_reached(
+                    events,
+                    session.session_id,
+                    "max_value_bytes",
+                    subject,
+                    f"`_meta.{key}`: over the cap of {cap:,} bytes: cut",
+                )
+            size += _meta_entry(key, value_size)
+        return size
 
     def _remeasure_calls(self) -> None:
         for session in self.sessions.values():
