@@ -240,7 +240,7 @@ def _terminal_to_v1(item: v2.Terminal, path: str, losses: Losses) -> list[Any]:
     losses.instead(
         path,
         "a v2 terminal is an agent-owned display stream with no v1 form; its output is "
-        "terminal state only a stateful bridge has (9.6)",
+        "terminal state only a stateful bridge has",
         "sent as a text item naming the terminal",
     )
     text = f"[terminal {item.terminal_id}: output not available]"

@@ -118,7 +118,7 @@ _OPAQUE_TO_V2: dict[str, OpaqueRule] = {
 
 _NOT_TO_V2: dict[str, str] = {
     "current_mode_update": "v2 replaced modes with config options; mapping a mode change needs "
-    "the session's option list (9.8)",
+    "the session's option list",
 }
 
 
@@ -291,10 +291,10 @@ _OPAQUE_TO_V1: dict[str, OpaqueRule] = {
 
 _MESSAGE_UPSERT = (
     "a message upsert replaces content a v1 client only appends to; only a stateful adapter "
-    "that knows what the v1 side received can map it (9.8)"
+    "that knows what the v1 side received can map it"
 )
 _NOT_TO_V1: dict[str, str] = {
-    "state_update": "v1 has no `state_update` (9.8)",
+    "state_update": "v1 has no `state_update`",
     "user_message": _MESSAGE_UPSERT,
     "agent_message": _MESSAGE_UPSERT,
     "agent_thought": _MESSAGE_UPSERT,
@@ -310,7 +310,7 @@ def _content_chunk(update: Any, losses: Losses, opts: ToV1) -> v1.SessionUpdate 
     losses.instead(
         "$",
         "`tool_call_content_chunk` cannot be represented by a stateless v2-to-v1 adapter: "
-        "v1 content updates replace the whole array (9.3)",
+        "v1 content updates replace the whole array",
         "dropped",
     )
     return None
@@ -326,7 +326,7 @@ def _terminal_update(update: Any, losses: Losses, opts: ToV1) -> v1.SessionUpdat
     losses.instead(
         "$",
         f"`{lookup(_TERMINAL_TAGS, update, TO_V1_MISSING)}` has no v1 form; rendering terminals "
-        "into tool-call content needs the state a stateful bridge keeps (9.6)",
+        "into tool-call content needs the state a stateful bridge keeps",
         "dropped",
     )
     return None
