@@ -287,8 +287,8 @@ def measure(names: list[str], commands: list[str], n: int | None, skip: set[str]
     exe = shutil.which("acp-toolcalls")
     if exe is None:
         sys.exit("acp-toolcalls is not on PATH: activate the virtual environment")
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from environment import print_environment
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from benchmarks.environment import print_environment
 
     print_environment()
     print()

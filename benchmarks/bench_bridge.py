@@ -17,8 +17,10 @@ from __future__ import annotations
 import argparse
 import gc
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -26,7 +28,9 @@ import orjson
 from acp_toolcalls import ToolCallStore, encode, v1, v2
 from acp_toolcalls.bridge import V2ToV1Bridge
 from acp_toolcalls.codec import fast_message_decoder
-from environment import print_environment
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+from benchmarks.environment import print_environment
 
 _WORDS = [
     "collected",

@@ -24,45 +24,20 @@ from __future__ import annotations
 
 import argparse
 import gc
+import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from acp_toolcalls import ToolCallStore, encode
 from acp_toolcalls.bridge import V1ToV2Bridge
-from environment import print_environment
 
-SID = "sess_bench"
-
-
-def _line(update: dict[str, object]) -> bytes:
-    params = {"sessionId": SID, "update": update}
-    return orjson.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
-
-
-def sequential(calls: int) -> list[bytes]:
-    """``calls`` v1 tool calls one after another (see the module docstring)."""
-    out = []
-    for i in range(calls):
-        call = f"call_{i}"
-        first: dict[str, object]
-        first = {"sessionUpdate": "tool_call", "toolCallId": call, "title": f"Read {i}.py"}
-        first |= {"kind": "read", "status": "pending", "rawInput": {"path": f"/src/{i}.py"}}
-        out.append(_line({**first, "locations": [{"path": f"/src/{i}.py"}]}))
-        content: list[object] = []
-        for j in range(4):
-            text = {"type": "text", "text": f"line {j} of the file {i} with some words in it"}
-            content = [*content, {"type": "content", "content": text}]
-            update = {"sessionUpdate": "tool_call_update", "toolCallId": call}
-            if j == 0:
-                update["status"] = "in_progress"
-            out.append(_line({**update, "content": content}))
-        done = {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"}
-        out.append(_line({**done, "rawOutput": {"bytes": 1234}}))
-    return out
-
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+from benchmarks.environment import print_environment
+from benchmarks.v1_messages import SID, sequential
 
 _V2_ORDER = ("title", "kind", "status", "content", "locations", "rawInput", "rawOutput")
 """The v2 ``ToolCallUpdate`` keys this stream sets, in the order the v2 model writes them."""

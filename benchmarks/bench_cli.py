@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from environment import print_environment
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+from benchmarks.environment import print_environment
 
 
 def _once(argv: list[str]) -> tuple[float, int, int]:

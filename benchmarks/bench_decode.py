@@ -31,8 +31,9 @@ from typing import Any
 
 import orjson
 
-from environment import print_environment
-from messages import generate
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+from benchmarks.environment import print_environment
+from benchmarks.messages import generate
 
 Pass = Callable[[Sequence[bytes]], None]
 

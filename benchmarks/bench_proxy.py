@@ -51,8 +51,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from environment import print_environment
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+from benchmarks.environment import print_environment
 
 HERE = Path(__file__).resolve()
 TEXT = "Checked 214 files; no issues in src/acp_toolcalls/connection.py. " * 3

@@ -67,8 +67,9 @@ from typing import Any
 import msgspec
 import orjson
 
-from environment import print_environment
-from messages import generate_live_labeled
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+from benchmarks.environment import print_environment
+from benchmarks.messages import generate_live_labeled
 
 try:
     import acp_toolcalls  # noqa: F401

@@ -25,15 +25,19 @@ import base64
 import gc
 import random
 import statistics
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import msgspec
 import orjson
 
 from acp_toolcalls import encode
 from acp_toolcalls.bridge import DEFAULT_TAIL_CHARS, V2ToV1Bridge, fenced, sanitize, tail
-from environment import print_environment
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+from benchmarks.environment import print_environment
 
 SID = "sess_bench"
 _WORDS = ["PASSED", "FAILED", "tests/test_store.py", "::test_case", "collected", "in 0.12s"]

@@ -21,16 +21,20 @@ import argparse
 import copy
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from acp_toolcalls.check import validate_message
 from acp_toolcalls.schema import _schemas as schema
-from environment import print_environment
-from messages import generate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+from benchmarks.environment import print_environment
+from benchmarks.messages import generate
 
 POINTER = "#/$defs/UpdateSessionNotification"
 

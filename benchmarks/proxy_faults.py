@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
-from environment import print_environment  # noqa: E402
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "tests")]  # `benchmarks.*`, test helpers
+from benchmarks.environment import print_environment  # noqa: E402
 from interop.raw import BRIDGE, RawClient  # noqa: E402
 from test_permission_integrity import Session, editor_init, session_new  # noqa: E402
 from test_proxy_faults import (  # noqa: E402

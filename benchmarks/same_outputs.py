@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-import bench_bridge
-import bench_store
-import messages
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
+
 from acp_toolcalls import _compiled
 from acp_toolcalls.bridge import V1ToV2Bridge, V2ToV1Bridge
 from acp_toolcalls.codec import encode
 from acp_toolcalls.store import ToolCallStore
+from benchmarks import bench_bridge, bench_store, messages
 
 
 def _bridge_digest(bridge: Any, lines: Sequence[bytes]) -> str:

@@ -51,6 +51,7 @@ import atheris
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))  # `fuzz.targets`: the tests/fuzz package
+sys.path.insert(1, str(REPO))  # `benchmarks.messages`, which tests/fuzz/corpus.py imports
 
 INSTRUMENTED = (
     "codec", "codec._lenient", "models._jsonrpc", "models._wire", "v1", "v2", "store", "events",

@@ -8,16 +8,12 @@ docs/benchmarks.md is generated with them too.
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 import orjson
 import pytest
+from benchmarks import messages
 
 from acp_toolcalls.check import validate_message
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import messages
 
 
 def _check(labeled: list[tuple[str, bytes]], seed: int) -> None:

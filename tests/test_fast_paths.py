@@ -11,13 +11,12 @@ output, losses and replies from a bridge with the fast paths turned off.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks import messages, v1_messages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
@@ -45,10 +44,6 @@ from acp_toolcalls.models import (
 from acp_toolcalls.store import Limits
 from fuzz.strategies import examples
 from fuzz.test_fuzz_bridges import SMALL_LIMITS, steps
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import bench_bridge_v1
-import messages
 
 # --------------------------------------------------------------------------------------------
 # Tool-call updates of every shape the mapping distinguishes
@@ -358,7 +353,7 @@ def test_v1_to_v2_bridge_fast_path_on_v1_traffic() -> None:
             v1_lines += toward_v1.convert(line).messages
         v1_lines += toward_v1.flush().messages
     script = [("convert", canonical_json(m)) for m in v1_lines]
-    script += [("convert", line) for line in bench_bridge_v1.sequential(3)] * 2
+    script += [("convert", line) for line in v1_messages.sequential(3)] * 2
     for limits in (None, Limits(max_tool_calls=2)):
         fast = _run(script, {"limits": limits}, "v1")
         with _general_paths():

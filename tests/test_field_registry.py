@@ -32,6 +32,8 @@ from msgspec import UNSET
 from msgspec.structs import astuple
 
 import acp_toolcalls
+import test_codec
+import test_fast_paths
 from acp_toolcalls import v1, v2
 from acp_toolcalls.agent import ToolCallEmitter, _senders
 from acp_toolcalls.bridge import _to_v1_calls, _to_v2, _to_v2_state
@@ -46,10 +48,6 @@ from acp_toolcalls.models import (
 )
 from acp_toolcalls.models._fields import Lenient
 from acp_toolcalls.store import COLLECTION_FIELDS, _patch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_codec
-import test_fast_paths
 from fuzz.test_fuzz_emit import FIELDS as EMIT_FIELDS
 
 # --------------------------------------------------------------------------------------------

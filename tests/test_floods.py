@@ -12,18 +12,13 @@ Full-size figures are in docs/robustness.md ("The proxy under floods").
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks import floods
 
 from acp_toolcalls.proxy._output import LIMIT_NOTE_INTERVAL
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-
-import floods
 
 SCALE = 0.1
 ALLOWANCE_MIB = 24  # the caps' share at this scale, ghosts and the writers' buffers

@@ -22,12 +22,12 @@ import base64
 import json
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks import messages
 
 from acp_toolcalls.bridge import sanitize
 from acp_toolcalls.cli import main as cli_main
@@ -335,9 +335,6 @@ def test_a_bridge_log_shows_both_sides_of_each_call(browser: Any, bridge_report:
 
 
 def test_a_big_log_renders_only_the_cards_near_the_screen(browser: Any, tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import messages
-
     log = tmp_path / "big.jsonl"
     log.write_bytes(b"".join(line + b"\n" for line in messages.generate(3000, seed=3)))
     report = tmp_path / "big.html"

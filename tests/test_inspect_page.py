@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks import messages
 
 from acp_toolcalls.cli import main as cli_main
 from test_inspect_browser import (  # noqa: F401 (fixtures)
@@ -60,9 +60,6 @@ return {top: r.top, bar: document.getElementById('bar').getBoundingClientRect().
 def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated log of 8,000 lines (1,759 calls) whose last line touches the last call
     with an unknown kind: a finding on the last card, which stays open (the summary lists it)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import messages
-
     lines = messages.generate(8000, seed=5)
     last = json.loads(lines[-1])["params"]
     update = {"sessionUpdate": "tool_call_update", "toolCallId": last["update"]["toolCallId"]}

@@ -380,6 +380,10 @@ def test_the_sdist_holds_what_its_tests_read(sdist: Path) -> None:
         "examples/session-v2.jsonl",
         "examples/buggy-v2.jsonl",
         "examples/agent.py",
+        "benchmarks/__init__.py",  # the tests import the generators as `benchmarks.*`
+        "benchmarks/messages.py",
+        "benchmarks/v1_messages.py",
+        "benchmarks/floods.py",
         "fuzz/run.py",
         "fuzz/acp.dict",
         "tests/conftest.py",

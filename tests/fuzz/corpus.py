@@ -13,10 +13,11 @@ No hypothesis here: the atheris harness (``fuzz/run.py``) seeds its corpus from 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
+
+from benchmarks.messages import generate, generate_live
 
 from acp_toolcalls import v1
 from acp_toolcalls.bridge import V2ToV1Bridge
@@ -38,13 +39,8 @@ def _read(path: Path) -> list[bytes]:
 
 
 def _benchmark_lines() -> list[bytes]:
-    path = REPO / "benchmarks/messages.py"
-    spec = importlib.util.spec_from_file_location("_fuzz_bench_messages", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    lines: list[bytes] = module.generate(40, seed=3)
-    lines += module.generate_live(90, calls=6, seed=4)
+    lines = generate(40, seed=3)
+    lines += generate_live(90, calls=6, seed=4)
     return lines
 
 
