@@ -1,22 +1,20 @@
-"""The optional build step: compile the codec's fast path with mypyc, stamped with its source.
+"""The optional build step: compile the hot modules with mypyc, stamped with their sources.
 
 Enabled only on request (``HATCH_BUILD_HOOKS_ENABLE=1``; the cibuildwheel configuration in
 pyproject.toml sets it): a plain ``pip install .`` builds the pure-Python ``py3-none-any``
 wheel and needs no C compiler.
 
-Before mypyc compiles, the hook writes ``acp_toolcalls/_fastpath_digest.py`` holding
-the SHA-256 of ``_fastpath.py``; both are compiled, so the extension carries the digest of the
-exact source it was built from. ``acp_toolcalls.codec`` compares it with the ``_fastpath.py``
-beside the extension at import and falls back to that source, with one warning, when they
-differ. The bridges' hot modules (``acp_toolcalls._compiled.COMPILED``, issue 19: dotted
-names under the package, such as ``convert._tool_calls``) are compiled too, the hook adding
-their files to hatch-mypyc's ``include``, and stamped the same way, in ``_compiled_digest.py``
-(one SHA-256 per module, by that name), which ``acp_toolcalls._compiled`` checks when they are
-imported.
+The modules compiled are ``acp_toolcalls._compiled.COMPILED`` (dotted names under the package,
+such as ``_fastpath`` or ``convert._tool_calls``; read from that file, not imported): the hook
+adds their files to hatch-mypyc's ``include``. Before mypyc compiles, it writes the one stamp,
+``acp_toolcalls/_compiled_digest.py``: ``DIGESTS``, the SHA-256 of each of those sources by
+name, compiled along, so the build carries the digests of the exact sources it was built from.
+``acp_toolcalls._compiled`` compares them with the sources beside the extensions when the first
+of them is imported, and runs every one from its source, with one warning, when any differs.
 
 A wheel is compiled out of tree, in a copy of ``src/`` in a temporary directory (removed once
 the wheel is built): nothing is written into the checkout. An editable install alone compiles
-in ``src/``, in place, and the hook removes its stamps' sources again afterwards.
+in ``src/``, in place, and the hook removes its stamp's source again afterwards.
 """
 
 from __future__ import annotations
@@ -34,13 +32,11 @@ from hatch_mypyc.plugin import MypycBuildHook
 from hatch_mypyc.utils import construct_setup_file
 
 PACKAGE = Path("src") / "acp_toolcalls"
-SOURCE = "_fastpath.py"
-DIGEST_MODULE = "_fastpath_digest.py"
 COMPILED_DIGESTS = "_compiled_digest.py"
 
 
 def source_digest(path: Path) -> str:
-    """What ``acp_toolcalls.codec`` computes of the ``_fastpath.py`` it finds: the same bytes."""
+    """What ``acp_toolcalls._compiled`` computes of each source it finds: the same bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -62,15 +58,8 @@ def compiled_modules(package: Path) -> tuple[str, ...]:
     raise LookupError("COMPILED is not assigned in _compiled.py")
 
 
-def write_stamps(package: Path) -> tuple[str, ...]:
-    """Write the two digest modules into ``package``; the names of ``COMPILED``."""
-    digest = source_digest(package / SOURCE)
-    (package / DIGEST_MODULE).write_text(
-        '"""Written by the build (hatch_build.py): the SHA-256 of the _fastpath.py that '
-        'was compiled with this module."""\n\n'
-        f"DIGEST = {digest!r}\n",
-        encoding="utf-8",
-    )
+def write_stamp(package: Path) -> tuple[str, ...]:
+    """Write the stamp into ``package``; the names of ``COMPILED``."""
     names = compiled_modules(package)
     digests = {name: source_digest(module_path(package, name)) for name in names}
     (package / COMPILED_DIGESTS).write_text(
@@ -82,11 +71,11 @@ def write_stamps(package: Path) -> tuple[str, ...]:
     return names
 
 
-class FastPathBuildHook(MypycBuildHook):
-    """hatch-mypyc's hook, after writing the digest modules it compiles along.
+class CompiledBuildHook(MypycBuildHook):
+    """hatch-mypyc's hook, after writing the stamp it compiles along.
 
     A wheel (``pip install .``, ``pip wheel .``) is compiled out of tree: in a copy of ``src/``
-    in a temporary directory, where the stamps are written too, and the extensions and stamps
+    in a temporary directory, where the stamp is written too, and the extensions and the stamp
     go into the wheel from there; nothing is written into the checkout. hatch-mypyc itself
     builds in place (``build_ext --inplace``), which left the extensions in ``src/``,
     git-ignored, and the checkout ran compiled from then on. Only an editable install
@@ -109,7 +98,7 @@ class FastPathBuildHook(MypycBuildHook):
         if self.target_name != "wheel":
             return
         if version == "editable":
-            self._include(write_stamps(Path(self.root) / PACKAGE))
+            self._include(write_stamp(Path(self.root) / PACKAGE))
             super().initialize(version, build_data)
             return
         self._out_of_tree = Path(tempfile.mkdtemp(prefix="acp-toolcalls-mypyc-"))
@@ -119,7 +108,7 @@ class FastPathBuildHook(MypycBuildHook):
             copy / "src",
             ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "*.c"),
         )
-        self._include(write_stamps(copy / PACKAGE))
+        self._include(write_stamp(copy / PACKAGE))
         files = sorted(
             path.relative_to(copy).as_posix()
             for path in (copy / PACKAGE).rglob("*.py")
@@ -139,14 +128,14 @@ class FastPathBuildHook(MypycBuildHook):
         )
         if done.returncode:
             raise RuntimeError(f"Error while invoking mypyc:\n{done.stdout.decode('utf-8')}")
-        # What the wheel takes from the copy: the extensions and the stamps, by their place in
-        # the package (the stamps' sources beside their extensions, as for every module).
+        # What the wheel takes from the copy: the extensions and the stamp, by their place in
+        # the package (the stamp's source beside its extension, as for every module).
         built = [
             path
             for path in (copy / PACKAGE).rglob(f"*{self.compiled_extension}")
             if "__pycache__" not in path.parts
         ]
-        built += [copy / PACKAGE / DIGEST_MODULE, copy / PACKAGE / COMPILED_DIGESTS]
+        built.append(copy / PACKAGE / COMPILED_DIGESTS)
         for path in built:
             build_data["force_include"][str(path)] = path.relative_to(copy / "src").as_posix()
         build_data["infer_tag"] = True
@@ -156,12 +145,11 @@ class FastPathBuildHook(MypycBuildHook):
         if self._out_of_tree is not None:
             shutil.rmtree(self._out_of_tree, ignore_errors=True)
             self._out_of_tree = None
-        else:  # the editable build's stamps, in src/
-            (Path(self.root) / PACKAGE / DIGEST_MODULE).unlink(missing_ok=True)
+        else:  # the editable build's stamp, in src/
             (Path(self.root) / PACKAGE / COMPILED_DIGESTS).unlink(missing_ok=True)
         super().finalize(version, build_data, artifact_path)
 
 
 def get_build_hook() -> type[MypycBuildHook]:
     """The hook class (named, because hatch-mypyc's own class is imported here too)."""
-    return FastPathBuildHook
+    return CompiledBuildHook

@@ -12,7 +12,7 @@ from typing import Any, cast
 import pytest
 
 import acp_toolcalls
-from acp_toolcalls import codec, v1, v2
+from acp_toolcalls import v1, v2
 from acp_toolcalls.check import validate_message, validate_payload
 from acp_toolcalls.codec import _encode as _encode_module
 from acp_toolcalls.models import VersionName as Protocol
@@ -48,34 +48,29 @@ def schema_valid() -> SchemaCheck:
     return _check_schema_valid
 
 
-# --- the fast path the run is meant to test -------------------------------------------------
-# The codec runs the mypyc-compiled `_fastpath` only when it was built from the source beside
-# it (else the source, after a StaleBuildWarning). `.ci/run` runs the suite once on the
-# pure-Python package and once on a compiled wheel, naming the one it means in
-# ACP_TOOLCALLS_FAST_PATH; a run that silently tested the other would prove nothing.
+# --- the build the run is meant to test ----------------------------------------------------
+# The hot modules (acp_toolcalls._compiled.COMPILED: the codec's `_fastpath`, the bridges', the
+# mappings' and the store's) run compiled only when built from the sources beside them (else
+# their sources, after a StaleBuildWarning). `.ci/run` runs the suite once on the pure-Python
+# package and once on a compiled wheel, naming the one it means in ACP_TOOLCALLS_FAST_PATH; a
+# run that silently tested the other would prove nothing.
 
 
-def _check_fast_path() -> None:
+def _check_build() -> None:
     wanted = os.environ.get("ACP_TOOLCALLS_FAST_PATH")
-    if wanted and wanted != codec.FAST_PATH:
-        pytest.exit(
-            f"ACP_TOOLCALLS_FAST_PATH={wanted} but the codec runs the {codec.FAST_PATH} fast "
-            f"path ({acp_toolcalls.__file__})",
-            returncode=2,
-        )
-    # The bridges' compiled modules follow the same build (acp_toolcalls._compiled).
     from acp_toolcalls import _compiled
     from acp_toolcalls.bridge import V2ToV1Bridge  # noqa: F401 - imported to be chosen
 
     other = {name: build for name, build in _compiled.BUILDS.items() if build != wanted}
     if wanted and other:
         pytest.exit(
-            f"ACP_TOOLCALLS_FAST_PATH={wanted} but these run another build: {other}",
+            f"ACP_TOOLCALLS_FAST_PATH={wanted} but these run another build: {other} "
+            f"({acp_toolcalls.__file__})",
             returncode=2,
         )
 
 
-_check_fast_path()
+_check_build()
 
 
 # --- every encode is schema-checked ---------------------------------------------------------

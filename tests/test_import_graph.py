@@ -24,11 +24,12 @@ import acp_toolcalls
 PACKAGE = Path(acp_toolcalls.__file__ or "").parent
 
 LAYERS: list[set[str]] = [
-    # (the digests: written by a build)
-    {"_errors", "_compiled_digest", "_fastpath_digest", "_lazy", "_mypyc", "_text"},
+    # (the stamp: written by a build)
+    {"_errors", "_compiled_digest", "_lazy", "_mypyc", "_text"},
+    {"_compiled"},  # which build each hot module runs: the codec asks it first
     {"models"},
     {"codec"},
-    {"schema", "_compiled"},
+    {"schema"},
     {"convert"},
     {"events"},
     {"store"},

@@ -2,10 +2,11 @@
 
 - ``pip install .`` in a fresh virtual environment with no C compiler gives the pure-Python
   ``py3-none-any`` package, and it works.
-- A wheel built with the compiled fast path (``HATCH_BUILD_HOOKS_ENABLE=1``) runs it; the
-  codec decides freshness by content: a plain install (source newer than the extension) is not
-  stale, an edited source is (one warning, then the source runs), and so is a build with no
-  stamp. The same for the bridges' compiled modules (``acp_toolcalls._compiled``).
+- A wheel built with the compiled group (``HATCH_BUILD_HOOKS_ENABLE=1``: the codec's fast path,
+  the bridges', mappings' and store's modules) runs it; ``acp_toolcalls._compiled`` decides
+  freshness by content, for the whole group: a plain install (source newer than the extension)
+  is not stale, an edited source is (one warning, then every source of the group runs), and so
+  is a build with no stamp; an install without a source runs its extension.
 - A compiled build from a checkout is made out of tree: it writes nothing into ``src/``.
 - The sdist holds what its tests read; they collect and the ones on its data files pass.
 - ``python -m acp_toolcalls`` is the console script; start-up imports only what a command uses.
@@ -212,7 +213,6 @@ def test_the_compiled_wheel_is_platform_specific_and_runs_the_extension(
     assert not [name for name in BUNDLED_DATA if f"acp_toolcalls/{name}" not in names]
     for module in (
         "_fastpath",
-        "_fastpath_digest",
         "bridge/_to_v1",
         "bridge/_to_v1_state",
         "convert/_tool_calls",
@@ -251,7 +251,7 @@ def test_a_compiled_build_from_a_tree_writes_nothing_into_src(compiled_wheel: Pa
         pytest.skip(f"the compiled wheel was built before this run ({BUILDS}), and checked there")
     names = zipfile.ZipFile(compiled_wheel).namelist()
     assert any(n.startswith("acp_toolcalls/_fastpath.") and n.endswith(".so") for n in names)
-    assert "acp_toolcalls/_fastpath_digest.py" in names
+    assert "acp_toolcalls/_compiled_digest.py" in names
     assert sorted(_TREE_SRC["after"] - _TREE_SRC["before"]) == []
     assert sorted(_TREE_SRC["before"] - _TREE_SRC["after"]) == []
 
@@ -290,6 +290,16 @@ def test_an_edited_source_is_used_after_one_warning(compiled_site: Path, tmp_pat
     assert done.stdout.split() == ["interpreted", "1"]
     assert done.stderr.count("StaleBuildWarning") == 1
     assert "_fastpath.py" in done.stderr and "HATCH_BUILD_HOOKS_ENABLE=1" in done.stderr
+    # One group, one rule: the bridges' modules run from their sources too, with no second word.
+    bridges = _ok(_run([sys.executable, "-c", REPORT + "; " + BRIDGES], env=env, cwd=tmp_path))
+    assert bridges.stdout.split() == [
+        "interpreted",
+        "acp_toolcalls._fastpath",
+        "interpreted",
+        "interpreted",
+        "py",
+    ]
+    assert bridges.stderr.count("StaleBuildWarning") == 1
     # The command line too: the edited source runs, with the one warning.
     cli = _ok(
         _run(
@@ -300,6 +310,9 @@ def test_an_edited_source_is_used_after_one_warning(compiled_site: Path, tmp_pat
     )
     assert '"toolCalls"' in cli.stdout
     assert cli.stderr.count("StaleBuildWarning") == 1
+    source.unlink()  # no source beside the extension: it runs, and nothing is said
+    done = _report(compiled_site, tmp_path)
+    assert done.stdout.split()[0] == "compiled" and done.stderr == ""
 
 
 def test_an_edited_bridge_source_is_used_after_one_warning(
@@ -344,19 +357,22 @@ def test_the_root_finder_names_the_compiled_modules() -> None:
 
 
 def test_a_build_without_a_stamp_is_stale(compiled_site: Path, tmp_path: Path) -> None:
-    # What builds from before the stamp left in src/: the extension alone.
-    for stamp in (compiled_site / "acp_toolcalls").glob("_fastpath_digest*"):
-        stamp.unlink()
-    done = _report(compiled_site, tmp_path)
-    assert done.stdout.split() == ["interpreted", "acp_toolcalls._fastpath_source"]
-    assert done.stderr.count("StaleBuildWarning") == 1
+    # What builds from before the stamp left in src/: the extensions alone. One stamp for the
+    # group: without it, the codec's fast path and the bridges' modules all run from source.
     for stamp in (compiled_site / "acp_toolcalls").glob("_compiled_digest*"):
         stamp.unlink()
     env = _clean_env(PYTHONPATH=str(compiled_site))
-    bridges = _ok(_run([sys.executable, "-c", BRIDGES], env=env, cwd=tmp_path))
-    assert bridges.stdout.split() == ["interpreted", "interpreted", "py"]
-    assert bridges.stderr.count("the compiled modules were not built") == 1  # one for the group
-    assert "bridge/_to_v1.py" in bridges.stderr and "convert/_tool_calls.py" in bridges.stderr
+    done = _ok(_run([sys.executable, "-c", REPORT + "; " + BRIDGES], env=env, cwd=tmp_path))
+    assert done.stdout.split() == [
+        "interpreted",
+        "acp_toolcalls._fastpath",
+        "interpreted",
+        "interpreted",
+        "py",
+    ]
+    assert done.stderr.count("the compiled modules were not built") == 1  # one for the group
+    for name in ("_fastpath.py", "bridge/_to_v1.py", "convert/_tool_calls.py"):
+        assert name in done.stderr, name
 
 
 # --------------------------------------------------------------------------------------------
@@ -396,7 +412,7 @@ def test_the_sdist_holds_what_its_tests_read(sdist: Path) -> None:
     ):
         assert needed in members, needed
     assert not [m for m in members if "node_modules" in m or m.endswith((".so", ".pyc"))]
-    assert "src/acp_toolcalls/_fastpath_digest.py" not in members  # written by a build only
+    assert "src/acp_toolcalls/_compiled_digest.py" not in members  # written by a build only
 
 
 @pytest.fixture(scope="session")

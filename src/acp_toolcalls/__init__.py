@@ -24,12 +24,13 @@ __version__ = "0.1.0.dev0"
 
 class _FreshBuilds:
     """First on ``sys.meta_path``: the modules of ``acp_toolcalls._compiled.COMPILED`` (the
-    bridges', mappings' and store's hot modules) come from their mypyc build only when it was
-    built from the sources beside them; that module decides, and is imported only then (issue
-    19)."""
+    codec's fast path, the bridges', mappings' and store's hot modules) come from their mypyc
+    build only when it was built from the sources beside them; that module decides, and is
+    imported only then (issue 19)."""
 
     NAMES = frozenset(
         {
+            "acp_toolcalls._fastpath",
             "acp_toolcalls.bridge._to_v1_state",
             "acp_toolcalls.bridge._to_v1_terminals",
             "acp_toolcalls.bridge._to_v1_projection",

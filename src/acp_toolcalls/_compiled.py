@@ -1,25 +1,28 @@
 """The compiled build (optional): the hot modules from mypyc extensions, when fresh.
 
-Rules this module owns: ``COMPILED`` names the modules a compiled build also compiles beside
-the codec's ``_fastpath`` (``V2ToV1Bridge``, the v1/v2 mappings and ``ToolCallStore``; issue
-19), by their dotted name under the package (``"convert._tool_calls"``:
-``acp_toolcalls/convert/_tool_calls.py``). They are one group: all of them come from their
-extensions, or all from their sources. The extensions are taken only when the build's stamp
-(``_compiled_digest.DIGESTS``: the SHA-256 of each source it compiled, by name, written by
-hatch_build.py) matches every ``.py`` beside them; otherwise every module of the group runs
-from its source, after one ``StaleBuildWarning`` naming the stale ones: an edit takes effect at
-once, a build without a stamp is stale, and an installation without sources runs its
-extensions. The group is all or nothing because a compiled class cannot sit on a base class
-that runs from source (``V2ToV1Bridge``'s and ``ToolCallStore``'s layers are classes in six
-modules each: mixed, the interpreter crashes). The public classes and their layers allow
-interpreted subclasses (``_mypyc.mypyc_attr``), so a subclass of one works in both builds.
-``BUILDS`` says which each module that was imported runs. Both behave the same.
+Rules this module owns: ``COMPILED`` names the modules a compiled build compiles: the codec's
+fast path ``_fastpath`` (``decode_message``), ``V2ToV1Bridge``, the v1/v2 mappings and
+``ToolCallStore`` (issue 19), by their dotted name under the package
+(``"convert._tool_calls"``: ``acp_toolcalls/convert/_tool_calls.py``). They are one group:
+all of them come from their extensions, or all from their sources. The extensions are taken
+only when the build's one stamp (``_compiled_digest.DIGESTS``: the SHA-256 of each source it
+compiled, by name, written by hatch_build.py) matches every ``.py`` beside them; otherwise
+every module of the group runs from its source, after one ``StaleBuildWarning`` naming the
+stale ones: an edit takes effect at once, a build without a stamp is stale, and an
+installation without sources runs its extensions. The group is all or nothing because a
+compiled class cannot sit on a base class that runs from source (``V2ToV1Bridge``'s and
+``ToolCallStore``'s layers are classes in six modules each: mixed, the interpreter crashes).
+The public classes and their layers allow interpreted subclasses (``_mypyc.mypyc_attr``), so
+a subclass of one works in both builds. ``BUILDS`` says which each module that was imported
+runs (``acp_toolcalls.codec.FAST_PATH`` is its ``_fastpath``). Both behave the same.
 
 Theory of operation: an extension module sits next to its source and Python's path finder
 prefers it, so the choice is made before that finder runs: the package root puts a finder
 first on ``sys.meta_path`` that hands the names of ``COMPILED`` to ``find_spec`` (importing
-this module then), which answers with the extension's spec when the group is fresh, else with
-one for the source. A plain ``pip install .`` compiles nothing: the sources are found, and run.
+this module then: the codec's import of ``_fastpath`` is the first), which answers with the
+extension's spec when the group is fresh, else with one for the source. This module imports
+nothing of the package but the stamp, so the codec can import it while it is being imported.
+A plain ``pip install .`` compiles nothing: the sources are found, and run.
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-__all__ = ["BUILDS", "COMPILED", "find_spec"]
+__all__ = ["BUILDS", "COMPILED", "StaleBuildWarning", "find_spec"]
 
 COMPILED = (
+    "_fastpath",  # the codec's decode_message (codec/__init__.py imports it first)
     "bridge._to_v1_state",
     "bridge._to_v1_terminals",
     "bridge._to_v1_projection",
@@ -57,12 +61,23 @@ COMPILED = (
     "store._view",
     "store._reducer",
 )
-"""The modules (dotted names under this package) a compiled build compiles besides
-``_fastpath``; the package root's finder (``acp_toolcalls._FreshBuilds``) asks ``find_spec``
-for them, and hatch_build.py compiles and stamps them."""
+"""The modules (dotted names under this package) a compiled build compiles; the package
+root's finder (``acp_toolcalls._FreshBuilds``) asks ``find_spec`` for them, and hatch_build.py
+compiles and stamps them."""
 
-BUILDS: dict[str, str] = {}
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Build = Literal["compiled", "interpreted"]
+
+BUILDS: dict[str, Build] = {}
 """Name (as in ``COMPILED``) -> ``"compiled"`` or ``"interpreted"``, for each one imported."""
+
+
+class StaleBuildWarning(RuntimeWarning):
+    """The compiled modules were not built from the sources beside them (an edit since the
+    build, or a build without a stamp): their sources run instead, with the same results."""
+
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -115,8 +130,6 @@ def _group_fresh() -> bool:
     _FRESH.append(not stale)
     if stale:
         import warnings
-
-        from .codec import StaleBuildWarning
 
         names = ", ".join(f"{n.replace('.', '/')}.py" for n in stale)
         warnings.warn(

@@ -11,10 +11,10 @@ Why compiled: on CPython 3.11 the interpreted call around the decoder (argument 
 size check, the ``try``, the ``Decoded`` wrapper) costs about a sixth of a ~1 us decode; as a
 mypyc function it costs a few tens of nanoseconds (docs/benchmarks.md). Compiling is optional
 (``HATCH_BUILD_HOOKS_ENABLE=1 pip install .``, see hatch_build.py); without it this source runs
-interpreted. The codec uses a compiled build only when the digest of this file compiled into
-it still matches the file (``codec._loader``), so an edit takes effect at once (interpreted,
-after one warning) until the next compiled build. This module imports ``codec._decode`` only,
-never the ``codec`` package, which imports this one.
+interpreted. It is one of the compiled group (``acp_toolcalls._compiled.COMPILED``): its
+extension runs only while the build's stamp matches every source of the group, so an edit takes
+effect at once (interpreted, after one ``StaleBuildWarning``) until the next compiled build.
+This module imports ``codec._decode`` only, never the ``codec`` package, which imports this one.
 """
 
 from __future__ import annotations

@@ -10,19 +10,21 @@ Layout (implementation modules are private; their public names are exported here
   (``Diagnostic`` per salvage).
 - ``_encode``: ``encode``, ``to_builtins``, ``canonical_json``; unknown keys written back.
 - ``_duplicates``: ``duplicate_keys``, the separate check for repeated keys.
-- ``_loader``: which ``acp_toolcalls._fastpath`` runs (compiled or source, ``FAST_PATH``);
-  ``decode_message`` is that module's.
+- ``acp_toolcalls._fastpath``: ``decode_message``, the raw-bytes fast decode, a top-level
+  module because the optional build compiles it; whether it runs compiled is
+  ``acp_toolcalls._compiled``'s rule for its whole group (``FAST_PATH`` says which).
 
 Every error of bad input is a ``DecodeError``, of unwritable output an ``EncodeError``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from .._compiled import BUILDS, StaleBuildWarning
 from .._errors import DecodeError
+from .._fastpath import decode_message
 from ..models import VersionName
-from . import _loader
 from ._decode import (
     DEFAULT_MAX_BYTES,
     FAST_PATH_MISSES,
@@ -35,7 +37,6 @@ from ._duplicates import duplicate_keys
 from ._encode import EncodeError, canonical_json, encode, encode_decoded, to_builtins
 from ._lenient import Diagnostic
 from ._limits import MAX_DEPTH, check_depth
-from ._loader import StaleBuildWarning
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -60,11 +61,6 @@ __all__ = [
     "to_builtins",
 ]
 
-FAST_PATH: Literal["compiled", "interpreted"] = _loader.FAST_PATH
+FAST_PATH: Literal["compiled", "interpreted"] = BUILDS["_fastpath"]
 """Which ``decode_message`` this process runs: the mypyc-compiled ``_fastpath`` or its source.
 Both behave the same; the compiled one saves a few hundred nanoseconds a message."""
-
-if TYPE_CHECKING:
-    from .._fastpath import decode_message
-else:
-    decode_message = _loader.fast_path_module.decode_message
