@@ -62,7 +62,7 @@ def print_environment() -> None:
         print("bridges      interpreted (no acp_toolcalls._compiled)")
     else:
         builds = ", ".join(f"{name} {build}" for name, build in sorted(_compiled.BUILDS.items()))
-        print(f"bridges      acp_toolcalls._compiled.BUILDS: {builds}")
+        print(f"hot modules  acp_toolcalls._compiled.BUILDS: {builds}")
     print(
         f"schema       ENGINE = {schema.ENGINE} (jsonschema {_version('jsonschema')}, "
         f"jsonschema-rs {_version('jsonschema-rs')}, fastjsonschema {_version('fastjsonschema')}); "
