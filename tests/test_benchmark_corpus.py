@@ -11,9 +11,9 @@ import random
 
 import orjson
 import pytest
-from benchmarks import messages
 
 from acp_toolcalls.check import validate_message
+from benchmarks import messages
 
 
 def _check(labeled: list[tuple[str, bytes]], seed: int) -> None:

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from benchmarks import messages, v1_messages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
@@ -42,6 +41,7 @@ from acp_toolcalls.models import (
     with_extra_fields,
 )
 from acp_toolcalls.store import Limits
+from benchmarks import messages, v1_messages
 from fuzz.strategies import examples
 from fuzz.test_fuzz_bridges import SMALL_LIMITS, steps
 

@@ -16,9 +16,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from benchmarks import floods
 
 from acp_toolcalls.proxy._output import LIMIT_NOTE_INTERVAL
+from benchmarks import floods
 
 SCALE = 0.1
 ALLOWANCE_MIB = 24  # the caps' share at this scale, ghosts and the writers' buffers

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks import messages
 
 from acp_toolcalls.bridge import sanitize
 from acp_toolcalls.cli import main as cli_main
+from benchmarks import messages
 from test_inspect import BUGGY, DEMO, replayed, shown
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks import messages
 
 from acp_toolcalls.cli import main as cli_main
+from benchmarks import messages
 from test_inspect_browser import (  # noqa: F401 (fixtures)
     ROOT,
     browser,

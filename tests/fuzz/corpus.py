@@ -17,12 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.messages import generate, generate_live
-
 from acp_toolcalls import v1
 from acp_toolcalls.bridge import V2ToV1Bridge
 from acp_toolcalls.codec import to_builtins
 from acp_toolcalls.models import Batch
+from benchmarks.messages import generate, generate_live
 
 __all__ = ["BY_KIND", "CLIENT_ANSWERS", "LINES", "REPO", "VALUES", "dumps", "kind_of"]
 
