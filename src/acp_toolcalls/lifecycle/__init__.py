@@ -16,6 +16,9 @@ bridges' and converters' job, D46 (conversion modes to what is lost)), one conce
 - ``_modes``: v1 session modes shown to a v2 client as a config option (``Modes``), a v2
   agent's mode option shown to a v1 client as session modes (``AgentModes``), config options.
 - ``_turns``: the prompt's params and a turn's end in each version.
+- ``_prompt_turns``: the prompt-turn state machine (``Turns``, one a session): when a turn is
+  acknowledged, ends or ends in an error, and the framing of permission requests in it; its
+  effects (``Acknowledge``, ``End``, ...) are what the proxy and the converter write.
 - ``_senders``: who sends every method (``SENDERS``).
 - ``_jsonrpc`` (exported as ``jsonrpc``): the JSON-RPC lines a converter writes itself (a
   request, a notification, a result, an error, a ``session/update``), as plain values.
@@ -30,6 +33,17 @@ from __future__ import annotations
 from . import _jsonrpc as jsonrpc
 from ._common import Mapped, MethodMap
 from ._modes import MODE_CONFIG_ID, AgentModes, Modes
+from ._prompt_turns import (
+    Acknowledge,
+    End,
+    EndInError,
+    NotFollowed,
+    RequiresAction,
+    Running,
+    TurnEffect,
+    TurnError,
+    Turns,
+)
 from ._senders import SENDERS, MethodSender
 from ._sessions import replays_history
 from ._tables import (
@@ -74,11 +88,20 @@ __all__ = [
     "TO_V2",
     "USER_ECHOES",
     "V1_STOP_REASONS",
+    "Acknowledge",
     "AgentModes",
+    "End",
+    "EndInError",
     "Mapped",
     "MethodMap",
     "MethodSender",
     "Modes",
+    "NotFollowed",
+    "RequiresAction",
+    "Running",
+    "TurnEffect",
+    "TurnError",
+    "Turns",
     "jsonrpc",
     "map_params",
     "map_result",

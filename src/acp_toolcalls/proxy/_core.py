@@ -34,6 +34,7 @@ from msgspec import UNSET
 from ..codec import DecodeError
 from ..lifecycle import (
     MODES_TO_V1,
+    EndInError,
     Modes,
     jsonrpc,
     map_params,
@@ -53,7 +54,6 @@ from . import _routing as rpc
 from ._output import ConnectionNote, Outbox, Version, VersionOption
 from ._passthrough import _PERMISSION_METHOD
 from ._permissions import _turn_error
-from ._sessions import _Prompt
 from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH, Mode
 from ._updates import _Updates
 
@@ -236,14 +236,7 @@ class ConnectionCore(_Updates):
             self._client(jsonrpc.update(session_id, _turn_error(reason)))
         self._turns.clear()
         for session_id, session in self._sessions.items():
-            for prompt in session.prompts:
-                if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
-                    self._client(jsonrpc.update(session_id, _turn_error(reason)))
-                else:  # the v1 prompt response is still owed
-                    self._client(
-                        jsonrpc.error(prompt.client_id, INTERNAL_ERROR, "Internal error", data)
-                    )
-            session.prompts.clear()
+            self._turn_aborted(session_id, session.turns.abort_all(), reason)
         self._note("agent", f"{reason}; the session ends", "error")
 
     # ----------------------------------------------------------------------------------------
@@ -339,9 +332,11 @@ class ConnectionCore(_Updates):
                 self._client(jsonrpc.error(request_id, INVALID_PARAMS, "the prompt has no content"))
                 return
             session = self._session(session_id)
-            prompt = _Prompt(request_id, content=params.get("prompt", []))
-            session.prompts.append(prompt)
-            policy.prompt_started(self, session_id, session, prompt)
+            content = params.get("prompt", [])
+            # A session the agent set up here takes the prompt in at once (toward a v2 client:
+            # acknowledged now); else the agent's first word on it does.
+            sent = session.turns.prompt_sent(request_id, content, accepted=session.established)
+            policy.turn(self, session_id, sent)
         pending = rpc.Pending(request_id, method, session_id)  # its params are not kept
         if method in _SESSION_SETUP:  # where its diffs' files are read (a load replays first)
             pending.params = self._roots(session_id, params)
@@ -464,11 +459,9 @@ class ConnectionCore(_Updates):
 
     def _agent_error(self, pending: rpc.Pending, error: Any) -> None:
         if pending.method == "session/prompt" and pending.session_id in self._sessions:
-            prompts = self._sessions[pending.session_id].prompts
-            prompt = next((p for p in prompts if p.client_id == pending.origin_id), None)
-            if prompt is not None:
-                prompts.remove(prompt)
-                if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
+            turns = self._sessions[pending.session_id].turns
+            for effect in turns.answered(pending.origin_id, error=True):
+                if isinstance(effect, EndInError) and effect.as_update:  # the client was told
                     self._client(jsonrpc.update(pending.session_id, prompt_error_to_v2(error)))
                     return
         self._client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})

@@ -27,7 +27,7 @@ from msgspec import UNSET
 
 from ..bridge import V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES, encode
-from ..lifecycle import jsonrpc
+from ..lifecycle import Turns, jsonrpc
 from ..models import INTERNAL_ERROR, request_key
 from ..records import Side
 from ..store import Limits, trim_block
@@ -181,7 +181,7 @@ class _Output:
         key = request_key(session_id)
         session = self._sessions.get(key)
         if session is None:
-            session = self._sessions[key] = _Session()
+            session = self._sessions[key] = _Session(Turns(self._policy.turns_to))
             cap = self._caps.max_sessions
             if cap is not None and len(self._sessions) > cap:
                 self._forget_sessions(cap)

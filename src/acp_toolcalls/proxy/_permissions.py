@@ -21,7 +21,7 @@ Rules this module owns:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from msgspec import UNSET
@@ -30,7 +30,7 @@ from .. import v1, v2
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..codec import DecodeError, Diagnostic, duplicate_keys, encode
 from ..convert import Converted, answer_ambiguity
-from ..lifecycle import jsonrpc, prompt_error_to_v2
+from ..lifecycle import EndInError, TurnEffect, jsonrpc, prompt_error_to_v2
 from ..models import CANCELLED_OUTCOME, INTERNAL_ERROR, JsonRpcMessage, replace, request_key
 from ..records import Side
 from . import _routing as rpc
@@ -89,7 +89,7 @@ class _Bridged(_Output):
                     if not (isinstance(message, JsonRpcMessage) and message.method):
                         self._client(message)  # the call's own state, restored
                 session = self._session(pending.session_id)
-                session.permissions = max(0, session.permissions - 1)
+                self._policy.turn(self, pending.session_id, session.turns.permission_withdrawn())
             else:
                 detail = {"details": "too many requests wait for the client"}
                 self._agent(
@@ -99,17 +99,25 @@ class _Bridged(_Output):
 
     def _give_up_on_agent(self, pending: rpc.Pending, reason: str) -> None:
         """A client request the agent will not be waited on for: the client's answer."""
-        data = {"details": reason}
         session = self._sessions.get(request_key(pending.session_id))
-        prompt = None
         if pending.method == "session/prompt" and session is not None:
-            prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
-        if prompt is not None and session is not None:
-            session.prompts.remove(prompt)
-            if self._policy.turn_ends_in_update(prompt):  # the turn ends in an error
-                self._client(jsonrpc.update(pending.session_id, _turn_error(reason)))
-                return
+            aborted = session.turns.abort(pending.origin_id)
+            self._turn_aborted(pending.session_id, aborted, reason)
+            return
+        data = {"details": reason}
         self._client(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
+
+    def _turn_aborted(self, session_id: Any, effects: Iterable[TurnEffect], reason: str) -> None:
+        """Turns that will not end by the agent: an idle ``state_update`` with stop reason
+        ``error`` where the v2 client was told the turn started, else the prompt's error."""
+        for effect in effects:
+            if isinstance(effect, EndInError) and effect.as_update:
+                self._client(jsonrpc.update(session_id, _turn_error(reason)))
+            elif isinstance(effect, EndInError):
+                data = {"details": reason}
+                self._client(
+                    jsonrpc.error(effect.prompt_id, INTERNAL_ERROR, "Internal error", data)
+                )
 
     # ----------------------------------------------------------------------------------------
     # The bridge's output
@@ -181,8 +189,7 @@ class _Bridged(_Output):
         ``$/cancel_request`` names that id."""
         if isinstance(message, (v1.PermissionRequestMessage, v2.PermissionRequestMessage)):
             session_id = message.params.session_id
-            session = self._policy.permission_asked(self, session_id)
-            session.permissions += 1
+            self._policy.permission_asked(self, session_id)
             pending = rpc.Pending(message.id, "session/request_permission", session_id)
             pending.params = frozenset(option.option_id for option in message.params.options)
             self._client(replace(message, id=self._to_client.allocate(pending)))
@@ -215,7 +222,7 @@ class _Bridged(_Output):
             if not pending.discard:
                 pending.discard = True
                 session = self._session(pending.session_id)
-                session.permissions = max(0, session.permissions - 1)
+                self._policy.turn(self, pending.session_id, session.turns.permission_withdrawn())
         self._agent(reply)
 
     # ----------------------------------------------------------------------------------------
@@ -228,7 +235,6 @@ class _Bridged(_Output):
         through the bridge to the agent. One that is ambiguous (``_ambiguous_answer``) reaches
         it as ``cancelled``, reported."""
         session = self._session(pending.session_id)
-        session.permissions = max(0, session.permissions - 1)
         bridge = self._bridge()
         offered = pending.params if isinstance(pending.params, frozenset) else frozenset()
         repeated = (*duplicate_keys(line), *self._element_repeats) if line is not None else ()
@@ -237,7 +243,7 @@ class _Bridged(_Output):
         if converted is None or isinstance(converted, DecodeError):  # no approval
             converted = bridge.convert(jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME))
         self._bridged(converted, "agent")
-        self._policy.permission_answered(self, pending.session_id, session)
+        self._policy.turn(self, pending.session_id, session.turns.permission_answered())
 
     def _ambiguous_answer(
         self, answer: Any, repeated: Sequence[Diagnostic], offered: frozenset[str]

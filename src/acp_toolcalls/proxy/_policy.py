@@ -6,32 +6,34 @@ Rules this module owns (the core chooses a policy once, when the agent has answe
 - ``NEGOTIATION`` until then; ``PassThrough`` for the same version on both sides (only a v2
   client's prompt turns are followed, to end them if the agent goes away, and the option ids
   of the agent's permission requests, to check the client's answers: D34 amended).
+- Prompt turns follow the state machine of ``lifecycle`` (``Turns``, one a session): each
+  policy writes its effects (``turn``) as the messages of its direction.
 - ``ToV1Client`` (a v1 client, a v2 agent): requests by ``TO_V2``; the agent's mode option is
   the client's session modes (``_agent_modes``: ``session/set_mode``, ``current_mode_update``);
-  the v2 ``session/prompt`` result only acknowledges: the v1 response is sent when the agent
-  reports an idle ``state_update``, with its stop reason (``prompt_end_to_v1``); the agent's
-  echo of the user message is not forwarded while a prompt is pending (a v1 client shows its
-  own prompt); a message upsert reaches the client as chunks once (``upsert_as_chunks``); tool
+  the turn's ``End`` is the v1 response, from the agent's idle ``state_update``
+  (``prompt_end_to_v1``); the agent's echo of the user message is not forwarded while a
+  prompt is pending (a v1 client shows its own prompt); a message upsert reaches the client as
+  chunks once (``upsert_as_chunks``); tool
   calls go through ``V2ToV1Bridge``, coalesced in time. The agent's ``fs/*`` and
   ``terminal/*`` requests get ``-32601``: v2 has neither, so the agent was offered neither,
   and the v1 client never sees them (issue 27).
-- ``ToV2Client`` (a v2 client, a v1 agent): requests by ``TO_V1`` (``NO_V1``: ``-32602``); the
-  prompt is acknowledged at once (``messageId``, a ``user_message`` echo, ``running``) for a
-  session the agent set up here, else at the agent's first word on it; the v1 response ends
-  the turn as an idle ``state_update`` (``prompt_result_to_v2``); a permission request in
-  between is framed by ``requires_action`` and ``running``. v2 baseline methods a v1 agent
+- ``ToV2Client`` (a v2 client, a v1 agent): requests by ``TO_V1`` (``NO_V1``: ``-32602``); a
+  prompt's ``Acknowledge`` is its ``messageId``, a ``user_message`` echo and ``running``
+  (``prompt_accepted``; at once for a session the agent set up here, else at the agent's first
+  word on it); the v1 response's ``End`` is an idle ``state_update`` (``prompt_result_to_v2``);
+  ``RequiresAction`` and ``Running`` frame permission requests. v2 baseline methods a v1 agent
   lacks are answered here (``auth/logout``, ``session/close``, ``session/list``); a resume
   without replay is a load whose replay is dropped; the agent's ``fs/*`` and ``terminal/*``
   requests get ``-32601`` (a v2 client has neither); its modes are one config option
   (``Modes``). Tool calls go through ``V1ToV2Bridge``.
-- A turn a v2 client was told had started ends in an idle ``state_update`` with stop reason
-  ``error`` (``turn_ends_in_update``); any other owed prompt response is a JSON-RPC error.
+- A turn that ends in an error (``EndInError``) is written where its error is known: the
+  agent's error answer (``_core``), the agent gone (``_core``), given up on (``_permissions``).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import v1, v2
@@ -45,9 +47,13 @@ from ..lifecycle import (
     NO_V1,
     TO_V1,
     TO_V2,
+    Acknowledge,
     AgentModes,
+    End,
     MethodMap,
     Modes,
+    RequiresAction,
+    Running,
     jsonrpc,
     prompt_accepted,
     prompt_end_to_v1,
@@ -56,13 +62,14 @@ from ..lifecycle import (
 )
 from ..lifecycle import MODE_UPDATES as _MODE_UPDATES
 from ..lifecycle import USER_ECHOES as _USER_ECHOES
-from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
+from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, VersionName, request_key
 from . import _agent_modes
 from . import _routing as rpc
 from ._state import Mode
 
 if TYPE_CHECKING:
-    from ._sessions import Core, _Prompt, _Session
+    from ..lifecycle import TurnEffect
+    from ._sessions import Core, _Session
 
 
 _V2_TYPED = frozenset(
@@ -84,10 +91,9 @@ class Policy:
     missing: ClassVar[Mapping[str, str]] = {}  # the client's requests refused, and why
     missing_code: ClassVar[int] = METHOD_NOT_FOUND
     typed_tags: ClassVar[frozenset[str]] = frozenset()  # update tags read typed (fast path)
-
-    def turn_ends_in_update(self, prompt: _Prompt) -> bool:
-        """Whether a prompt that ends in an error ends as an idle ``state_update``."""
-        return False
+    # The client's version its sessions' turns are converted for (only a converting policy
+    # keeps sessions: negotiating and passing through, none is made).
+    turns_to: ClassVar[VersionName] = "v1"
 
     def typed_update(self, core: Core, line: bytes, now: float) -> bool:
         """A compact tool-call or terminal update read once, by the strict decoder the bridge
@@ -117,17 +123,13 @@ class Policy:
         """An agent request the client cannot serve, answered here (``True``)."""
         return False
 
-    def permission_asked(self, core: Core, session_id: Any) -> _Session:
-        """A permission request of the agent goes to the client: its session."""
-        return core._session(session_id)
+    def permission_asked(self, core: Core, session_id: Any) -> None:
+        """A permission request of the agent goes to the client."""
+        self.turn(core, session_id, core._session(session_id).turns.permission_asked())
 
-    def permission_answered(self, core: Core, session_id: Any, session: _Session) -> None:
-        """The client answered a permission request of ``session``."""
-
-    def prompt_started(
-        self, core: Core, session_id: Any, session: _Session, prompt: _Prompt
-    ) -> None:
-        """A prompt of the client is sent to the agent."""
+    def turn(self, core: Core, session_id: Any, effects: Iterable[TurnEffect]) -> None:
+        """The effects of a turn event of the session, written (``EndInError`` is written by
+        the caller, which knows the error)."""
 
     def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         """The agent's result for a ``session/prompt``."""
@@ -194,6 +196,7 @@ class ToV1Client(Converting):
     """A v1 client, a v2 agent."""
 
     v2_side: ClassVar[str] = "agent"
+    turns_to: ClassVar[VersionName] = "v1"
 
     requests: ClassVar[Mapping[str, MethodMap]] = {**TO_V2, **MODE_OPTION_TO_V2}  # set_mode: below
     missing: ClassVar[Mapping[str, str]] = {}  # (NO_V2's session/set_mode: `_agent_modes`)
@@ -217,38 +220,24 @@ class ToV1Client(Converting):
         _agent_modes.answered(core, pending, result)
 
     def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
+        """The v2 result only acknowledges (an idle seen before it ends the turn now)."""
         session = core._session(pending.session_id)
-        prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
-        if prompt is None:
-            return
-        prompt.acknowledged = True
-        if prompt.stop is not None:  # the agent reported idle before answering the prompt
-            session.prompts.remove(prompt)
-            self._end_prompt(core, prompt, prompt.stop)
+        self.turn(core, pending.session_id, session.turns.answered(pending.origin_id, error=False))
 
-    def _idle(self, core: Core, session: _Session, state: Mapping[str, Any]) -> None:
-        """A v2 agent's idle ``state_update``: the oldest pending v1 prompt ends with it."""
-        if not session.prompts:
-            return
-        prompt = session.prompts[0]
-        if not prompt.acknowledged:
-            prompt.stop = dict(state)  # ends when the agent answers the prompt request
-            return
-        session.prompts.pop(0)
-        self._end_prompt(core, prompt, state)
-
-    @staticmethod
-    def _end_prompt(core: Core, prompt: _Prompt, state: Mapping[str, Any]) -> None:
-        ended = prompt_end_to_v1(state)
-        for loss in ended.losses:
-            core._note("agent", loss.reason)
-        core._client({"jsonrpc": "2.0", "id": prompt.client_id, **ended.value})
+    def turn(self, core: Core, session_id: Any, effects: Iterable[TurnEffect]) -> None:
+        """``End``: the v1 response, from the idle ``state_update`` that ends the turn."""
+        for effect in effects:
+            if isinstance(effect, End) and effect.stop is not None:
+                ended = prompt_end_to_v1(effect.stop)
+                for loss in ended.losses:
+                    core._note("agent", loss.reason)
+                core._client({"jsonrpc": "2.0", "id": effect.prompt_id, **ended.value})
 
     def update(
         self, core: Core, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
     ) -> None:
         session = core._touch(session_id)
-        if tag in _USER_ECHOES and session.prompts:
+        if tag in _USER_ECHOES and session.turns.open:
             return  # the prompt's acknowledgement: a v1 client shows its own prompt
         bridge = self.bridge
         if tag in _V2_TYPED:
@@ -269,7 +258,7 @@ class ToV1Client(Converting):
             if isinstance(session_id, str):
                 core._bridged(bridge.flush(session_id), "client")
             if body.get("state") == "idle" and body.get("stopReason") is not None:
-                self._idle(core, session, body)  # an idle that ends active work
+                self.turn(core, session_id, session.turns.idle(body))  # it may end a turn
             return
         if tag in _CHUNKS and isinstance(body.get("messageId"), str):
             core._forwarded_message(session, body["messageId"])
@@ -314,6 +303,7 @@ class ToV1Client(Converting):
 class ToV2Client(Converting):
     """A v2 client, a v1 agent."""
 
+    turns_to: ClassVar[VersionName] = "v2"
     requests = TO_V1
     missing = NO_V1
     missing_code = INVALID_PARAMS
@@ -325,9 +315,6 @@ class ToV2Client(Converting):
         self.bridge = bridge
         self.agent_caps = agent_caps  # the v1 agent's ``agentCapabilities``
         self._messages = itertools.count(1)
-
-    def turn_ends_in_update(self, prompt: _Prompt) -> bool:
-        return prompt.acknowledged
 
     def answered_here(self, core: Core, request_id: Any, method: str, params: Any) -> bool:
         """v2 baseline methods a v1 agent may lack: answered here when it does."""
@@ -364,56 +351,32 @@ class ToV2Client(Converting):
     def established(self, session: _Session, result: Any, value: Any) -> None:
         session.modes = Modes.shown(result, value)
 
-    def permission_asked(self, core: Core, session_id: Any) -> _Session:
-        self._agent_works_on(core, session_id)
-        session = core._session(session_id)
-        if session.prompts and not session.permissions:
-            waiting = {"sessionUpdate": "state_update", "state": "requires_action"}
-            core._client(jsonrpc.update(session_id, waiting))
-        return session
-
-    def permission_answered(self, core: Core, session_id: Any, session: _Session) -> None:
-        if not session.permissions and session.prompts:
-            running = {"sessionUpdate": "state_update", "state": "running"}
-            core._client(jsonrpc.update(session_id, running))
-
-    def prompt_started(
-        self, core: Core, session_id: Any, session: _Session, prompt: _Prompt
-    ) -> None:
-        if session.established:
-            # A v1 agent accepts a prompt by working on it: acknowledged for the v2 client now.
-            # For a session it has not set up here, the agent's first word on it does (its
-            # error, first, is the answer: a prompt it refused was never inserted).
-            self._acknowledge(core, session_id, prompt)
-
-    def _acknowledge(self, core: Core, session_id: Any, prompt: _Prompt) -> None:
-        """A v2 client's prompt to a v1 agent is accepted: ``messageId``, the echo, running."""
-        self.bridge.end_message(session_id)
-        prompt.acknowledged = True
-        number = next(self._messages)
-        for message in prompt_accepted(prompt.client_id, session_id, number, prompt.content):
-            core._client(message)
-
-    def _agent_works_on(self, core: Core, session_id: Any) -> None:
-        """The v1 agent said something about a session: its prompts not acknowledged yet are."""
-        session = core._sessions.get(request_key(session_id))
-        if session is None:
-            return
-        for prompt in session.prompts:
-            if not prompt.acknowledged:
-                self._acknowledge(core, session_id, prompt)
+    def turn(self, core: Core, session_id: Any, effects: Iterable[TurnEffect]) -> None:
+        """``Acknowledge``: ``messageId``, the echo, running (a v1 agent accepts a prompt by
+        working on it; for a session it did not set up here, its error, first, is the answer:
+        a prompt it refused was never inserted); ``RequiresAction`` and ``Running``: the
+        session's state around permission requests."""
+        for effect in effects:
+            if isinstance(effect, Acknowledge):
+                self.bridge.end_message(session_id)
+                number = next(self._messages)
+                for message in prompt_accepted(
+                    effect.prompt_id, session_id, number, effect.content
+                ):
+                    core._client(message)
+            elif isinstance(effect, (RequiresAction, Running)):
+                core._client(jsonrpc.update(session_id, effect.update))
 
     def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
-        """The v1 response ends the turn."""
-        session = core._session(pending.session_id)
-        prompt = next((p for p in session.prompts if p.client_id == pending.origin_id), None)
-        if prompt is not None:
-            if not prompt.acknowledged:
-                self._acknowledge(core, pending.session_id, prompt)
-            session.prompts.remove(prompt)
-        self.bridge.end_message(pending.session_id)
-        # What the idle update could not carry was never noted: only the turn's end is sent.
-        core._client(jsonrpc.update(pending.session_id, prompt_result_to_v2(result).value))
+        """The v1 response ends the turn (``End``), acknowledged first if it was not."""
+        session_id = pending.session_id
+        for effect in core._session(session_id).turns.answered(pending.origin_id, error=False):
+            if isinstance(effect, End):
+                self.bridge.end_message(session_id)
+                # What the idle update could not carry was never noted: only the turn's end.
+                core._client(jsonrpc.update(session_id, prompt_result_to_v2(result).value))
+            else:
+                self.turn(core, session_id, (effect,))
 
     def update(
         self, core: Core, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
@@ -428,7 +391,7 @@ class ToV2Client(Converting):
         session = core._session(session_id)
         if session.replay_suppressed:
             return  # the replay of a load that serves a resume without replay
-        self._agent_works_on(core, session_id)
+        self.turn(core, session_id, session.turns.agent_spoke())  # its prompts are in
         if session.modes is not None and tag in _MODE_UPDATES:
             self._mode_update(core, session.modes, line)
             return

@@ -3,9 +3,10 @@
 Rules this module owns:
 
 - A session (``_Session``) holds what the core must remember between messages of it: its
-  prompts waiting for their end (``_Prompt``), the message ids a v1 client has, the permission
-  requests waiting, whether it is established, and the modes shown across versions (``Modes``,
-  ``AgentModes``). ``busy``: a prompt or a permission request of it waits.
+  prompt turns and the permission requests waiting (``Turns``, the state machine of
+  ``lifecycle``), the message ids a v1 client has, whether it is established, and the modes
+  shown across versions (``Modes``, ``AgentModes``). ``busy``: a prompt or a permission
+  request of it waits.
 - The policies (``_policy``) and the v1 client's modes (``_agent_modes``) work on the core
   through ``Core``, the part of ``ConnectionCore`` they use (the layers from ``_output`` to
   ``_permissions`` provide it): they sit below the core's layers and import none of them.
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..lifecycle import AgentModes, Modes
+from ..lifecycle import AgentModes, Modes, Turns
 from ..records import Side
 
 if TYPE_CHECKING:
@@ -26,18 +27,9 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class _Prompt:
-    client_id: Any
-    acknowledged: bool = False  # v1 client: the v2 agent answered; v2 client: it was told so
-    stop: dict[str, Any] | None = None  # v1 client: the idle state seen before that answer
-    content: Any = None  # v2 client: the prompt, echoed when it is acknowledged
-
-
-@dataclass
 class _Session:
-    prompts: list[_Prompt] = field(default_factory=list)
+    turns: Turns  # its prompt turns and the permission requests waiting
     forwarded_messages: dict[str, None] = field(default_factory=dict)  # messageIds v1 has
-    permissions: int = 0  # permission requests waiting for the client's answer
     replay_suppressed: bool = False  # a v2 resume without replay served by a v1 load
     touched: int = 0  # when it was last used: the least recently used go first
     established: bool = False  # the agent answered a session/new, load or resume of it
@@ -47,7 +39,7 @@ class _Session:
     @property
     def busy(self) -> bool:
         """A prompt or a permission request of it is waiting."""
-        return bool(self.prompts or self.permissions)
+        return self.turns.busy
 
 
 class Core(Protocol):

@@ -7,15 +7,16 @@ Rules this module owns (issue 16; docs/conversion.md, "Converting whole sessions
   has no counterpart for is left out and reported: a v1 agent's ``fs/*`` and ``terminal/*``
   requests toward v2, a permission request the tool-call converter did not send (its answer
   to the agent is in ``replies``), a ``$/cancel_request`` naming a request left out.
-- Prompt turns, toward v2: the prompt is acknowledged (``{messageId}``, a ``user_message``
-  echo of the prompt, ``running``) as soon as the session is set up or the agent says anything
-  about it; permission requests in the turn are framed by ``requires_action`` and ``running``;
-  the v1 response ends the turn as an idle ``state_update`` (an error as stop reason
-  ``error``; an error before the acknowledgement stays the prompt's error response). Toward v1:
-  the acknowledgement and the agent's echo of the user message are left out (a v1 client
-  shows its own prompt), and the idle ``state_update`` with a stop reason that ends the oldest
-  open prompt of the session is its v1 response; other ``state_update``s have no v1 form
-  (reported by the tool-call converter).
+- Prompt turns follow the state machine of ``lifecycle`` (``Turns``, one a session), whose
+  effects are written here (``_turn``). Toward v2: ``Acknowledge`` is ``{messageId}``, a
+  ``user_message`` echo of the prompt and ``running`` (when the session is set up, the prompt
+  is sent to a session set up already, or the agent says anything about it);
+  ``RequiresAction`` and ``Running`` frame permission requests; the v1 response's ``End`` is
+  an idle ``state_update``, ``EndInError`` one with stop reason ``error`` (before the
+  acknowledgement, the prompt's error response stays). Toward v1: the acknowledgement and the
+  agent's echo of the user message are left out (a v1 client shows its own prompt), and the
+  ``End`` of a turn, at the idle ``state_update`` with a stop reason, is its v1 response; other
+  ``state_update``s have no v1 form (reported by the tool-call converter).
 - Toward v1, a v2 message upsert is sent as chunks (``upsert_as_chunks``) when the v1 side has no
   chunk of that ``messageId`` yet, else dropped (reported). Toward v2, a v1 agent's modes are
   the config option ``MODE_CONFIG_ID`` (``Modes``): ``current_mode_update`` is its
@@ -24,7 +25,7 @@ Rules this module owns (issue 16; docs/conversion.md, "Converting whole sessions
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import v1, v2
@@ -34,6 +35,13 @@ from ..lifecycle import MESSAGE_CHUNKS as _CHUNKS
 from ..lifecycle import MODE_UPDATES as _MODE_UPDATES
 from ..lifecycle import USER_ECHOES as _USER_ECHOES
 from ..lifecycle import (
+    Acknowledge,
+    End,
+    EndInError,
+    NotFollowed,
+    RequiresAction,
+    Running,
+    TurnEffect,
     jsonrpc,
     prompt_accepted,
     prompt_end_to_v1,
@@ -46,7 +54,6 @@ from ._state import (
     _UPSERTS,
     _Asked,
     _id_key,
-    _Prompt,
     _Session,
     _SessionBase,
 )
@@ -80,14 +87,12 @@ class _AgentSide(_SessionBase):
             for m in converted.messages
         )
         session = self._session(session_id)
-        if sent and self.to == "v2" and session.prompts and not session.permissions:
-            waiting = {"sessionUpdate": "state_update", "state": "requires_action"}
-            self._emit(jsonrpc.update(session_id, waiting))
+        if sent:
+            self._turn(session_id, session.turns.permission_asked())
         self._converted(converted)
         if not sent:  # answered by the converter (in `replies`): the client's answer goes too
             self._ask("agent", request_id, _Asked(method, "drop"))
             return
-        session.permissions += 1
         self._ask("agent", request_id, _Asked(method, "permission", session_id=session_id))
 
     def _agent_notification(
@@ -135,7 +140,7 @@ class _AgentSide(_SessionBase):
         self, data: dict[str, Any], raw: bytes | str | None, session_id: Any, tag: Any, update: Any
     ) -> None:
         session = self._session(session_id)
-        if tag in _USER_ECHOES and session.prompts:
+        if tag in _USER_ECHOES and session.turns.open:
             return  # the prompt's echo: a v1 client shows its own prompt
         if tag in _UPSERTS:
             self._fan_out(session_id, session, update)
@@ -161,92 +166,72 @@ class _AgentSide(_SessionBase):
     # ----------------------------------------------------------------------------------------
     # Prompt turns
 
-    def _start_prompt(self, request_id: Any, session_id: Any, params: Any) -> None:
-        content = params.get("prompt") if isinstance(params, dict) else None
-        if self.to == "v1":
-            content = None  # nothing is echoed toward v1
-        self._session(session_id).prompts.append(_Prompt(request_id, content))
+    def _start_prompt(self, request_id: Any, session_id: Any, params: Any) -> list[TurnEffect]:
+        """The client's prompt (mapped ``params``) goes to the agent; the effects to write
+        once the request is written (toward v2, in a session set up already: acknowledged)."""
+        content = params.get("prompt") if isinstance(params, dict) and self.to == "v2" else None
+        session = self._session(session_id)
+        return session.turns.prompt_sent(request_id, content, accepted=session.established)
 
-    def _find_prompt(self, asked: _Asked, request_id: Any) -> tuple[_Session, _Prompt | None]:
-        session = self._session(asked.session_id)
-        prompt = next((p for p in session.prompts if p.request_id == request_id), None)
-        return session, prompt
+    def _turn(self, session_id: Any, effects: Iterable[TurnEffect]) -> None:
+        """The effects of a turn event that need nothing but the session, written."""
+        for effect in effects:
+            if isinstance(effect, Acknowledge):
+                self._acknowledge(session_id, effect)
+            elif isinstance(effect, End) and effect.stop is not None:  # toward v1
+                mapped = prompt_end_to_v1(effect.stop)
+                self._mapped_losses(mapped.losses, "$.params.update")
+                self._emit({"jsonrpc": "2.0", "id": effect.prompt_id, **mapped.value})
+            elif isinstance(effect, (RequiresAction, Running)):
+                self._emit(jsonrpc.update(session_id, effect.update))
 
-    def _acknowledge(self, session_id: Any, prompt: _Prompt) -> None:
+    def _acknowledge(self, session_id: Any, acknowledged: Acknowledge) -> None:
         """Toward v2: the prompt was inserted (``messageId``, its echo, ``running``)."""
+        self._end_message(session_id)
+        self._acks += 1
+        for message in prompt_accepted(
+            acknowledged.prompt_id, session_id, self._acks, acknowledged.content
+        ):
+            self._emit(message)
+
+    def _end_message(self, session_id: Any) -> None:
         end_message: Callable[[Any], None] | None = getattr(self.tool_calls, "end_message", None)
         if end_message is not None:
             end_message(session_id)
-        self._acks += 1
-        prompt.acknowledged = True
-        for message in prompt_accepted(prompt.request_id, session_id, self._acks, prompt.content):
-            self._emit(message)
 
     def _works_on(self, session_id: Any) -> None:
         """Toward v2: the agent said something about the session, so its prompts are in."""
         session = self._sessions.get(_id_key(session_id))
-        if session is None:
-            return
-        for prompt in session.prompts:
-            if not prompt.acknowledged:
-                self._acknowledge(session_id, prompt)
+        if session is not None:
+            self._turn(session_id, session.turns.agent_spoke())
 
     def _prompt_answered(self, data: dict[str, Any], asked: _Asked) -> None:
-        request_id = data["id"]
-        session, prompt = self._find_prompt(asked, request_id)
         error = data.get("error")
-        if self.to == "v2":
-            if prompt is not None:
-                session.prompts.remove(prompt)
-            if error is not None and (prompt is None or not prompt.acknowledged):
-                self._emit(data)  # refused before it was inserted: the prompt's error
-                return
-            if prompt is not None and not prompt.acknowledged:
-                self._acknowledge(asked.session_id, prompt)
-            end_message: Callable[[Any], None] | None = getattr(
-                self.tool_calls, "end_message", None
-            )
-            if end_message is not None:
-                end_message(asked.session_id)
-            if error is not None:
-                idle = prompt_error_to_v2(error)
-            else:
+        session = self._session(asked.session_id)
+        for effect in session.turns.answered(data["id"], error=error is not None):
+            if isinstance(effect, End) and effect.stop is None:  # toward v2: the v1 result
+                self._end_message(asked.session_id)
                 mapped = prompt_result_to_v2(data.get("result"))
                 self._mapped_losses(mapped.losses, "$.result")
-                idle = mapped.value
-            self._emit(jsonrpc.update(asked.session_id, idle))
-            return
-        if error is not None:  # refused: the error is the v1 answer too
-            if prompt is not None:
-                session.prompts.remove(prompt)
-            self._emit(data)
-            return
-        if prompt is None:
-            self._lost("$.result", "the acknowledgement of a prompt not followed: left out")
-            return
-        prompt.acknowledged = True  # the v2 acknowledgement has no v1 form
-        if prompt.stop is not None:  # the turn ended before the acknowledgement was logged
-            session.prompts.remove(prompt)
-            self._end_v1_prompt(prompt, prompt.stop)
+                self._emit(jsonrpc.update(asked.session_id, mapped.value))
+            elif isinstance(effect, EndInError) and effect.as_update:
+                self._end_message(asked.session_id)
+                self._emit(jsonrpc.update(asked.session_id, prompt_error_to_v2(error)))
+            elif isinstance(effect, EndInError):  # refused: the error is the answer
+                self._emit(data)
+            elif isinstance(effect, NotFollowed):
+                self._lost("$.result", "the acknowledgement of a prompt not followed: left out")
+            else:
+                self._turn(asked.session_id, (effect,))
 
     def _ends_turn(self, session_id: Any, session: _Session, update: dict[str, Any]) -> bool:
         """Toward v1: an idle ``state_update`` with a stop reason ends the oldest open prompt
         of the session (its v1 response); ``False``: it ends none."""
         if update.get("state") != "idle" or update.get("stopReason") is None:
             return False
-        if not session.prompts:
+        if not session.turns.open:
             return False
         if isinstance(self.tool_calls, V2ToV1Bridge) and isinstance(session_id, str):
             self._converted(self.tool_calls.flush(session_id))  # the turn's last changes first
-        prompt = session.prompts[0]
-        if not prompt.acknowledged:
-            prompt.stop = dict(update)
-            return True
-        session.prompts.pop(0)
-        self._end_v1_prompt(prompt, update)
+        self._turn(session_id, session.turns.idle(update))
         return True
-
-    def _end_v1_prompt(self, prompt: _Prompt, state: dict[str, Any]) -> None:
-        mapped = prompt_end_to_v1(state)
-        self._mapped_losses(mapped.losses, "$.params.update")
-        self._emit({"jsonrpc": "2.0", "id": prompt.request_id, **mapped.value})

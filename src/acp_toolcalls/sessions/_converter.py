@@ -41,6 +41,7 @@ from ..lifecycle import (
     MODES_TO_V2,
     MethodMap,
     Modes,
+    TurnEffect,
     jsonrpc,
     map_params,
     map_result,
@@ -148,10 +149,10 @@ class SessionConverter(_AgentSide):
         self._converted(self.tool_calls.flush())
         if self.to == "v1":
             for session in self._sessions.values():
-                for prompt in session.prompts:
+                for prompt_id in session.turns.prompt_ids():
                     self._lost(
                         "$",
-                        f"the turn of prompt {prompt.request_id!r} (session "
+                        f"the turn of prompt {prompt_id!r} (session "
                         f"{session.session_id!r}) never ends in the log: the v1 prompt has no "
                         "response",
                     )
@@ -184,8 +185,7 @@ class SessionConverter(_AgentSide):
         else:
             session = self._sessions.get(_id_key(session_id))
             if session is not None and (
-                (session.modes is not None and tag in _MODE_UPDATES)
-                or any(not prompt.acknowledged for prompt in session.prompts)
+                (session.modes is not None and tag in _MODE_UPDATES) or session.turns.unacknowledged
             ):
                 return None
         return self.tool_calls.convert(line)
@@ -244,21 +244,19 @@ class SessionConverter(_AgentSide):
         value = mapped.value
         how: How = "map"
         extra: Any = None
+        started: list[TurnEffect] = []
         if table is MODES_TO_V2:
             how, extra = "mode", value.get("value")
         elif method == "session/prompt":
             how = "prompt"
-            self._start_prompt(request_id, session_id, value)
+            started = self._start_prompt(request_id, session_id, value)
         elif method == "initialize" and self.to == "v1":
             self._client_capabilities(value)
         if replays_history(method, params):  # the history is sent again: the client starts over
             self._replaying(session_id)
         self._ask("client", request_id, _Asked(method, how, target, session_id, extra))
         self._emit(jsonrpc.request(request_id, target, value))
-        if how == "prompt" and self.to == "v2":
-            session = self._session(session_id)
-            if session.established:
-                self._acknowledge(session_id, session.prompts[-1])
+        self._turn(session_id, started)
 
     def _client_capabilities(self, params: Any) -> None:
         """Toward v1: what the v1 client advertises (the mapped ``initialize``) decides what
@@ -303,10 +301,7 @@ class SessionConverter(_AgentSide):
         told = self.tool_calls.convert(answer)
         self._frame.messages.extend(told.replies)
         session = self._session(asked.session_id)
-        session.permissions = max(0, session.permissions - 1)
-        if self.to == "v2" and not session.permissions and session.prompts:
-            running = {"sessionUpdate": "state_update", "state": "running"}
-            self._emit(jsonrpc.update(asked.session_id, running))
+        self._turn(asked.session_id, session.turns.permission_answered())
 
     def _permission_answer(self, data: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -385,9 +380,7 @@ class SessionConverter(_AgentSide):
             self._sessions.pop(_id_key(session_id), None)
             self._converted(self.tool_calls.close_session(session_id))
         if asked.method in _SESSION_SETUP and self.to == "v2" and session_id is not None:
-            for prompt in self._session(session_id).prompts:
-                if not prompt.acknowledged:
-                    self._acknowledge(session_id, prompt)
+            self._turn(session_id, self._session(session_id).turns.agent_spoke())  # set up
 
 
 def _elements(indexes: list[int]) -> str:

@@ -34,6 +34,7 @@ from ..lifecycle import (
     TO_V1,
     TO_V2,
     Modes,
+    Turns,
 )
 from ..lifecycle import (
     USER_ECHOES as _USER_ECHOES,
@@ -85,25 +86,16 @@ class _Asked:
 
 
 @dataclass
-class _Prompt:
-    request_id: Any
-    content: Any  # the prompt in v2 (toward v2: echoed when acknowledged)
-    acknowledged: bool = False
-    stop: dict[str, Any] | None = None  # toward v1: the idle state seen before the ack
-
-
-@dataclass
 class _Session:
     session_id: Any
-    prompts: list[_Prompt] = field(default_factory=list)
-    permissions: int = 0  # permission requests of the agent waiting for the client
+    turns: Turns  # its prompt turns and the agent's permission requests waiting
     established: bool = False  # a session/new, load or resume of it was answered
     modes: Modes | None = None  # toward v2: the v1 agent's modes, shown as a config option
     messages: dict[str, None] = field(default_factory=dict)  # toward v1: messageIds v1 has
 
     @property
     def busy(self) -> bool:
-        return bool(self.prompts or self.permissions)
+        return self.turns.busy
 
 
 class _PeekUpdate(msgspec.Struct):
@@ -192,7 +184,7 @@ class _SessionBase:
         key = _id_key(session_id)
         session = self._sessions.pop(key, None)
         if session is None:
-            session = _Session(session_id)
+            session = _Session(session_id, Turns(self.to))
             if len(self._sessions) >= MAX_SESSIONS:
                 self._forget_session()
         self._sessions[key] = session  # most recently used last
