@@ -320,7 +320,7 @@ def test_bridge_forgets_what_the_store_evicts() -> None:
     assert v1_ids(bridge.convert(AFTER)) == ["after"]
     assert len(bridge.store.sessions[SID].tool_calls) <= 1_000
     # The bridge follows the store, keeping at most 10,000 calls it showed (ghosts).
-    assert len(bridge._sessions[SID].calls) <= 11_000
+    assert len(bridge._state.sessions[SID].calls) <= 11_000
     assert reported and all(path == "$.max_tool_calls" for path, _ in reported)
     assert reported[0][1].startswith(f"{SID}: evicted 125 tool call(s) (cap 1000")
     assert any("forgot" in reason for _, reason in reported)
@@ -542,11 +542,11 @@ def test_bridge_sessions_follow_the_store() -> None:
         bridge.convert(update("c", session_id=f"s_{i}", title="c"))
         bridge.convert(output_chunk("b2sK", session_id=f"s_{i}"))
     assert len(bridge.store.sessions) <= 10
-    for session_id, session in bridge._sessions.items():  # others keep only ghost calls
+    for session_id, session in bridge._state.sessions.items():  # others keep only ghost calls
         if session_id not in bridge.store.sessions:
             assert not session.order and not session.readers
             assert all(call.ghost and not call.flat for call in session.calls.values())
-    assert {k[0] for k in bridge._rendered} <= set(bridge.store.sessions)
+    assert {k[0] for k in bridge._state.rendered} <= set(bridge.store.sessions)
 
 
 def test_evicting_sessions_never_loses_what_the_bridge_held_back() -> None:
@@ -610,7 +610,7 @@ def test_unanswered_permission_requests_are_given_up_oldest_first() -> None:
         converted = bridge.convert(permission(2, request_id=i, tool_call_id=f"c{i}"))
         replies += [r.data for r in converted.replies]
         reported += losses(converted)
-    assert len(bridge._forwarded) == 10
+    assert len(bridge._permissions.forwarded) == 10
     assert [r["id"] for r in replies] == list(range(15))  # each given up: answered cancelled
     assert all(r["result"] == {"outcome": {"outcome": "cancelled"}} for r in replies)
     assert [p for p, _ in reported if p == "$.max_pending_permissions"] == [

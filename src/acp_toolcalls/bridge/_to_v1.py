@@ -1,7 +1,7 @@
 """The stateful v2 -> v1 bridge: a v2 agent's traffic, made right for a v1 client.
 
 Rules this module owns (D46 (terminal conversion to v2 to v1 bridge); D10, D22, D28-D30, D39): the
-bridge's entry points and options, and what reaches which layer.
+bridge's entry points and options, and what reaches which component.
 
 - ``convert`` takes one message (or batch) of the agent -> client direction, or the client's
   answer to a forwarded permission request, as raw bytes, JSON values or typed models; raw
@@ -9,7 +9,7 @@ bridge's entry points and options, and what reaches which layer.
   batch. A batch is one flush unit (issue 27): its elements coalesce, then each call they
   touched goes out once (with ``coalesce``, the policy's own flush points decide). Session
   updates go to their handler by type, permission requests and other JSON-RPC messages to the
-  permission layer; notification ``_meta`` and unknown envelope keys are reported, never
+  permission component; notification ``_meta`` and unknown envelope keys are reported, never
   carried.
 - Every loss is reported; caps come from the store's ``Limits`` (its terminals keep about the
   tail a v1 client is shown, ``4 * tail_chars`` bytes); ``close_session`` frees all.
@@ -23,17 +23,21 @@ bridge's entry points and options, and what reaches which layer.
   ``messageId`` (once per message: a later upsert of a message shown is reported, as v1 only
   appends); the rest is reported.
 
-Theory of operation: ``V2ToV1Bridge`` is one object built in layers, one module each, each a
-base class of the next: ``_to_v1_state`` (the shared state and the store's events),
-``_to_v1_terminals`` (terminal renderings), ``_to_v1_projection`` (what a flush sends: first
-sight, re-projected content, line fitting), ``_to_v1_calls`` (session updates, coalescing,
-evictions), ``_to_v1_permissions`` (permission requests and answers), and this module (the
-options, the public API and the dispatch). Each message's outputs collect in ``_out``,
-``_replies`` and ``_losses`` and are taken as one ``Converted``.
+Theory of operation: ``V2ToV1Bridge`` holds one ``BridgeState`` (``_to_v1_state``: the
+options the components read, the store, the per-session tables, the store's events) and the
+components that share it, one module each, each holding the ones it calls:
+``TerminalRendering`` (``_to_v1_terminals``: terminal renderings and the ``_meta`` extension),
+``Projection`` (``_to_v1_projection``: what a flush sends: first sight, re-projected content,
+line fitting), ``SessionUpdates`` (``_to_v1_calls``: session updates, coalescing, the store's
+evictions) and ``Permissions`` (``_to_v1_permissions``: permission requests and answers). This
+module has the options, the public API and the dispatch; the options the components read live
+in the state (the bridge's properties). Each message's outputs collect in the state's ``out``,
+``replies`` and ``losses`` and are taken as one ``Converted``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -61,10 +65,12 @@ from ..convert import (
 from ..models import UNSTABLE_SESSION_UPDATES, Batch, InvalidMessage, JsonRpcMessage
 from ..store import Limits, ToolCallStore
 from ._disk_diffs import ReadFile
-from ._forwarded import Forwarded
 from ._terminal_text import DEFAULT_TAIL_CHARS
-from ._to_v1_permissions import _Permissions
-from ._to_v1_state import TERMINAL_PROFILES, TerminalProfile
+from ._to_v1_calls import SessionUpdates
+from ._to_v1_permissions import Permissions
+from ._to_v1_projection import Projection
+from ._to_v1_state import TERMINAL_PROFILES, BridgeState, TerminalProfile
+from ._to_v1_terminals import TerminalRendering
 
 __all__ = ["TerminalProfile", "V2ToV1Bridge"]
 
@@ -76,7 +82,7 @@ _MAX_MESSAGES_SHOWN = 4096
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # subclassable, compiled or not
-class V2ToV1Bridge(_Permissions):
+class V2ToV1Bridge:
     """Converts a v2 agent's messages for a v1 client, one message at a time (sans-I/O).
 
     ``convert`` takes any message of the agent -> client direction, and the client's answers
@@ -115,50 +121,119 @@ class V2ToV1Bridge(_Permissions):
     ) -> None:
         if terminal_profile not in TERMINAL_PROFILES:
             raise ValueError(f"unknown terminal profile {terminal_profile!r}")
-        self.coalesce = coalesce
-        self.prompts_end_on_update = prompts_end_on_update
-        # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
-        self.notices = notices
-        self.compaction = compaction
-        # What it advertised of the unstable surface (`subagents`, `plan`: `convert._unstable`).
-        self.subagents = subagents
-        self.plan = plan
-        self._messages_shown = {}
-        self.terminal_profile = terminal_profile
-        self.tail_chars = tail_chars
-        self.max_message_bytes = max_message_bytes
-        # Reads a file under a session's roots for a diff's texts (D27 amended; ``None``: off).
-        self.read_file = read_file
-        self._roots = {}
-        self.store = ToolCallStore(version="v2", limits=limits, on_evict=self._evicted)
-        terminal_cap = self.store.limits.max_terminal_bytes
+        store = ToolCallStore(version="v2", limits=limits)
+        terminal_cap = store.limits.max_terminal_bytes
         if terminal_cap is None or terminal_cap > 4 * tail_chars:
             # A v1 client is shown a terminal's tail only: the store keeps about that much.
             terminal_cap = max(4 * tail_chars, 1)
-            self.store.limits = msgspec.structs.replace(
-                self.store.limits, max_terminal_bytes=terminal_cap
-            )
-        # The state the layers share (what each holds: `_BridgeState`, `_Permissions`).
-        self._ghosts = {}
-        self._compactions = {}
-        self._dirty = {}
-        self._sessions = {}
-        self._forwarded = Forwarded(self.store.limits.max_pending_permissions)
-        self._rendered = {}
-        self._texts = {}
-        self._streams = {}
-        self._meta_after = []
-        self._out = []
-        self._replies = []
-        self._losses = []
-        self._updates = {
-            v2.SessionToolCallUpdate: self._on_update,
-            v2.ToolCallContentChunk: self._on_chunk,
-            v2.TerminalUpdate: self._on_terminal,
-            v2.TerminalOutputChunk: self._on_terminal,
+            store.limits = msgspec.structs.replace(store.limits, max_terminal_bytes=terminal_cap)
+        self._state = state = BridgeState(
+            store,
+            coalesce=coalesce,
+            prompts_end_on_update=prompts_end_on_update,
+            terminal_profile=terminal_profile,
+            tail_chars=tail_chars,
+            notices=notices,
+            compaction=compaction,
+            max_message_bytes=max_message_bytes,
+            read_file=read_file,
+        )
+        # What the v1 client advertised of the unstable surface (`convert._unstable`).
+        self.subagents = subagents
+        self.plan = plan
+        self._projection = projection = Projection(state, TerminalRendering(state))
+        self._updates = updates = SessionUpdates(state, projection)
+        store.on_evict = updates.evicted
+        self._permissions = Permissions(state, projection, updates)
+        # Session updates by type (`_dispatch`); the rest go to `_on_other_update`.
+        self._handlers: dict[type, Callable[[str, Any], None]] = {
+            v2.SessionToolCallUpdate: updates.on_update,
+            v2.ToolCallContentChunk: updates.on_chunk,
+            v2.TerminalUpdate: updates.on_terminal,
+            v2.TerminalOutputChunk: updates.on_terminal,
             v2.OpaqueSessionUpdate: self._on_other_update,
         }
         self._notices_shown = 0  # notices shown as agent message text: their ids' numbers
+
+    # ----------------------------------------------------------------------------------------
+    # Options (the components read them from the shared state)
+
+    @property
+    def store(self) -> ToolCallStore:
+        """The v2 state of every call and terminal the agent sent (the bridge's own store)."""
+        return self._state.store
+
+    @property
+    def coalesce(self) -> bool:
+        """Whether changes are held back until a flush point (the coalescing policy)."""
+        return self._state.coalesce
+
+    @coalesce.setter
+    def coalesce(self, value: bool) -> None:
+        self._state.coalesce = value
+
+    @property
+    def prompts_end_on_update(self) -> bool:
+        """Whether a prompt shown on a call ends at the call's next update, too."""
+        return self._state.prompts_end_on_update
+
+    @prompts_end_on_update.setter
+    def prompts_end_on_update(self, value: bool) -> None:
+        self._state.prompts_end_on_update = value
+
+    @property
+    def notices(self) -> bool:
+        """Whether the v1 client advertised ``session.notices`` (D30)."""
+        return self._state.notices
+
+    @notices.setter
+    def notices(self, value: bool) -> None:
+        self._state.notices = value
+
+    @property
+    def compaction(self) -> bool:
+        """Whether the v1 client advertised ``session.compaction`` (D30)."""
+        return self._state.compaction
+
+    @compaction.setter
+    def compaction(self, value: bool) -> None:
+        self._state.compaction = value
+
+    @property
+    def terminal_profile(self) -> TerminalProfile:
+        """How the v1 client is shown a terminal (``TerminalProfile``)."""
+        return self._state.terminal_profile
+
+    @terminal_profile.setter
+    def terminal_profile(self, value: TerminalProfile) -> None:
+        self._state.terminal_profile = value
+
+    @property
+    def tail_chars(self) -> int:
+        """Characters of a terminal's output the ``text`` profile shows (its tail)."""
+        return self._state.tail_chars
+
+    @tail_chars.setter
+    def tail_chars(self, value: int) -> None:
+        self._state.tail_chars = value
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The longest line the bridge sends (content items are left out to fit)."""
+        return self._state.max_message_bytes
+
+    @max_message_bytes.setter
+    def max_message_bytes(self, value: int) -> None:
+        self._state.max_message_bytes = value
+
+    @property
+    def read_file(self) -> ReadFile | None:
+        """What reads a file under a session's roots for a diff's texts (``None``: off)."""
+        return self._state.read_file
+
+    @read_file.setter
+    def read_file(self, value: ReadFile | None) -> None:
+        self._state.read_file = value
 
     # ----------------------------------------------------------------------------------------
     # Public API
@@ -175,28 +250,29 @@ class V2ToV1Bridge(_Permissions):
             if type(params) is v2.UpdateSessionNotification and params.meta is UNSET:
                 update = params.update
                 if type(update) is v2.ToolCallContentChunk:  # (the common two: no table lookup)
-                    self._on_chunk(params.session_id, update)
+                    self._updates.on_chunk(params.session_id, update)
                     return self._take()
                 if type(update) is v2.SessionToolCallUpdate:
-                    self._on_update(params.session_id, update)
+                    self._updates.on_update(params.session_id, update)
                     return self._take()
-                handler = self._updates.get(type(update))
+                handler = self._handlers.get(type(update))
                 if handler is not None:
                     handler(params.session_id, update)
                     return self._take()
-        message = read_input(message, "v2", self._losses)
+        state = self._state
+        message = read_input(message, "v2", state.losses)
         if isinstance(message, Batch):
             # A batch is one flush unit (issue 27): its elements coalesce, then every call
             # they touched goes out once (v1 has no append: a chunk re-sends the whole content).
-            coalesce, self.coalesce = self.coalesce, True
+            coalesce, state.coalesce = state.coalesce, True
             try:
                 for item in message.items:
                     self._dispatch(item)
             finally:
-                self.coalesce = coalesce
+                state.coalesce = coalesce
             if not coalesce:  # (coalescing already, the policy's own flush points decide)
-                for sid in list(self._dirty):
-                    self._flush_session(sid)
+                for sid in list(state.dirty):
+                    self._projection.flush_session(sid)
             outputs = self._take()
             return Converted(batched(list(outputs.messages)), outputs.replies, outputs.losses)
         self._dispatch(message)
@@ -206,17 +282,18 @@ class V2ToV1Bridge(_Permissions):
         """Send the pending changes (of one session, or of all), oldest first; with
         ``max_bytes``, stop once calls of about that many bytes (as the store counts them)
         went out, and ``pending`` says whether any change is left."""
+        state = self._state
         budget = max_bytes
-        for sid in [session_id] if session_id is not None else list(self._dirty):
-            session = self._sessions.get(sid)
+        for sid in [session_id] if session_id is not None else list(state.dirty):
+            session = state.sessions.get(sid)
             if session is None:
-                self._dirty.pop(sid, None)
+                state.dirty.pop(sid, None)
                 continue
             for tool_call_id in list(session.order):
                 if budget is not None and budget <= 0:
                     return self._take()
-                held = self.store.tool_call(sid, tool_call_id)
-                self._flush_call(sid, session, tool_call_id)
+                held = state.store.tool_call(sid, tool_call_id)
+                self._projection.flush_call(sid, session, tool_call_id)
                 if budget is not None and held is not None:
                     budget -= held.size
         return self._take()
@@ -224,22 +301,18 @@ class V2ToV1Bridge(_Permissions):
     @property
     def pending(self) -> bool:
         """Whether a change is held back (coalescing)."""
-        return bool(self._dirty)
+        return bool(self._state.dirty)
+
+    def set_roots(self, session_id: str, cwd: Any, additional_directories: Any = None) -> None:
+        """The session's directories, from the params the client set it up with (``cwd``,
+        ``additionalDirectories``): diffs of files under them are rebuilt from disk."""
+        self._state.set_roots(session_id, cwd, additional_directories)
 
     def close_session(self, session_id: str) -> Converted:
         """Flush the session, then forget everything about it (store state included)."""
-        self._flush_session(session_id)
-        self._sessions.pop(session_id, None)
-        self._dirty.pop(session_id, None)
-        self._roots.pop(session_id, None)
-        self.store.drop_session(session_id)
-        self._ghosts = {key: None for key in self._ghosts if key[0] != session_id}
-        self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
-        self._compactions = {k: v for k, v in self._compactions.items() if k[0] != session_id}
-        self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
-        self._streams = {k: v for k, v in self._streams.items() if k[0] != session_id}
-        self._messages_shown = {k: None for k in self._messages_shown if k[0] != session_id}
-        self._forwarded.forget(lambda asked: asked.session_id == session_id)
+        self._projection.flush_session(session_id)
+        self._state.forget_session(session_id)
+        self._permissions.forget_session(session_id)
         return self._take()
 
     def withdraw(self, request_id: Any) -> Converted:
@@ -247,7 +320,7 @@ class V2ToV1Bridge(_Permissions):
         cancelled, say): the agent is answered ``cancelled`` (``replies``), the client is sent
         ``$/cancel_request`` and the call's own state (``messages``), and the client's late
         answer will be dropped. Nothing happens for a request that is not pending."""
-        self._give_up(request_id)
+        self._permissions.give_up(request_id)
         return self._take()
 
     # ----------------------------------------------------------------------------------------
@@ -256,53 +329,55 @@ class V2ToV1Bridge(_Permissions):
     def _on_other_update(self, session_id: str, update: Any) -> None:
         """A ``notice`` for a client that did not advertise ``session.notices``: agent message
         text of a message of its own (D30 as amended); the unstable updates: ``_on_unstable``;
-        any other update: the calls layer's."""
+        any other update: ``SessionUpdates.on_other_update``."""
+        state = self._state
         tag = update.tag if isinstance(update, v2.OpaqueSessionUpdate) else None
         if tag in _UNSTABLE or (tag == "plan_update" and self.plan):
             self._on_unstable(session_id, update)
             return
-        if self.notices or tag != "notice":
-            super()._on_other_update(session_id, update)
+        if state.notices or tag != "notice":
+            self._updates.on_other_update(session_id, update)
             return
-        self._flush_session(session_id)  # keeps the v1 client's view in stream order
+        self._projection.flush_session(session_id)  # keeps the client's view in stream order
         self._notices_shown += 1
         notice_id = f"acp-toolcalls-notice-{self._notices_shown}"
         mapped, losses = session_update_to_v1(update, notice_id=notice_id)
-        self._extend(losses, "$.params.update")
+        state.extend(losses, "$.params.update")
         if mapped is not None:
-            self._emit_update(session_id, mapped)
+            state.emit_update(session_id, mapped)
 
     def _on_unstable(self, session_id: str, update: Any) -> None:
         """An unstable update (``convert._unstable``): its v1 form for a client that advertised
         its capability; a session message for one that did not, as agent message text once
         per message (v1 only appends: a later upsert of a message shown is reported)."""
-        self._flush_session(session_id)  # keeps the v1 client's view in stream order
+        state = self._state
+        self._projection.flush_session(session_id)  # keeps the client's view in stream order
         if update.tag == "subagent_update":  # its title names the child's `session` items
-            self._apply_update(session_id, update)
+            state.apply_update(session_id, update)
         data = update.data
         if self.subagents or update.tag not in _SESSION_MESSAGES:
             mapped, report = session_update_to_v1(
                 update,
-                notices=self.notices,
-                compaction=self.compaction,
+                notices=state.notices,
+                compaction=state.compaction,
                 subagents=self.subagents,
                 plan=self.plan,
             )
-            self._extend(report, "$.params.update")
+            state.extend(report, "$.params.update")
             if mapped is not None:
-                self._emit_update(session_id, mapped)
+                state.emit_update(session_id, mapped)
             return
         key = (session_id, data.get("messageId"))
         if update.tag == "session_message":
             if not isinstance(data.get("content"), list):
-                self._loss(
+                state.loss(
                     "$.params.update",
                     "`session_message` without content: its participants have no v1 form "
                     "for a client without `subagents`; not forwarded",
                 )
                 return
-            if key in self._messages_shown:
-                self._loss(
+            if key in state.messages_shown:
+                state.loss(
                     "$.params.update",
                     f"`session_message` replaces content a v1 client already has (messageId "
                     f"{key[1]!r}); not forwarded",
@@ -310,9 +385,9 @@ class V2ToV1Bridge(_Permissions):
                 return
         losses = Losses(False)
         for chunk in session_message_as_text(data, losses):
-            self._emit_update(session_id, v1.OpaqueSessionUpdate(chunk))
-        self._extend(losses.report(), "$.params.update")
-        shown = self._messages_shown
+            state.emit_update(session_id, v1.OpaqueSessionUpdate(chunk))
+        state.extend(losses.report(), "$.params.update")
+        shown = state.messages_shown
         shown.pop(key, None)
         shown[key] = None
         if len(shown) > _MAX_MESSAGES_SHOWN:
@@ -329,35 +404,38 @@ class V2ToV1Bridge(_Permissions):
                 or type(params) is not v2.UpdateSessionNotification
             ):
                 self._envelope_losses(message)
-            handler = self._updates.get(type(update))
+            handler = self._handlers.get(type(update))
             if handler is None:
                 handler = next(
-                    (h for cls, h in self._updates.items() if isinstance(update, cls)),
+                    (h for cls, h in self._handlers.items() if isinstance(update, cls)),
                     self._on_other_update,
                 )
             handler(params.session_id, update)
         elif isinstance(message, v2.PermissionRequestMessage):
-            self._on_permission(message)
+            self._permissions.on_permission(message)
         elif isinstance(message, JsonRpcMessage):
-            self._on_other_message(message)
+            self._permissions.on_other_message(message)
         elif isinstance(message, InvalidMessage):
-            self._losses.append(invalid_element(message))
+            self._state.losses.append(invalid_element(message))
         else:
             raise TypeError(f"cannot convert a {type(message).__name__} from a v2 agent")
 
     def _envelope_losses(self, message: v2.SessionUpdateMessage) -> None:
         # What a v1 message cannot carry from the envelope: the notification's `_meta` (the
         # v1 update may merge several notifications) and unknown keys (D19).
+        state = self._state
         if message.params.meta is not UNSET:
-            self._loss("$.params._meta", "notification metadata is not carried to v1")
+            state.loss("$.params._meta", "notification metadata is not carried to v1")
         for root, obj in (("$", message), ("$.params", message.params)):
-            self._losses.extend(unknown_keys(obj, root))
+            state.losses.extend(unknown_keys(obj, root))
 
     def _take(self) -> Converted:
-        out = self._out
-        self._out = []
-        if not self._losses and not self._replies:
+        """The outputs of the message converted (the shared state's), taken."""
+        state = self._state
+        out = state.out
+        state.out = []
+        if not state.losses and not state.replies:
             return Converted(tuple(out), (), NO_LOSSES)
-        converted = Converted(tuple(out), tuple(self._replies), LossReport(self._losses))
-        self._replies, self._losses = [], []
+        converted = Converted(tuple(out), tuple(state.replies), LossReport(state.losses))
+        state.replies, state.losses = [], []
         return converted

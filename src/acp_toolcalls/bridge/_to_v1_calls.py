@@ -29,14 +29,13 @@ from msgspec import UNSET
 from msgspec.structs import astuple
 
 from .. import v1, v2
-from .._mypyc import mypyc_attr
 from ..convert import plain_fields, session_update_to_v1, unknown_keys
 from ..events import ContentAppended
 from ..models import UnhandledFieldError, extras_seen, patch_fields
 from ..store import TerminalState, ToolCallState, patch_meta, trim_block
 from . import _to_v1_state
-from ._to_v1_projection import _Projection
-from ._to_v1_state import _Call, _final, _notification, _Session
+from ._to_v1_projection import Projection
+from ._to_v1_state import BridgeState, _Call, _final, _notification, _Session
 
 _FLUSHING_TAGS = frozenset({"state_update"})
 """Opaque v2 updates before which everything pending is flushed and which are not forwarded."""
@@ -103,44 +102,46 @@ def check_hold_fields(model: type[msgspec.Struct]) -> None:
 check_hold_fields(v2.ToolCallUpdate)
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _Calls(_Projection):
-    """The agent's session updates and the store's evictions (a layer of ``V2ToV1Bridge``)."""
+class SessionUpdates:
+    """The agent's session updates and the store's evictions (a component of
+    ``V2ToV1Bridge``)."""
 
-    def _evicted(self, session_id: str, state: Any) -> None:
-        """The store is about to drop ``state`` (a call, terminal or session): what is held back
-        about it goes out now; a call the client was shown stays known (a ghost), so a later
-        update of it is no first sight."""
-        session = self._sessions.get(session_id)
+    def __init__(self, state: BridgeState, projection: Projection) -> None:
+        self.state = state
+        self.projection = projection
+
+    def evicted(self, session_id: str, dropped: Any) -> None:
+        """The store is about to drop ``dropped`` (a call, terminal or session's state): what is
+        held back about it goes out now; a call the client was shown stays known (a ghost), so
+        a later update of it is no first sight (the store's ``on_evict``)."""
+        session = self.state.sessions.get(session_id)
         if session is None:
             return
-        if isinstance(state, ToolCallState):
-            call = session.calls.get(state.tool_call_id)
+        flush_call = self.projection.flush_call
+        if isinstance(dropped, ToolCallState):
+            call = session.calls.get(dropped.tool_call_id)
             if call is not None:
-                self._flush_call(session_id, session, state.tool_call_id, state)
-                self._ghost(session_id, session, state.tool_call_id, call)
-        elif isinstance(state, TerminalState):  # its readers go out while it can render
-            for tool_call_id in list(session.readers.pop(state.terminal_id, ())):
+                flush_call(session_id, session, dropped.tool_call_id, dropped)
+                self.ghost(session_id, session, dropped.tool_call_id, call)
+        elif isinstance(dropped, TerminalState):  # its readers go out while it can render
+            for tool_call_id in list(session.readers.pop(dropped.terminal_id, ())):
                 if tool_call_id in session.order:
-                    self._flush_call(session_id, session, tool_call_id)
-            self._rendered.pop((session_id, state.terminal_id), None)
-            self._texts.pop((session_id, state.terminal_id), None)
-            self._streams.pop((session_id, state.terminal_id), None)
+                    flush_call(session_id, session, tool_call_id)
+            self.state.forget_terminal(session_id, dropped.terminal_id)
         else:
             for tool_call_id in list(session.order):
-                held = state.tool_calls.get(tool_call_id)
-                self._flush_call(session_id, session, tool_call_id, held)
+                held = dropped.tool_calls.get(tool_call_id)
+                flush_call(session_id, session, tool_call_id, held)
             for tool_call_id, call in list(session.calls.items()):
-                self._ghost(session_id, session, tool_call_id, call)
+                self.ghost(session_id, session, tool_call_id, call)
             session.readers.clear()
-            self._rendered = {k: v for k, v in self._rendered.items() if k[0] != session_id}
-            self._texts = {k: v for k, v in self._texts.items() if k[0] != session_id}
-            self._streams = {k: v for k, v in self._streams.items() if k[0] != session_id}
+            self.state.forget_terminals(session_id)
 
-    def _ghost(self, session_id: str, session: _Session, tool_call_id: str, call: _Call) -> None:
+    def ghost(self, session_id: str, session: _Session, tool_call_id: str, call: _Call) -> None:
         """Keep only what the client was shown of a call the store no longer holds (bounded:
         ``_MAX_GHOSTS`` in all, the oldest forgotten first)."""
-        self._unqueue(session_id, session, tool_call_id)
+        state = self.state
+        self.projection.unqueue(session_id, session, tool_call_id)
         if not call.known:
             del session.calls[tool_call_id]
             return
@@ -154,18 +155,18 @@ class _Calls(_Projection):
         if call.title is not None and len(call.title) > _GHOST_TITLE:
             call.title = call.title[:_GHOST_TITLE]
         call.ghost = True
-        self._ghosts[(session_id, tool_call_id)] = None
+        state.ghosts[(session_id, tool_call_id)] = None
         cap = _MAX_GHOSTS
-        if len(self._ghosts) > cap:
-            forgotten = list(self._ghosts)[: trim_block(cap)]
+        if len(state.ghosts) > cap:
+            forgotten = list(state.ghosts)[: trim_block(cap)]
             for key in forgotten:
-                del self._ghosts[key]
-                held = self._sessions.get(key[0])
+                del state.ghosts[key]
+                held = state.sessions.get(key[0])
                 if held is not None:
                     held.calls.pop(key[1], None)
-                    if not held.calls and key[0] not in self.store.sessions:
-                        del self._sessions[key[0]]
-            self._loss(
+                    if not held.calls and key[0] not in state.store.sessions:
+                        del state.sessions[key[0]]
+            state.loss(
                 "$.max_tool_calls",
                 f"forgot {len(forgotten)} tool call(s) the store no longer holds (the bridge "
                 f"remembers {cap}): a later update of one is sent as a first sight",
@@ -174,37 +175,39 @@ class _Calls(_Projection):
     def _revive(self, session_id: str, tool_call_id: str, call: _Call) -> None:
         """A ghost gets an update: the store holds it again."""
         call.ghost = False
-        self._ghosts.pop((session_id, tool_call_id), None)
+        self.state.ghosts.pop((session_id, tool_call_id), None)
 
-    def _touch(self, session_id: str, tool_call_id: str) -> tuple[_Session, _Call]:
+    def touch(self, session_id: str, tool_call_id: str) -> tuple[_Session, _Call]:
         """A message about ``tool_call_id`` arrives: its changes wait (coalescing) with those
         of other calls; switching calls is no flush point (time is, ``flush``)."""
-        session = self._session(session_id)
-        call = self._call(session, tool_call_id)
+        state = self.state
+        session = state.session(session_id)
+        call = state.call(session, tool_call_id)
         if call.ghost:
             self._revive(session_id, tool_call_id, call)
         session.order[tool_call_id] = None
-        self._dirty[session_id] = None
+        state.dirty[session_id] = None
         return session, call
 
     def _settle(self, session_id: str, session: _Session, tool_call_id: str, final: bool) -> None:
-        if final or not self.coalesce:
-            self._flush_call(session_id, session, tool_call_id)
+        if final or not self.state.coalesce:
+            self.projection.flush_call(session_id, session, tool_call_id)
 
     def _unknown_keys(self, update: Any, nested: bool = False) -> None:
         """Report the unknown keys of an update (``nested``: of every object in it, for
         terminals, which v1 is shown as text, not field by field)."""
-        self._losses.extend(unknown_keys(update, "$.params.update", nested=nested))
+        self.state.losses.extend(unknown_keys(update, "$.params.update", nested=nested))
 
-    def _on_update(self, session_id: str, update: v2.ToolCallUpdate) -> None:
-        session = self._sessions.get(session_id)
+    def on_update(self, session_id: str, update: v2.ToolCallUpdate) -> None:
+        state = self.state
+        session = state.sessions.get(session_id)
         call = session.calls.get(update.tool_call_id) if session is not None else None
         if (
             _to_v1_state.FAST_PATHS
             and call is not None
             and call.known
-            and not self.coalesce
-            and not self._dirty
+            and not state.coalesce
+            and not state.dirty
             and call.prompt is None
             and not (call.ghost or call.pending or call.content_dirty or call.meta_dirty)
             and update.content is UNSET
@@ -215,13 +218,13 @@ class _Calls(_Projection):
                 assert session is not None
                 self._update_shown(session_id, session, call, update, values)
                 return
-        session, call = self._touch(session_id, update.tool_call_id)
+        session, call = self.touch(session_id, update.tool_call_id)
         if call.known and extras_seen():  # a first sight reports them with the whole call
             self._unknown_keys(update)
-        self._absorb(self.store.apply_update(session_id, update))
-        self._hold(session_id, session, call, update)
+        state.absorb(state.store.apply_update(session_id, update))
+        self.hold(session_id, session, call, update)
 
-    def _hold(self, session_id: str, session: _Session, call: _Call, update: Any) -> None:
+    def hold(self, session_id: str, session: _Session, call: _Call, update: Any) -> None:
         """What an applied update changes of the call waits in ``pending`` (or goes out)."""
         _hold_fields(update, call.pending)
         if update.content is not UNSET:
@@ -239,17 +242,19 @@ class _Calls(_Projection):
         update: v2.ToolCallUpdate,
         values: dict[str, Any],
     ) -> None:
-        """``_on_update`` for a call the client shows with nothing held back, without
+        """``on_update`` for a call the client shows with nothing held back, without
         coalescing, of an update without content, ``_meta`` or unknown keys whose fields map
-        to v1 as they are (``values``): what ``_flush_call`` would send once the store applied
-        it. Where the store dropped the call, the general path goes on. (``_touch`` is left
-        out: with nothing held back anywhere, the flush takes back what it would mark, and an
-        eviction meanwhile flushes nothing of a call with nothing pending.)"""
+        to v1 as they are (``values``): what ``Projection.flush_call`` would send once the
+        store applied it. Where the store dropped the call, the general path goes on.
+        (``touch`` is left out: with nothing held back anywhere, the flush takes back what it
+        would mark, and an eviction meanwhile flushes nothing of a call with nothing
+        pending.)"""
+        state = self.state
         tool_call_id = update.tool_call_id
-        self._absorb(self.store.apply_update(session_id, update))
-        tc = self.store.tool_call(session_id, tool_call_id)
+        state.absorb(state.store.apply_update(session_id, update))
+        tc = state.store.tool_call(session_id, tool_call_id)
         if tc is None or call.ghost:
-            self._hold(session_id, session, call, update)
+            self.hold(session_id, session, call, update)
             return
         if not values:
             return  # nothing v1 can show changed
@@ -257,23 +262,24 @@ class _Calls(_Projection):
         if isinstance(title, str):
             call.title = title
         update_v1 = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
-        if tc.size * 2 + 65_536 >= self.max_message_bytes:  # (`_fit`'s own first test)
-            update_v1 = self._fit(tc, update_v1)
-        self._out.append(_notification(session_id, update_v1))
+        if tc.size * 2 + 65_536 >= state.max_message_bytes:  # (`Projection.fit`'s own first test)
+            update_v1 = self.projection.fit(tc, update_v1)
+        state.out.append(_notification(session_id, update_v1))
         if _final(tc):  # its projection is rebuilt if it ever changes again
             call.source, call.flat, call.slots, call.count = None, [], [], 0
 
-    def _on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
+    def on_chunk(self, session_id: str, chunk: v2.ToolCallContentChunk) -> None:
+        state = self.state
         tool_call_id = chunk.tool_call_id
-        session = self._sessions.get(session_id)
+        session = state.sessions.get(session_id)
         if session is not None:
             call = session.calls.get(tool_call_id)
             if (
                 _to_v1_state.FAST_PATHS
                 and call is not None
                 and call.known
-                and not self.coalesce
-                and not self._dirty
+                and not state.coalesce
+                and not state.dirty
                 and call.prompt is None
                 and not (call.ghost or call.pending or call.content_dirty or call.meta_dirty)
             ):
@@ -283,30 +289,31 @@ class _Calls(_Projection):
             if tool_call_id in session.order:
                 call = session.calls[tool_call_id]  # the coalescing case: this call is pending
             else:
-                session, call = self._touch(session_id, tool_call_id)
+                session, call = self.touch(session_id, tool_call_id)
         else:
-            session, call = self._touch(session_id, tool_call_id)
+            session, call = self.touch(session_id, tool_call_id)
         if extras_seen():
             self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
-        self._absorb(self.store.apply_update(session_id, chunk))
+        state.absorb(state.store.apply_update(session_id, chunk))
         call.content_dirty = True
-        if not self.coalesce or not call.known:  # a first sight goes out at once (D46)
-            self._flush_call(session_id, session, tool_call_id)
+        if not state.coalesce or not call.known:  # a first sight goes out at once (D46)
+            self.projection.flush_call(session_id, session, tool_call_id)
 
     def _append_shown(
         self, session_id: str, session: _Session, call: _Call, chunk: v2.ToolCallContentChunk
     ) -> None:
-        """``_on_chunk`` for a call the client shows with nothing held back, without coalescing:
-        what ``_touch`` and ``_flush_call`` would do, where the store only appended the item
-        (no cap, no eviction) and the item is plain text appended to a projection with no
-        terminal and nothing dropped; anything else takes ``_flush_call`` after the apply."""
+        """``on_chunk`` for a call the client shows with nothing held back, without coalescing:
+        what ``touch`` and ``Projection.flush_call`` would do, where the store only appended
+        the item (no cap, no eviction) and the item is plain text appended to a projection
+        with no terminal and nothing dropped; anything else is flushed after the apply."""
+        state = self.state
         if extras_seen():
             self._unknown_keys(chunk, nested=True)  # at the chunk's paths, when it comes
         tool_call_id = chunk.tool_call_id
-        events = self.store.apply_update(session_id, chunk)
+        events = state.store.apply_update(session_id, chunk)
         tc = None
         if len(events) == 1 and type(events[0]) is ContentAppended:
-            held = self.store.sessions.get(session_id)  # (`store.tool_call`, without the call)
+            held = state.store.sessions.get(session_id)  # (`store.tool_call`, without the call)
             tc = held.tool_calls.get(tool_call_id) if held is not None else None
         if tc is not None and not call.slots and not tc.dropped_items:
             items: list[Any] = tc.fields["content"]
@@ -327,24 +334,25 @@ class _Calls(_Projection):
                     if not count:
                         call.source, call.cut_at = items, 0
                     update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, content=list(flat))
-                    if (tc.size + call.wide) * 2 + 65_536 >= self.max_message_bytes:
-                        update = self._fit(tc, update, call.wide)
-                    self._out.append(_notification(session_id, update))
+                    if (tc.size + call.wide) * 2 + 65_536 >= state.max_message_bytes:
+                        update = self.projection.fit(tc, update, call.wide)
+                    state.out.append(_notification(session_id, update))
                     if _final(tc):  # its projection is rebuilt if it ever changes again
                         call.source, call.flat, call.slots, call.count = None, [], [], 0
                     return
-        self._absorb(events)
+        state.absorb(events)
         call.content_dirty = True
-        self._flush_call(session_id, session, tool_call_id)
+        self.projection.flush_call(session_id, session, tool_call_id)
 
-    def _on_terminal(self, session_id: str, update: Any) -> None:
+    def on_terminal(self, session_id: str, update: Any) -> None:
+        state = self.state
         self._unknown_keys(update, nested=True)
-        self._apply_update(session_id, update)
-        session = self._session(session_id)
+        state.apply_update(session_id, update)
+        session = state.session(session_id)
         terminal_id = update.terminal_id
-        self._rendered.pop((session_id, terminal_id), None)
+        state.rendered.pop((session_id, terminal_id), None)
         if type(update) is v2.TerminalUpdate and update.output is not UNSET:
-            stream = self._streams.get((session_id, terminal_id))
+            stream = state.streams.get((session_id, terminal_id))
             if stream is not None:  # what the `_meta` extension sent may not be its start
                 stream.replaced = True
         readers = [tid for tid in session.readers.get(terminal_id, ()) if tid in session.calls]
@@ -353,45 +361,47 @@ class _Calls(_Projection):
         for tool_call_id in readers:
             session.calls[tool_call_id].content_dirty = True
             session.order[tool_call_id] = None
-            self._dirty[session_id] = None
+            state.dirty[session_id] = None
             self._settle(session_id, session, tool_call_id, False)
 
-    def _on_other_update(self, session_id: str, update: Any) -> None:
+    def on_other_update(self, session_id: str, update: Any) -> None:
+        state = self.state
         tag = update.tag if isinstance(update, v2.OpaqueSessionUpdate) else type(update).__name__
         if tag == "session_info_update":  # the store keeps its title: `session` items
-            self._apply_update(session_id, update)
+            state.apply_update(session_id, update)
         if tag not in _UNFLUSHING_TAGS:
-            self._flush_session(session_id)  # keeps the v1 client's view in stream order
+            self.projection.flush_session(session_id)  # keeps the client's view in stream order
         if tag in _FLUSHING_TAGS:
-            self._loss("$.params.update", f"`{tag}` has no v1 form: not forwarded")
+            state.loss("$.params.update", f"`{tag}` has no v1 form: not forwarded")
             return
-        if tag == "compaction_update" and self.compaction:
+        if tag == "compaction_update" and state.compaction:
             update = self._compaction_meta(session_id, update)
         mapped, losses = session_update_to_v1(
-            update, notices=self.notices, compaction=self.compaction
+            update, notices=state.notices, compaction=state.compaction
         )
-        self._extend(losses, "$.params.update")
+        state.extend(losses, "$.params.update")
         if mapped is not None:
-            self._emit_update(session_id, mapped)
+            state.emit_update(session_id, mapped)
 
     def _compaction_meta(self, session_id: str, update: Any) -> Any:
         """A ``compaction_update`` whose ``_meta`` patch (v2: by top-level key) is replaced by
         the compaction's whole merged ``_meta``: a v1 client replaces it (D39, D46 (session-update
         mapping))."""
+        state = self.state
         data = update.data
         compaction_id = data.get("compactionId")
         patch = data.get("_meta", UNSET)
         if not isinstance(compaction_id, str) or not (patch is None or isinstance(patch, dict)):
             return update  # nothing to merge (a `_meta` that is no object is reported later)
         key = (session_id, compaction_id)
-        merged = patch_meta(self._compactions.pop(key, None), patch)
+        merged = patch_meta(state.compactions.pop(key, None), patch)
         if isinstance(merged, dict):
-            cap = self.store.limits.max_meta_keys
+            cap = state.store.limits.max_meta_keys
             if cap is not None and len(merged) > cap:
                 for name in list(merged)[: len(merged) - cap]:
                     del merged[name]
-                self._loss("$.params.update._meta", f"more than {cap} keys: the oldest dropped")
-            self._compactions[key] = merged
-            if len(self._compactions) > _MAX_COMPACTIONS:
-                del self._compactions[next(iter(self._compactions))]
+                state.loss("$.params.update._meta", f"more than {cap} keys: the oldest dropped")
+            state.compactions[key] = merged
+            if len(state.compactions) > _MAX_COMPACTIONS:
+                del state.compactions[next(iter(state.compactions))]
         return v2.OpaqueSessionUpdate({**data, "_meta": merged})

@@ -31,7 +31,6 @@ import msgspec
 from msgspec import UNSET
 
 from .. import v1, v2
-from .._mypyc import mypyc_attr
 from ..codec import DecodeError, decode, to_builtins
 from ..convert import (
     answer_ambiguity,
@@ -43,8 +42,9 @@ from ..convert import (
 from ..models import CANCELLED_OUTCOME, REQUEST_CANCELLED, JsonRpcMessage, response
 from ..v2 import ALLOW_OPTION_KINDS
 from ._forwarded import Forwarded
-from ._to_v1_calls import _Calls
-from ._to_v1_state import _notification, _Overlay, _Session
+from ._to_v1_calls import SessionUpdates
+from ._to_v1_projection import Projection
+from ._to_v1_state import BridgeState, _notification, _Overlay, _Session
 
 
 class _Asked:
@@ -67,68 +67,75 @@ class _Asked:
         self.offered = offered  # every option id the client was shown
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _Permissions(_Calls):
-    """Permission requests, their answers and other messages (a layer of ``V2ToV1Bridge``)."""
+class Permissions:
+    """Permission requests, their answers and other messages (a component of
+    ``V2ToV1Bridge``)."""
 
-    _forwarded: Forwarded[_Asked]
+    def __init__(self, state: BridgeState, projection: Projection, updates: SessionUpdates) -> None:
+        self.state = state
+        self.projection = projection
+        self.updates = updates
+        self.forwarded: Forwarded[_Asked] = Forwarded(state.store.limits.max_pending_permissions)
 
-    def _on_permission(self, message: v2.PermissionRequestMessage) -> None:
-        self._losses.extend(unknown_keys(message, "$"))
+    def on_permission(self, message: v2.PermissionRequestMessage) -> None:
+        state = self.state
+        state.losses.extend(unknown_keys(message, "$"))
         params = message.params
         session_id = params.session_id
         subject = params.subject
-        refusal = self._forwarded.refusal(message.id)
+        refusal = self.forwarded.refusal(message.id)
         if refusal is not None:  # two answers would go back under one id
-            self._replies.append(refusal[0])
-            self._losses += [refusal[1], *unknown_keys(params, "$.params", nested=True)]
+            state.replies.append(refusal[0])
+            state.losses += [refusal[1], *unknown_keys(params, "$.params", nested=True)]
             return
-        session = self._session(session_id)
+        session = state.session(session_id)
         named: str | None = None
         if isinstance(subject, v2.ToolCallPermissionSubject):
             named = subject.tool_call.tool_call_id
-            self._apply(message)
+            state.apply(message)
         elif isinstance(subject, v2.CommandPermissionSubject):
             named = subject.tool_call_id if isinstance(subject.tool_call_id, str) else None
-        self._flush_session(session_id)
+        self.projection.flush_session(session_id)
         shown_before = False  # the client showed the subject's call before this request
         if isinstance(subject, v2.ToolCallPermissionSubject) and named is not None:
-            known = self._call(session, named)
+            known = state.call(session, named)
             shown_before = known.known
             if not known.known:  # the call goes out first, titled by the prompt if need be
                 known.title_fallback = params.title
-                self._flush_call(session_id, session, named)
-        cap = self.store.limits.max_permission_options
+                self.projection.flush_call(session_id, session, named)
+        cap = state.store.limits.max_permission_options
         if cap is not None and len(params.options) > cap:
-            self._loss(
+            state.loss(
                 "$.params.options",
                 f"{len(params.options)} options, over the cap of {cap} (max_permission_options): "
                 "request not sent; answered the agent `cancelled`",
             )
-            self._losses.extend(unknown_keys(params, "$.params", nested=True))
-            self._replies.append(response(message.id, CANCELLED_OUTCOME))
+            state.losses.extend(unknown_keys(params, "$.params", nested=True))
+            state.replies.append(response(message.id, CANCELLED_OUTCOME))
             if shown_before and isinstance(subject, v2.ToolCallPermissionSubject):
                 self._unasked_subject(session_id, subject.tool_call)
             return
         shown = self._shown(session_id, session, named)
         request, losses = permission_request_to_v1(params, request_id=message.id, shown=shown)
-        self._extend(losses, "$.params")
+        state.extend(losses, "$.params")
         if request is None or not request.options:
             # Nothing a v1 client can show (D29): answer the agent ourselves; never approval.
-            self._replies.append(response(message.id, CANCELLED_OUTCOME))
+            state.replies.append(response(message.id, CANCELLED_OUTCOME))
             if shown_before and isinstance(subject, v2.ToolCallPermissionSubject):
                 self._unasked_subject(session_id, subject.tool_call)
             return
         tool_call_id = request.tool_call.tool_call_id
-        call = self._call(session, tool_call_id)
+        call = state.call(session, tool_call_id)
         synthetic = not call.known
         if synthetic:  # a synthetic call for the prompt (D28)
             create = _synthetic_tool_call(request.tool_call, params.title)
-            self._emit_update(session_id, create)
+            state.emit_update(session_id, create)
             call.known, call.title = True, create.title
-            self._ghost(session_id, session, tool_call_id, call)  # the store holds none of it
+            self.updates.ghost(
+                session_id, session, tool_call_id, call
+            )  # the store holds none of it
         elif shown is not None:
-            own = self._own_title(session_id, tool_call_id, call)
+            own = self.projection.own_title(session_id, tool_call_id, call)
             items = prompt_items(params)
             # The subject is an update like any other: what it set is the call's own state,
             # which the answer restores (D28, amended 2026-12-06).
@@ -149,18 +156,22 @@ class _Permissions(_Calls):
         )
         offered = frozenset(option.option_id for option in request.options)
         asked = _Asked(session_id, tool_call_id, allow, synthetic, offered)
-        oldest = self._forwarded.add(message.id, asked)
+        oldest = self.forwarded.add(message.id, asked)
         if oldest is not None:  # past the cap: the oldest is given up
-            self._losses.append(oldest[1])
-            self._give_up(oldest[0])
-        self._out.append(v1.PermissionRequestMessage(id=message.id, params=request))
+            state.losses.append(oldest[1])
+            self.give_up(oldest[0])
+        state.out.append(v1.PermissionRequestMessage(id=message.id, params=request))
+
+    def forget_session(self, session_id: str) -> None:
+        """Forget the session's forwarded requests (it is closed: no answer is waited for)."""
+        self.forwarded.forget(lambda asked: asked.session_id == session_id)
 
     def _unasked_subject(self, session_id: str, subject: v2.ToolCallUpdate) -> None:
         """A request the client is not asked: what its subject changed of a call the client
         shows (the store applied it) goes to the client as the agent's update would, else the
         client would never see it (found by the fuzz test's comparison with a fresh bridge)."""
-        session, call = self._touch(session_id, subject.tool_call_id)
-        self._hold(session_id, session, call, subject)
+        session, call = self.updates.touch(session_id, subject.tool_call_id)
+        self.updates.hold(session_id, session, call, subject)
 
     def _shown(
         self, session_id: str, session: _Session, tool_call_id: str | None
@@ -170,28 +181,36 @@ class _Permissions(_Calls):
         call = session.calls.get(tool_call_id) if tool_call_id is not None else None
         if call is None or not call.known:
             return None
-        tc = self.store.tool_call(session_id, tool_call_id) if tool_call_id is not None else None
-        return self._project(session_id, call, tc, send=False)[0] if tc is not None else []
+        tc = (
+            self.state.store.tool_call(session_id, tool_call_id)
+            if tool_call_id is not None
+            else None
+        )
+        return (
+            self.projection.project(session_id, call, tc, send=False)[0] if tc is not None else []
+        )
 
-    def _give_up(self, request_id: Any) -> None:
+    def give_up(self, request_id: Any) -> None:
         """Answer a forwarded request ``cancelled`` on the client's behalf: the agent gets the
         answer, the client ``$/cancel_request`` and the call's own state."""
-        gone = self._forwarded.give_up(request_id)
+        state = self.state
+        gone = self.forwarded.give_up(request_id)
         if gone is not None:
-            self._replies.append(gone.reply)
-            self._out.append(gone.cancel)
-            self._out.extend(self._settled(gone.value, None))
+            state.replies.append(gone.reply)
+            state.out.append(gone.cancel)
+            state.out.extend(self._settled(gone.value, None))
 
     def _settled(self, asked: _Asked, selected: str | None) -> list[Any]:
         """What the v1 client is sent once a prompt has its outcome (``selected``: the option
         chosen, ``None``: not approved): a synthetic call ends (D28); a call that showed the
         prompt gets its own title and content back."""
+        state = self.state
         session_id, tool_call_id = asked.session_id, asked.tool_call_id
-        session = self._sessions.get(session_id)
+        session = state.sessions.get(session_id)
         call = session.calls.get(tool_call_id) if session is not None else None
         if call is None:
             return []
-        tc = self.store.tool_call(session_id, tool_call_id)
+        tc = state.store.tool_call(session_id, tool_call_id)
         if asked.synthetic and tc is None:
             status = "completed" if selected in asked.allow else "failed"
             update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, status=status)
@@ -204,11 +223,15 @@ class _Permissions(_Calls):
             return []
         call.prompt = None
         changes: dict[str, Any] = {}
-        own = self._own_title(session_id, tool_call_id, call)
+        own = self.projection.own_title(session_id, tool_call_id, call)
         if own is not None and overlay.title != own:
             changes["title"] = call.title = own
         if overlay.items_shown:  # (an earlier prompt's items too: the client still shows them)
-            shown = self._project(session_id, call, tc, send=False)[0] if tc is not None else []
+            shown = (
+                self.projection.project(session_id, call, tc, send=False)[0]
+                if tc is not None
+                else []
+            )
             changes["content"] = shown
             call.content_dirty = False
         if not changes:
@@ -216,35 +239,37 @@ class _Permissions(_Calls):
         update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **changes)
         return [_notification(session_id, update)]
 
-    def _on_other_message(self, message: JsonRpcMessage) -> None:
+    def on_other_message(self, message: JsonRpcMessage) -> None:
+        state = self.state
         data = message.data
         method = data.get("method")
         if method == "$/cancel_request":  # the agent withdraws a request it sent the client
-            for session_id in list(self._dirty):  # a flush point: what was held goes first
-                self._flush_session(session_id)
+            for session_id in list(state.dirty):  # a flush point: what was held goes first
+                self.projection.flush_session(session_id)
             params = data.get("params")
             request_id = params.get("requestId") if isinstance(params, dict) else None
-            if request_id is not None and request_id in self._forwarded:
-                self._give_up(request_id)  # answered `cancelled` at once (D46 (permission mapping))
+            if request_id is not None and request_id in self.forwarded:
+                self.give_up(request_id)  # answered `cancelled` at once (D46 (permission mapping))
                 return
         elif method is None and "id" in data:  # the client's answer
-            known, asked, late = self._forwarded.answered(data.get("id"))
+            known, asked, late = self.forwarded.answered(data.get("id"))
             if late is not None:
-                self._losses.append(late)
+                state.losses.append(late)
             if asked is not None:
                 answer, selected = self._answer(data, asked.offered)
-                self._out.append(answer)
-                self._replies.extend(self._settled(asked, selected))
+                state.out.append(answer)
+                state.replies.extend(self._settled(asked, selected))
             if known:
                 return
-        self._out.append(message)  # not a tool-call message: passed through unchanged
+        state.out.append(message)  # not a tool-call message: passed through unchanged
 
     def _answer(self, data: Any, offered: frozenset[str]) -> tuple[JsonRpcMessage, str | None]:
         """The client's answer as the agent's, and the option it selected (``None``: none).
         Only an exactly offered id in an unambiguous answer is a selection (D34 amended)."""
+        state = self.state
         ambiguity = answer_ambiguity(data, offered) if isinstance(data, dict) else None
         if ambiguity is not None:
-            self._loss("$.result", f"{ambiguity}: answered the agent `cancelled`")
+            state.loss("$.result", f"{ambiguity}: answered the agent `cancelled`")
             return response(data.get("id"), CANCELLED_OUTCOME), None
         error = data.get("error")
         if isinstance(error, dict):
@@ -254,7 +279,7 @@ class _Permissions(_Calls):
         try:
             answer = decode(data.get("result"), v1.RequestPermissionResponse).value
         except DecodeError:
-            self._loss("$.result", "unreadable permission answer: answered `cancelled`")
+            state.loss("$.result", "unreadable permission answer: answered `cancelled`")
             return response(data.get("id"), CANCELLED_OUTCOME), None
         mapped = permission_response_to_v2(answer)
         outcome = mapped.outcome

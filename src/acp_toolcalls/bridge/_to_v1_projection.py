@@ -28,7 +28,6 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v1, v2
-from .._mypyc import mypyc_attr
 from ..codec import encode
 from ..convert import (
     Losses,
@@ -44,26 +43,31 @@ from ..convert import (
 from ..models import replace
 from ..store import ToolCallState
 from . import _to_v1_state
-from ._to_v1_state import _Call, _notification, _Session, _text_item
-from ._to_v1_terminals import _TerminalRendering
+from ._to_v1_state import BridgeState, _Call, _notification, _Session, _text_item
+from ._to_v1_terminals import TerminalRendering
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _Projection(_TerminalRendering):
-    """Flushing held-back changes and projecting content (a layer of ``V2ToV1Bridge``)."""
+class Projection:
+    """Flushing held-back changes and projecting content (a component of ``V2ToV1Bridge``)."""
 
-    def _unqueue(self, session_id: str, session: _Session, tool_call_id: str) -> None:
+    def __init__(self, state: BridgeState, terminals: TerminalRendering) -> None:
+        self.state = state
+        self.terminals = terminals
+        # (tool call id, keys): a call's further terminals' extension keys, sent after its update
+        self._meta_after: list[tuple[str, dict[str, Any]]] = []
+
+    def unqueue(self, session_id: str, session: _Session, tool_call_id: str) -> None:
         session.order.pop(tool_call_id, None)
         if not session.order:
-            self._dirty.pop(session_id, None)
+            self.state.dirty.pop(session_id, None)
 
-    def _flush_session(self, session_id: str) -> None:
-        session = self._sessions.get(session_id)
+    def flush_session(self, session_id: str) -> None:
+        session = self.state.sessions.get(session_id)
         if session is not None:
             for tool_call_id in list(session.order):
-                self._flush_call(session_id, session, tool_call_id)
+                self.flush_call(session_id, session, tool_call_id)
 
-    def _flush_call(
+    def flush_call(
         self,
         session_id: str,
         session: _Session,
@@ -72,10 +76,11 @@ class _Projection(_TerminalRendering):
     ) -> None:
         """Send the call's held-back changes (``tc``: its state, when the store is about to
         drop it)."""
-        self._unqueue(session_id, session, tool_call_id)
+        state = self.state
+        self.unqueue(session_id, session, tool_call_id)
         call = session.calls.get(tool_call_id)
         if tc is None:
-            tc = self.store.tool_call(session_id, tool_call_id)
+            tc = state.store.tool_call(session_id, tool_call_id)
         if call is None or tc is None:
             return
         if not call.known:  # first sight: a `tool_call`, even for a bare id
@@ -88,10 +93,10 @@ class _Projection(_TerminalRendering):
         if pending:
             values, losses = update_values(v2.ToolCallUpdate(tool_call_id=tool_call_id, **pending))
             if losses:
-                self._extend(losses, "$.params.update")
+                state.extend(losses, "$.params.update")
         meta: dict[str, Any] | None = None
         if call.content_dirty:
-            values["content"], meta = self._project(session_id, call, tc)
+            values["content"], meta = self.project(session_id, call, tc)
         if call.meta_dirty or meta:
             stored = tc.meta if isinstance(tc.meta, dict) else {}
             if meta:  # the terminal extension's keys go once, beside the full `_meta` (D39)
@@ -102,7 +107,7 @@ class _Projection(_TerminalRendering):
         title = values.get("title")
         if isinstance(title, str):
             call.title = title
-        if call.prompt is not None and self.prompts_end_on_update:  # a log: it was answered
+        if call.prompt is not None and state.prompts_end_on_update:  # a log: it was answered
             self._end_prompt(session_id, call, tc, values)
         elif call.prompt is not None:  # a prompt shown on the call stays until its answer
             if isinstance(title, str):
@@ -114,16 +119,16 @@ class _Projection(_TerminalRendering):
         if not values:
             return  # nothing v1 can show changed (a capabilities-only patch, say)
         update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
-        self._emit_update(session_id, self._fit(tc, update, call.wide))
+        state.emit_update(session_id, self.fit(tc, update, call.wide))
         if self._meta_after:
             self._send_meta_after(session_id, tc)
         if tc.is_final:  # its projection is rebuilt if it ever changes again
             call.source, call.flat, call.slots, call.count = None, [], [], 0
 
-    def _own_title(self, session_id: str, tool_call_id: str, call: _Call) -> str | None:
+    def own_title(self, session_id: str, tool_call_id: str, call: _Call) -> str | None:
         """The call's own title: the agent's newest (a permission subject's included), else
         the one the client was shown."""
-        tc = self.store.tool_call(session_id, tool_call_id)
+        tc = self.state.store.tool_call(session_id, tool_call_id)
         title = tc.fields.get("title") if tc is not None else None
         return title if isinstance(title, str) and title else call.title
 
@@ -137,13 +142,14 @@ class _Projection(_TerminalRendering):
         if overlay is None:
             return
         call.prompt = None
-        own = self._own_title(session_id, tc.tool_call_id, call)
+        own = self.own_title(session_id, tc.tool_call_id, call)
         if "title" not in values and own is not None and own != overlay.title:
             values["title"] = call.title = own
         if overlay.items_shown and "content" not in values:
-            values["content"] = self._project(session_id, call, tc, send=False)[0]
+            values["content"] = self.project(session_id, call, tc, send=False)[0]
 
     def _send_create(self, session_id: str, call: _Call, tc: ToolCallState) -> None:
+        state = self.state
         values = None
         if _to_v1_state.FAST_PATHS and tc.extra is None and tc.raw is None:
             values = plain_stored_fields(tc.fields, tc.meta)  # the common call, read directly
@@ -153,8 +159,8 @@ class _Projection(_TerminalRendering):
             snapshot = replace(tc.snapshot(), content=UNSET)  # its unknown keys are reported
             values, losses = create_values(snapshot, title_fallback=call.title_fallback)
             if losses:
-                self._extend(losses, "$.params.update")
-        content, meta = self._project(session_id, call, tc)
+                state.extend(losses, "$.params.update")
+        content, meta = self.project(session_id, call, tc)
         if content:
             values["content"] = content
         if meta:  # the terminal extension's keys (sent once) beside the full `_meta`
@@ -167,9 +173,9 @@ class _Projection(_TerminalRendering):
         call.title = values["title"]
         call.pending.clear()
         call.content_dirty = call.meta_dirty = False
-        self._emit_update(
+        state.emit_update(
             session_id,
-            self._fit(tc, v1.ToolCall(tool_call_id=tc.tool_call_id, **values), call.wide),
+            self.fit(tc, v1.ToolCall(tool_call_id=tc.tool_call_id, **values), call.wide),
         )
         if self._meta_after:
             self._send_meta_after(session_id, tc)
@@ -180,14 +186,15 @@ class _Projection(_TerminalRendering):
         stored = tc.meta if isinstance(tc.meta, dict) else {}
         for tool_call_id, keys in self._meta_after:
             update = v1.SessionToolCallUpdate(tool_call_id=tool_call_id, meta={**stored, **keys})
-            self._emit_update(session_id, update)
+            self.state.emit_update(session_id, update)
         self._meta_after.clear()
 
-    def _fit(self, tc: ToolCallState, update: Any, wide: int = 0) -> Any:
+    def fit(self, tc: ToolCallState, update: Any, wide: int = 0) -> Any:
         """``update`` with content items left out of its middle when its line would be over
         ``max_message_bytes`` (a marker says how many); the store's count of the call's bytes
         (and ``wide``: what texts read from disk add to its projection) says when to look."""
-        limit = self.max_message_bytes
+        state = self.state
+        limit = state.max_message_bytes
         content = update.content
         if (tc.size + wide) * 2 + 65_536 < limit or not isinstance(content, list) or not content:
             return update
@@ -203,14 +210,14 @@ class _Projection(_TerminalRendering):
             cut = [*content[: keep // 2], marker, *content[len(content) - (keep - keep // 2) :]]
             shorter = replace(update, content=cut)
             size = len(encode(_notification(session_id, shorter)))
-        self._loss(
+        state.loss(
             "$.params.update.content",
             f"{tc.tool_call_id}: {len(content) - keep} content item(s) left out so that the line "
             f"stays under {limit} bytes",
         )
         return replace(update, content=cut)
 
-    def _project(
+    def project(
         self, session_id: str, call: _Call, tc: ToolCallState, send: bool = True
     ) -> tuple[list[Any], dict[str, Any]]:
         """The v1 content of the call's current content, and the terminal ``_meta`` keys
@@ -222,6 +229,7 @@ class _Projection(_TerminalRendering):
         are filled at every flush from the (cached) rendering of the terminal's state. Where a
         cap dropped items, a text item says how many.
         """
+        state = self.state
         items = tc.content
         fast = _to_v1_state.FAST_PATHS
         if fast and not items and not call.count and not call.terminals and not tc.dropped_items:
@@ -235,7 +243,7 @@ class _Projection(_TerminalRendering):
         ):
             call.source, call.source_dropped = items, tc.dropped_items
             call.count, call.flat, call.slots, call.wide = 0, [], [], 0
-            session = self._session(session_id)
+            session = state.session(session_id)
             for terminal_id in call.terminals:
                 session.readers.get(terminal_id, set()).discard(tc.tool_call_id)
             call.terminals = set()
@@ -249,39 +257,39 @@ class _Projection(_TerminalRendering):
                     call.flat.append(plain)
                     continue
             if isinstance(item, v2.Terminal):  # shown as its rendering: its own keys go
-                self._losses.extend(unknown_keys(item, f"$.params.update.content[{index}]"))
+                state.losses.extend(unknown_keys(item, f"$.params.update.content[{index}]"))
                 call.slots.append((len(call.flat), item.terminal_id))
                 call.flat.append(None)
                 call.terminals.add(item.terminal_id)
-                readers = self._session(session_id).readers
+                readers = state.session(session_id).readers
                 readers.setdefault(item.terminal_id, set()).add(tc.tool_call_id)
                 continue
             if isinstance(item, v2.SessionReference):  # named with its title, when known
                 found = Losses(False)
-                title = self.store.session_title(item.session_id)
+                title = state.store.session_title(item.session_id)
                 path = f"$.content[{index}]"
                 call.flat.append(session_reference_to_v1(item, title, path, found))
-                self._extend(found.report(), "$.params.update")
+                state.extend(found.report(), "$.params.update")
                 continue
             if type(item) is v2.Diff:  # its files' texts from disk, where they can be
-                call.flat.extend(self._diff_to_v1(session_id, call, item, f"$.content[{index}]"))
+                call.flat.extend(state.diff_to_v1(session_id, call, item, f"$.content[{index}]"))
                 continue
             converted, losses = content_to_v1(item, path=f"$.content[{index}]")
-            self._extend(losses, "$.params.update")
+            state.extend(losses, "$.params.update")
             call.flat.extend(converted)
         if tc.dropped_at >= len(items):
             call.cut_at = len(call.flat)
         call.count = len(items)
         out = list(call.flat)
         meta: dict[str, Any] = {}
-        extension = self.terminal_profile != "text"
+        extension = state.terminal_profile != "text"
         for position, terminal_id in call.slots:
             if not extension:
-                out[position] = self._render_terminal(session_id, terminal_id)
+                out[position] = self.terminals.render(session_id, terminal_id)
                 continue
             out[position] = v1.Terminal(terminal_id=terminal_id)  # a live terminal
             if send:  # what the client has not been sent of it, once
-                keys = self._terminal_meta(session_id, terminal_id)
+                keys = self.terminals.meta(session_id, terminal_id)
                 if keys and meta:  # one terminal per message: the extension's keys are single
                     self._meta_after.append((tc.tool_call_id, keys))
                 else:

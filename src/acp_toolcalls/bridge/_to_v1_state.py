@@ -10,18 +10,16 @@ Rules this module owns:
   renderer; the other events need nothing (a flush reads the state itself).
 - A session is created in the store first (its cap may evict another one, and ours with it).
 
-``_BridgeState`` declares every attribute the bridge's layers share (``V2ToV1Bridge.__init__``
-sets them); the layers above it, one module each: terminal rendering, projection and
-flushing, the agent's session updates, permissions, then the bridge and its dispatch.
+``BridgeState`` is the one object the components of ``V2ToV1Bridge`` share (each holds it;
+``_to_v1``'s docstring says which component does what); nothing else holds per-session state
+but the components' own bounded caches, which go with the session (``forget_terminals``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from .. import v1
-from .._mypyc import mypyc_attr
 from ..convert import Loss, Losses, LossReport, rooted
 from ..events import (
     ContentAppended,
@@ -121,62 +119,95 @@ class _Session:
         self.readers: dict[str, set[str]] = {}  # terminal id -> calls whose content shows it
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _BridgeState:
-    """The state every layer of ``V2ToV1Bridge`` shares, and the helpers that only touch it."""
+class BridgeState:
+    """What every component of ``V2ToV1Bridge`` shares: the options they read, the store, the
+    per-session tables, the outputs of the message being converted; and the helpers that only
+    touch these. One per bridge."""
 
-    coalesce: bool
-    # A prompt shown on a call ends at the call's next update (a log converted after the fact,
-    # which may hold no answer), not only at its answer.
-    prompts_end_on_update: bool
-    # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
-    notices: bool
-    compaction: bool
-    # What it advertised of the unstable surface (`subagents`, `plan`: `convert._unstable`).
-    subagents: bool
-    plan: bool
-    # (session, message id) of session messages shown as agent message text, oldest first
-    _messages_shown: dict[tuple[str, Any], None]
-    terminal_profile: TerminalProfile
-    tail_chars: int
-    max_message_bytes: int
-    store: ToolCallStore
-    _ghosts: dict[tuple[str, str], None]  # calls shown, not held by the store
-    # (session, compaction id) -> its merged `_meta`, most recently updated last
-    _compactions: dict[tuple[str, str], dict[str, Any]]
-    _dirty: dict[str, None]  # sessions with changes held back
-    _sessions: dict[str, _Session]
-    # (session, terminal id) -> its rendering: a v1 item, or `None` (the text profile)
-    _rendered: dict[tuple[str, str], Any]
-    # (session, terminal id) -> what renders its output's tail as it grows
-    _texts: dict[tuple[str, str], TailRenderer]
-    # (session, terminal id) -> what the `_meta` terminal extension has sent of it
-    _streams: dict[tuple[str, str], Any]
-    # (tool call id, keys): a call's further terminals' extension keys, sent after its update
-    _meta_after: list[tuple[str, dict[str, Any]]]
-    _out: list[Any]
-    _replies: list[Any]
-    _losses: list[Loss]
-    _updates: dict[type, Callable[[str, Any], None]]
-    read_file: ReadFile | None  # what reads a file for a diff's texts (D27 amended)
-    _roots: dict[str, tuple[str, ...]]  # session -> its directories, most recently set last
+    __slots__ = (
+        "coalesce",
+        "compaction",
+        "compactions",
+        "dirty",
+        "ghosts",
+        "losses",
+        "max_message_bytes",
+        "messages_shown",
+        "notices",
+        "out",
+        "prompts_end_on_update",
+        "read_file",
+        "rendered",
+        "replies",
+        "roots",
+        "sessions",
+        "store",
+        "streams",
+        "tail_chars",
+        "terminal_profile",
+        "texts",
+    )
+
+    def __init__(
+        self,
+        store: ToolCallStore,
+        *,
+        coalesce: bool,
+        prompts_end_on_update: bool,
+        terminal_profile: TerminalProfile,
+        tail_chars: int,
+        notices: bool,
+        compaction: bool,
+        max_message_bytes: int,
+        read_file: ReadFile | None,
+    ) -> None:
+        self.store = store
+        self.coalesce = coalesce
+        # A prompt shown on a call ends at the call's next update (a log converted after the
+        # fact, which may hold no answer), not only at its answer.
+        self.prompts_end_on_update = prompts_end_on_update
+        self.terminal_profile: TerminalProfile = terminal_profile
+        self.tail_chars = tail_chars
+        # What the v1 client advertised (`session.notices`, `session.compaction`, D30).
+        self.notices = notices
+        self.compaction = compaction
+        self.max_message_bytes = max_message_bytes
+        self.read_file = read_file  # what reads a file for a diff's texts (D27 amended)
+        self.sessions: dict[str, _Session] = {}
+        self.dirty: dict[str, None] = {}  # sessions with changes held back
+        self.ghosts: dict[tuple[str, str], None] = {}  # calls shown, not held by the store
+        # (session, compaction id) -> its merged `_meta`, most recently updated last
+        self.compactions: dict[tuple[str, str], dict[str, Any]] = {}
+        # (session, message id) of session messages shown as agent message text, oldest first
+        self.messages_shown: dict[tuple[str, Any], None] = {}
+        self.roots: dict[str, tuple[str, ...]] = {}  # session -> its directories (newest last)
+        # (session, terminal id) -> its rendering: a v1 item, or `None` (the text profile)
+        self.rendered: dict[tuple[str, str], Any] = {}
+        # (session, terminal id) -> what renders its output's tail as it grows
+        self.texts: dict[tuple[str, str], TailRenderer] = {}
+        # (session, terminal id) -> what the `_meta` terminal extension has sent of it
+        self.streams: dict[tuple[str, str], Any] = {}
+        # The outputs of the message being converted (taken as one `Converted`).
+        self.out: list[Any] = []
+        self.replies: list[Any] = []
+        self.losses: list[Loss] = []
 
     def set_roots(self, session_id: str, cwd: Any, additional_directories: Any = None) -> None:
         """The session's directories, from the params the client set it up with (``cwd``,
         ``additionalDirectories``): diffs of files under them are rebuilt from disk."""
-        roots = self._roots
+        roots = self.roots
         roots.pop(session_id, None)
         roots[session_id] = normal_roots(cwd, additional_directories)
         if len(roots) > MAX_ROOTED_SESSIONS:
             del roots[next(iter(roots))]
 
-    def _diff_to_v1(self, session_id: str, call: _Call, item: Any, path: str) -> list[Any]:
+    def diff_to_v1(self, session_id: str, call: _Call, item: Any, path: str) -> list[Any]:
         """A v2 diff item of a call as v1 items, its texts rebuilt from disk where it can be
         (``_disk_diffs``); its losses reported."""
         losses = Losses(False)
-        out = disk_diff_to_v1(item, path, losses, self._roots.get(session_id), self.read_file)
+        out = disk_diff_to_v1(item, path, losses, self.roots.get(session_id), self.read_file)
         if losses.found:
-            self._extend(losses.report(), "$.params.update")
+            self.extend(losses.report(), "$.params.update")
         for converted in out:  # texts read from disk (an add's or a delete's is the patch's)
             if type(converted) is v1.Diff and converted.new_text:
                 old = converted.old_text
@@ -184,49 +215,73 @@ class _BridgeState:
                     call.wide += 3 * (len(converted.new_text) + len(old))
         return out
 
-    def _loss(self, path: str, reason: str) -> None:
-        self._losses.append(Loss(path, reason))
+    def loss(self, path: str, reason: str) -> None:
+        self.losses.append(Loss(path, reason))
 
-    def _extend(self, losses: LossReport, root: str) -> None:
+    def extend(self, losses: LossReport, root: str) -> None:
         """Losses of a mapping (rooted at what it mapped) as paths into the message."""
         for loss in losses:
-            self._losses.append(Loss(rooted(loss.path, root), loss.reason, loss.code))
+            self.losses.append(Loss(rooted(loss.path, root), loss.reason, loss.code))
 
-    def _apply(self, message: Any) -> None:
-        self._absorb(self.store.apply(message))
+    def apply(self, message: Any) -> None:
+        self.absorb(self.store.apply(message))
 
-    def _apply_update(self, session_id: str, update: Any) -> None:
-        self._absorb(self.store.apply_update(session_id, update))
+    def apply_update(self, session_id: str, update: Any) -> None:
+        self.absorb(self.store.apply_update(session_id, update))
 
-    def _absorb(self, events: list[Any]) -> None:
+    def absorb(self, events: list[Any]) -> None:
         for event in events:
             if type(event) in _QUIET_EVENTS:
                 continue
             if isinstance(event, DiagnosticReported):
                 if event.kind != "limit":  # a cap is reported once, by its LimitReached
-                    self._loss(event.path, event.reason)
+                    self.loss(event.path, event.reason)
             elif isinstance(event, LimitReached):
-                self._loss(f"$.{event.limit}", f"{event.subject}: {event.detail}")
-                self._texts.pop((event.session_id, event.subject), None)  # output cut, maybe
+                self.loss(f"$.{event.limit}", f"{event.subject}: {event.detail}")
+                self.texts.pop((event.session_id, event.subject), None)  # output cut, maybe
             elif isinstance(event, (TerminalPatched, TerminalCleared)) and "output" in event.fields:
-                self._texts.pop((event.session_id, event.terminal_id), None)  # output replaced
+                self.texts.pop((event.session_id, event.terminal_id), None)  # output replaced
 
-    def _session(self, session_id: str) -> _Session:
-        session = self._sessions.get(session_id)
+    def session(self, session_id: str) -> _Session:
+        session = self.sessions.get(session_id)
         if session is None:
             # The store's session comes first (its cap may evict another one, and ours with it).
-            self._absorb(self.store.touch(session_id))
-            session = self._sessions[session_id] = _Session()
+            self.absorb(self.store.touch(session_id))
+            session = self.sessions[session_id] = _Session()
         return session
 
-    def _call(self, session: _Session, tool_call_id: str) -> _Call:
+    def call(self, session: _Session, tool_call_id: str) -> _Call:
         call = session.calls.get(tool_call_id)
         if call is None:
             call = session.calls[tool_call_id] = _Call()
         return call
 
-    def _emit_update(self, session_id: str, update: Any) -> None:
-        self._out.append(_notification(session_id, update))
+    def emit_update(self, session_id: str, update: Any) -> None:
+        self.out.append(_notification(session_id, update))
+
+    def forget_session(self, session_id: str) -> None:
+        """Forget everything about the session (its store state included)."""
+        self.sessions.pop(session_id, None)
+        self.dirty.pop(session_id, None)
+        self.roots.pop(session_id, None)
+        self.store.drop_session(session_id)
+        self.ghosts = {key: None for key in self.ghosts if key[0] != session_id}
+        self.compactions = {k: v for k, v in self.compactions.items() if k[0] != session_id}
+        self.messages_shown = {k: None for k in self.messages_shown if k[0] != session_id}
+        self.forget_terminals(session_id)
+
+    def forget_terminal(self, session_id: str, terminal_id: str) -> None:
+        """Drop the terminal's rendering, renderer and extension stream (it is gone)."""
+        key = (session_id, terminal_id)
+        self.rendered.pop(key, None)
+        self.texts.pop(key, None)
+        self.streams.pop(key, None)
+
+    def forget_terminals(self, session_id: str) -> None:
+        """Drop the renderings, renderers and extension streams of the session's terminals."""
+        self.rendered = {k: v for k, v in self.rendered.items() if k[0] != session_id}
+        self.texts = {k: v for k, v in self.texts.items() if k[0] != session_id}
+        self.streams = {k: v for k, v in self.streams.items() if k[0] != session_id}
 
 
 def _final(tc: ToolCallState) -> bool:

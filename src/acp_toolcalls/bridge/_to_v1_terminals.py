@@ -15,9 +15,9 @@ Rules this module owns (D46 (terminal conversion); D22):
   replaced output that does not continue what was sent is sent after a line saying so
   (appending cannot take text back; reported).
 - Renderings are a cache (``_RENDERED``, the oldest go), dropped when the terminal changes
-  (``_on_terminal``); the output's tail is rendered incrementally (``TailRenderer``) for the
-  ``_RENDERERS`` terminals most recently rendered, so output that only grew costs what it
-  grew by.
+  (``SessionUpdates.on_terminal``); the output's tail is rendered incrementally
+  (``TailRenderer``) for the ``_RENDERERS`` terminals most recently rendered, so output that
+  only grew costs what it grew by.
 """
 
 from __future__ import annotations
@@ -28,10 +28,9 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v1, v2
-from .._mypyc import mypyc_attr
 from ..store import TerminalState
 from ._terminal_text import TailRenderer, fenced
-from ._to_v1_state import _BridgeState
+from ._to_v1_state import BridgeState
 
 _RENDERED = 256
 """Terminal renderings kept (each up to ``tail_chars`` characters)."""
@@ -57,27 +56,31 @@ class _Stream:
         self.decoder: Any = codecs.getincrementaldecoder("utf-8")("replace")
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _TerminalRendering(_BridgeState):
-    """The bridge's terminal renderings (a layer of ``V2ToV1Bridge``)."""
+class TerminalRendering:
+    """How the bridge shows terminals (a component of ``V2ToV1Bridge``; its caches are the
+    shared state's ``rendered``, ``texts`` and ``streams``)."""
 
-    def _render_terminal(self, session_id: str, terminal_id: str) -> Any:
+    def __init__(self, state: BridgeState) -> None:
+        self.state = state
+
+    def render(self, session_id: str, terminal_id: str) -> Any:
         key = (session_id, terminal_id)
-        if key in self._rendered:  # (`None` is a rendering too: nothing to show)
-            return self._rendered[key]
-        rendered = self._rendered[key] = self._render_terminal_now(session_id, terminal_id)
-        if len(self._rendered) > _RENDERED:  # renderings are a cache: the oldest go
-            del self._rendered[next(iter(self._rendered))]
+        renderings = self.state.rendered
+        if key in renderings:  # (`None` is a rendering too: nothing to show)
+            return renderings[key]
+        rendered = renderings[key] = self._render_now(session_id, terminal_id)
+        if len(renderings) > _RENDERED:  # renderings are a cache: the oldest go
+            del renderings[next(iter(renderings))]
         return rendered
 
-    def _render_terminal_now(self, session_id: str, terminal_id: str) -> Any:
+    def _render_now(self, session_id: str, terminal_id: str) -> Any:
         """The ``text`` profile's item for the terminal (``None``: nothing to show yet)."""
-        session = self.store.sessions.get(session_id)
+        session = self.state.store.sessions.get(session_id)
         terminal = session.terminals.get(terminal_id) if session is not None else None
         command = terminal.command if terminal is not None else None
         exit_status = terminal.exit_status if terminal is not None else None
         cwd = terminal.cwd if terminal is not None else None
-        output = self._terminal_text(session_id, terminal) if terminal is not None else ""
+        output = self._tail_text(session_id, terminal) if terminal is not None else ""
         lines = [f"$ {command}"] if command is not None else []
         if output:
             lines.append(output.rstrip("\n"))
@@ -90,16 +93,18 @@ class _TerminalRendering(_BridgeState):
             text += f"\nWorking directory: {cwd}"
         return v1.Content(content=v1.TextContent(text=text))
 
-    def _terminal_meta(self, session_id: str, terminal_id: str) -> dict[str, Any]:
+    def meta(self, session_id: str, terminal_id: str) -> dict[str, Any]:
         """The ``_meta`` terminal extension keys of what the client has not been sent of the
         terminal yet (``terminal_info`` once, the output appended since, ``terminal_exit``
         once); sending them is up to the caller, and they are not sent again."""
+        state = self.state
         key = (session_id, terminal_id)
-        stream = self._streams.pop(key, None) or _Stream()
-        self._streams[key] = stream  # the most recently sent last
-        if len(self._streams) > _STREAMS:
-            del self._streams[next(iter(self._streams))]
-        session = self.store.sessions.get(session_id)
+        streams = state.streams
+        stream = streams.pop(key, None) or _Stream()
+        streams[key] = stream  # the most recently sent last
+        if len(streams) > _STREAMS:
+            del streams[next(iter(streams))]
+        session = state.store.sessions.get(session_id)
         terminal = session.terminals.get(terminal_id) if session is not None else None
         meta: dict[str, Any] = {}
         if not stream.announced:
@@ -115,7 +120,7 @@ class _TerminalRendering(_BridgeState):
         if data:
             name = (
                 "terminal_output_delta"
-                if self.terminal_profile == "meta_delta"
+                if state.terminal_profile == "meta_delta"
                 else "terminal_output"
             )
             meta[name] = {"terminal_id": terminal_id, "data": data}
@@ -145,7 +150,7 @@ class _TerminalRendering(_BridgeState):
             start = stream.sent - len(stream.tail)
             if terminal.dropped_bytes or output[start : stream.sent] != stream.tail:
                 # Appending cannot take back what the client holds: the new output follows.
-                self._loss(
+                self.state.loss(
                     f"$.terminal.{terminal.terminal_id}.output",
                     "output replaced by other text: a v1 client that appends is sent it again",
                 )
@@ -164,17 +169,19 @@ class _TerminalRendering(_BridgeState):
         text: str = stream.decoder.decode(new)
         return prefix + text
 
-    def _terminal_text(self, session_id: str, terminal: TerminalState) -> str:
+    def _tail_text(self, session_id: str, terminal: TerminalState) -> str:
         """The sanitized tail of the terminal's output, through its renderer (output that only
         grew since the last render costs what it grew by)."""
+        state = self.state
         data = terminal.output
         if not isinstance(data, bytearray):
             return ""
         key = (session_id, terminal.terminal_id)
-        renderer = self._texts.pop(key, None) or TailRenderer(self.tail_chars)
-        self._texts[key] = renderer  # the most recently rendered last
-        if len(self._texts) > _RENDERERS:
-            del self._texts[next(iter(self._texts))]
+        texts = state.texts
+        renderer = texts.pop(key, None) or TailRenderer(state.tail_chars)
+        texts[key] = renderer  # the most recently rendered last
+        if len(texts) > _RENDERERS:
+            del texts[next(iter(texts))]
         return renderer.render(data)
 
 
