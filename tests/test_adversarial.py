@@ -349,9 +349,10 @@ def test_v1_to_v2_bridge_keeps_at_most_max_store_bytes() -> None:
         line = json.dumps(message_of(body, f"s{i % 30}")).encode()
         reported += losses(bridge.convert(line))
         kept = sum(
-            len(s.seen) * 400 + sum(map(len, s.titles.values())) for s in bridge._sessions.values()
+            len(s.seen) * 400 + sum(map(len, s.titles.values()))
+            for s in bridge._tables.sessions.values()
         )
-        assert bridge._bytes == kept <= 2_000_000
+        assert bridge._tables.bytes == kept <= 2_000_000
     assert reported and all(path == "$.max_store_bytes" for path, _ in reported)
     assert "forgot 1 least recently used session(s)" in reported[0][1]
     (request,) = bridge.convert(
@@ -393,7 +394,7 @@ def test_v1_to_v2_bridge_remembers_at_most_max_tool_calls_titles() -> None:
         converted = bridge.convert(template.replace(b"IDX", b"c%d" % i))
         assert len(converted.messages) == 1
         reported += losses(converted)
-    session = bridge._sessions[SID]
+    session = bridge._tables.sessions[SID]
     assert len(session.titles) <= 1_000 and len(session.final) <= 1_000
     assert reported and reported[0][0] == "$.max_tool_calls"
     assert "forgot the 125 oldest tool-call id(s) (cap 1000 per session)" in reported[0][1]

@@ -96,18 +96,26 @@ _UPDATE_FIELDS = tuple(f.attr for f in models.TOOL_CALL_FIELDS)
 """Every patch field of the v2 model (issue 28): what the general path's update is read for."""
 
 
-class V1ToV2Bridge(SessionTables):
+class V1ToV2Bridge:
     """Converts a v1 agent's messages for a v2 client, one message at a time (sans-I/O)."""
 
     def __init__(self, *, limits: Limits | None = None) -> None:
-        super().__init__(limits)
+        # The losses of the message being converted: one list, emptied as they are taken (the
+        # session tables append theirs to it).
+        self._losses: list[Loss] = []
+        self._tables = SessionTables(limits, self._losses)
         self._messages = 0  # message ids made up for chunks without one
         # Each forwarded request: its session and the option ids the client was offered.
         self._forwarded: Forwarded[tuple[str, frozenset[str]]] = Forwarded(
-            self.limits.max_pending_permissions
+            self._tables.limits.max_pending_permissions
         )
         self._out: list[Any] = []
         self._replies: list[Any] = []
+
+    @property
+    def limits(self) -> Limits:
+        """The caps of what the bridge remembers (``Limits``)."""
+        return self._tables.limits
 
     def convert(self, message: Any) -> Converted:
         """Convert one message (or batch); raises ``DecodeError`` for unreadable raw input."""
@@ -123,19 +131,16 @@ class V1ToV2Bridge(SessionTables):
             if not self._losses and not self._replies:
                 return Converted(tuple(out), (), NO_LOSSES)
             converted = Converted(tuple(out), tuple(self._replies), LossReport(self._losses))
-            self._replies, self._losses = [], []
+            self._replies = []
+            self._losses.clear()
             return converted
         message = read_input(message, "v1", self._losses)
         if isinstance(message, Batch):
             for item in message.items:
                 self._dispatch(item)
-            out, replies, losses = self._out, self._replies, self._losses
-            self._out, self._replies, self._losses = [], [], []
-            return Converted(batched(out), tuple(replies), LossReport(losses))
+            return self._take(batched(self._out))
         self._dispatch(message)
-        converted = Converted(tuple(self._out), tuple(self._replies), LossReport(self._losses))
-        self._out, self._replies, self._losses = [], [], []
-        return converted
+        return self._take(tuple(self._out))
 
     def flush(self, session_id: str | None = None) -> Converted:
         """Nothing is ever held back (v1 has no chunks to coalesce): an empty ``Converted``."""
@@ -145,17 +150,13 @@ class V1ToV2Bridge(SessionTables):
     def end_message(self, session_id: str) -> None:
         """The session's next message chunk without a ``messageId`` starts a new message (a
         proxy calls this when a prompt turn starts and ends)."""
-        session = self._sessions.get(session_id)
+        session = self._tables.sessions.get(session_id)
         if session is not None:
             session.message = None
 
     def close_session(self, session_id: str) -> Converted:
         """Forget what the bridge remembers about the session."""
-        session = self._sessions.pop(session_id, None)
-        if session is not None:
-            self._bytes -= session.bytes
-            if session is self._current:
-                self._current = None
+        self._tables.close(session_id)
         self._forwarded.forget(lambda asked: asked[0] == session_id)
         return Converted()
 
@@ -165,8 +166,13 @@ class V1ToV2Bridge(SessionTables):
         ``$/cancel_request`` (``messages``), and the client's late answer will be dropped.
         Nothing happens for a request that is not pending."""
         self._give_up(request_id)
-        converted = Converted(tuple(self._out), tuple(self._replies), LossReport(self._losses))
-        self._out, self._replies, self._losses = [], [], []
+        return self._take(tuple(self._out))
+
+    def _take(self, messages: tuple[Any, ...]) -> Converted:
+        """The outputs of what was converted (``messages``: the ones sent, as they go out)."""
+        converted = Converted(messages, tuple(self._replies), LossReport(self._losses))
+        self._out, self._replies = [], []
+        self._losses.clear()
         return converted
 
     def _give_up(self, request_id: Any) -> None:
@@ -198,7 +204,7 @@ class V1ToV2Bridge(SessionTables):
         if extras_seen():  # (no model in the process has any until then)
             self._losses.extend(unknown_keys(message, "$"))
             self._losses.extend(unknown_keys(params, "$.params", nested=True))
-        session = self._session(params.session_id)
+        session = self._tables.session(params.session_id)
         if type(update) not in _TOOL_CALLS and not isinstance(update, _TOOL_CALLS):
             mapped, losses = session_update_to_v2(
                 update, message_id=self._message_id(session, update)
@@ -235,13 +241,13 @@ class V1ToV2Bridge(SessionTables):
     def _read_terminals(self, session: Session, call: Any, path: str) -> tuple[Any, list[Any]]:
         """``call`` without the ``_meta`` terminal extension, and the v2 terminal updates it
         carried (``convert.TerminalReader``)."""
-        reader = self._reader(session)
+        reader = self._tables.reader(session)
         before = reader.size
         losses = Losses(False)
         call, terminals = reader.read(call, path, losses)
         self._losses.extend(losses.found)
         if reader.size != before:
-            self._grown(session, reader.size - before)
+            self._tables.grown(session, reader.size - before)
         return call, terminals
 
     def _send_call(
@@ -262,7 +268,7 @@ class V1ToV2Bridge(SessionTables):
         content = values.get("content")
         if content is not None:
             chain, added = appended(content, session.contents.get(tool_call_id))
-            self._hold_content(session, tool_call_id, chain)
+            self._tables.hold_content(session, tool_call_id, chain)
             if added is not None:  # the client holds a prefix of it: only what is new
                 del values["content"]
                 for item in added:
@@ -272,7 +278,7 @@ class V1ToV2Bridge(SessionTables):
         if not values and sent and not create and tool_call_id in session.seen:
             return  # nothing left the client does not hold
         patch = v2.SessionToolCallUpdate(tool_call_id=tool_call_id, **values)
-        self._remember(params.session_id, session, patch, values, content_held=True)
+        self._tables.remember(params.session_id, session, patch, values, content_held=True)
         self._send(params, patch)
 
     def _send(
@@ -321,13 +327,13 @@ class V1ToV2Bridge(SessionTables):
             self._replies.append(refusal[0])
             self._losses += [refusal[1], *unknown_keys(params, "$.params", nested=True)]
             return
-        session = self._session(params.session_id)
+        session = self._tables.session(params.session_id)
         if not params.options:  # v2 needs at least one option (D5)
             self._losses.append(Loss("$.params.options", "no options: answered `cancelled`"))
             self._losses.extend(unknown_keys(params, "$.params", nested=True))
             self._replies.append(response(message.id, CANCELLED_OUTCOME))
             return
-        cap = self.limits.max_permission_options
+        cap = self._tables.limits.max_permission_options
         if cap is not None and len(params.options) > cap:
             self._losses.append(
                 Loss(
@@ -361,7 +367,7 @@ class V1ToV2Bridge(SessionTables):
         if isinstance(subject, v2.ToolCallPermissionSubject):
             patch = self._patch(session, subject.tool_call)
             request = models.replace(request, subject=models.replace(subject, tool_call=patch))
-            self._remember(params.session_id, session, patch)
+            self._tables.remember(params.session_id, session, patch)
         offered = frozenset(option.option_id for option in request.options)
         oldest = self._forwarded.add(message.id, (params.session_id, offered))
         if oldest is not None:  # past the cap: the oldest is given up

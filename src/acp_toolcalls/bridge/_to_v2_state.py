@@ -128,22 +128,24 @@ class Session:
 
 
 class SessionTables:
-    """The sessions of a ``V1ToV2Bridge``, what the client holds of their calls, the caps."""
+    """The sessions of a ``V1ToV2Bridge``, what the client holds of their calls, the caps (the
+    bridge holds one; a cap that bites appends its loss to ``losses``, the bridge's list)."""
 
-    def __init__(self, limits: Limits | None) -> None:
+    def __init__(self, limits: Limits | None, losses: list[Loss]) -> None:
         self.limits = limits if limits is not None else Limits()
-        self._sessions: dict[str, Session] = {}
-        self._bytes = 0  # what all sessions keep, about
+        self.sessions: dict[str, Session] = {}
+        self.bytes = 0  # what all sessions keep, about
         self._current: Session | None = None
         self._switches = 0
-        self._losses: list[Loss] = []
+        self.losses = losses
 
-    def _session(self, session_id: str) -> Session:
-        session = self._sessions.get(session_id)
+    def session(self, session_id: str) -> Session:
+        """The session's tables, made when new (the least recently used go past the cap)."""
+        session = self.sessions.get(session_id)
         if session is None:
-            session = self._sessions[session_id] = Session()
+            session = self.sessions[session_id] = Session()
             cap = self.limits.max_sessions
-            if cap is not None and len(self._sessions) > cap:
+            if cap is not None and len(self.sessions) > cap:
                 self._evict_sessions(session, cap)
         if session is not self._current:
             self._switches += 1
@@ -151,27 +153,35 @@ class SessionTables:
             self._current = session
         return session
 
-    def _reader(self, session: Session) -> TerminalReader:
+    def close(self, session_id: str) -> None:
+        """Forget the session."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            self.bytes -= session.bytes
+            if session is self._current:
+                self._current = None
+
+    def reader(self, session: Session) -> TerminalReader:
         reader = session.terminals
         if reader is None:
             reader = session.terminals = TerminalReader(self.limits.max_terminals)
         return reader
 
-    def _grown(self, session: Session, grown: int) -> None:
+    def grown(self, session: Session, grown: int) -> None:
         """``session`` keeps ``grown`` bytes more (a terminal of the extension, say)."""
         session.bytes += grown
-        self._bytes += grown
+        self.bytes += grown
         budget = self.limits.max_store_bytes
-        if budget is not None and self._bytes > budget:
+        if budget is not None and self.bytes > budget:
             self._over_budget(session, budget)
 
     def _evict_sessions(self, new: Session, cap: int) -> None:
-        others = [(s.touched, sid) for sid, s in self._sessions.items() if s is not new]
+        others = [(s.touched, sid) for sid, s in self.sessions.items() if s is not new]
         others.sort()
         victims = [sid for _, sid in others[: trim_block(cap)]]
         for sid in victims:
-            self._bytes -= self._sessions.pop(sid).bytes
-        self._losses.append(
+            self.bytes -= self.sessions.pop(sid).bytes
+        self.losses.append(
             Loss(
                 "$.max_sessions",
                 f"forgot {len(victims)} least recently used session(s) (cap {cap}): their "
@@ -179,7 +189,7 @@ class SessionTables:
             )
         )
 
-    def _remember(
+    def remember(
         self,
         session_id: str,
         session: Session,
@@ -190,7 +200,7 @@ class SessionTables:
     ) -> None:
         """Note what the client now holds of the call (``values``: the fields ``update`` sets,
         by attribute name, when the caller has them; ``content_held``: its content is noted
-        already, ``_hold_content``)."""
+        already, ``hold_content``)."""
         tool_call_id = update.tool_call_id
         grown = 0
         if tool_call_id not in session.seen:
@@ -218,7 +228,7 @@ class SessionTables:
             grown += len(kept) - len(session.titles.get(tool_call_id, ""))
             session.titles[tool_call_id] = kept
         session.bytes += grown
-        self._bytes += grown
+        self.bytes += grown
         if isinstance(update.status, str):
             if update.status in v2.FINAL_STATUSES:
                 session.final[tool_call_id] = None
@@ -228,7 +238,7 @@ class SessionTables:
         if cap is not None and len(session.seen) > cap:  # a block at a time: amortised O(1)
             count = len(session.seen) - cap + trim_block(cap) - 1
             self._forget_calls(session, count)
-            self._losses.append(
+            self.losses.append(
                 Loss(
                     "$.max_tool_calls",
                     f"{session_id}: forgot the {count} oldest tool-call id(s) (cap {cap} per "
@@ -236,10 +246,10 @@ class SessionTables:
                 )
             )
         budget = self.limits.max_store_bytes
-        if budget is not None and self._bytes > budget:
+        if budget is not None and self.bytes > budget:
             self._over_budget(session, budget)
 
-    def _hold_content(self, session: Session, tool_call_id: str, chain: Chain) -> None:
+    def hold_content(self, session: Session, tool_call_id: str, chain: Chain) -> None:
         """The client holds content ``chain`` of the call now (sent as chunks, or unchanged)."""
         session.contents[tool_call_id] = chain
         session.held.setdefault(tool_call_id, {})["content"] = hash(chain)
@@ -255,25 +265,25 @@ class SessionTables:
         kept = len(session.seen) * _CALL_BYTES + sum(map(len, session.titles.values()))
         if session.terminals is not None:
             kept += session.terminals.size
-        self._bytes += kept - session.bytes
+        self.bytes += kept - session.bytes
         session.bytes = kept
 
     def _over_budget(self, current: Session, budget: int) -> None:
         """Past ``max_store_bytes``: the least recently used sessions are forgotten, then the
         oldest calls of the current one, until what is kept fits."""
         sessions = 0
-        others = sorted((s.touched, sid) for sid, s in self._sessions.items() if s is not current)
+        others = sorted((s.touched, sid) for sid, s in self.sessions.items() if s is not current)
         for _, session_id in others:
-            if self._bytes <= budget:
+            if self.bytes <= budget:
                 break
-            self._bytes -= self._sessions.pop(session_id).bytes
+            self.bytes -= self.sessions.pop(session_id).bytes
             sessions += 1
         calls = 0
-        while self._bytes > budget and current.seen:
+        while self.bytes > budget and current.seen:
             count = trim_block(len(current.seen))
             self._forget_calls(current, count)
             calls += count
-        self._losses.append(
+        self.losses.append(
             Loss(
                 "$.max_store_bytes",
                 f"what the bridge keeps went over {budget} bytes: forgot {sessions} least "
