@@ -11,8 +11,10 @@ Rules this module owns:
 - A session is created in the store first (its cap may evict another one, and ours with it).
 
 ``BridgeState`` is the one object the components of ``V2ToV1Bridge`` share (each holds it;
-``_to_v1``'s docstring says which component does what); nothing else holds per-session state
-but the components' own bounded caches, which go with the session (``forget_terminals``).
+``_to_v1``'s docstring says which component does what), and the one place of the per-session
+state (``forget_session`` drops it all): the components hold only the forwarded permission
+requests (``Permissions``, forgotten with their session) and what one flush passes on
+(``Projection``).
 """
 
 from __future__ import annotations
