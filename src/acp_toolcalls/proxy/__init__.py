@@ -2,10 +2,12 @@
 
 One concept per module (all private; the public names are this package's):
 
-- ``_core``: ``ConnectionCore``, lines in from either side, lines out; its routing. Built in
-  layers: ``_output`` (the outbox, notes, caps, sessions), ``_permissions`` (the bridges'
-  output, request ids, permissions, cancels), ``_passthrough``, ``_refusals`` (reading lines,
-  bad input), ``_negotiation`` (``initialize``), ``_updates`` (the agent's notifications).
+- ``_core``: ``ConnectionCore``, lines in from either side, lines out; its routing. It holds
+  its output as a component (``_output.Output``: the outbox, notes, caps' notes), given to its
+  policies, and is built in layers: ``_connection`` (its state and sessions),
+  ``_permissions`` (the bridges' output, request ids, permissions, cancels), ``_passthrough``,
+  ``_refusals`` (reading lines, bad input), ``_negotiation`` (``initialize``), ``_updates``
+  (the agent's notifications).
 - ``_state``: the negotiation state table (negotiating -> pass-through | converting ->
   closed); ``_policy``: what differs by the versions' pairing, chosen once; ``_sessions``:
   the sessions the core keeps, and what a policy asks of the core (``Core``).

@@ -42,14 +42,14 @@ def set_mode(core: Core, request_id: Any, params: Any) -> None:
         code, why = (
             (METHOD_NOT_FOUND, NO_V2[_SET_MODE]) if modes is None else (INVALID_PARAMS, invalid)
         )
-        core._client(jsonrpc.error(request_id, code, str(why)))
-        core._note("client", f"{_SET_MODE}: {why}")
+        core.output.client(jsonrpc.error(request_id, code, str(why)))
+        core.output.note("client", f"{_SET_MODE}: {why}")
         return
     mapped = modes.request(params)
-    core._losses("client", _SET_MODE, mapped.losses)
+    core.output.losses("client", _SET_MODE, mapped.losses)
     pending = rpc.Pending(request_id, _SET_MODE, session_id, ("mode", params.get("modeId")))
     target = "session/set_config_option"
-    core._agent(jsonrpc.request(core._to_agent.allocate(pending), target, mapped.value))
+    core.output.agent(jsonrpc.request(core._to_agent.allocate(pending), target, mapped.value))
 
 
 def answered(core: Core, pending: rpc.Pending, result: Any) -> None:
@@ -59,14 +59,14 @@ def answered(core: Core, pending: rpc.Pending, result: Any) -> None:
         return
     if pending.method == _SET_MODE and isinstance(pending.params, tuple):
         mapped = modes.selected(pending.params[1], result)
-        core._losses("agent", "session/set_config_option result", mapped.losses)
+        core.output.losses("agent", "session/set_config_option result", mapped.losses)
         updates: tuple[Any, ...] = mapped.updates
     else:
         options = result.get("configOptions") if isinstance(result, dict) else None
         updates = (modes.observe(options),)
     for update in updates:
         if update is not None:
-            core._client(jsonrpc.update(pending.session_id, update))
+            core.output.client(jsonrpc.update(pending.session_id, update))
 
 
 def options_changed(core: Core, session: _Session, session_id: Any, update: Any) -> None:
@@ -75,4 +75,4 @@ def options_changed(core: Core, session: _Session, session_id: Any, update: Any)
     if modes is not None and isinstance(update, dict):
         changed = modes.observe(update.get("configOptions"))
         if changed is not None:
-            core._client(jsonrpc.update(session_id, changed))
+            core.output.client(jsonrpc.update(session_id, changed))

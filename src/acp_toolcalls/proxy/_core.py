@@ -101,13 +101,13 @@ class ConnectionCore(_Updates):
 
     def from_client(self, line: bytes, now: float) -> Outbox:
         """One line the client wrote."""
-        self._now = now
+        self.output.now = now
         self._client_line(line, now)
         return self._take()
 
     def from_agent(self, line: bytes, now: float) -> Outbox:
         """One line the agent wrote."""
-        self._now = now
+        self.output.now = now
         self._agent_line(line, now)
         return self._take()
 
@@ -120,28 +120,28 @@ class ConnectionCore(_Updates):
 
     def from_agent_lines(self, lines: Sequence[bytes], now: float) -> Outbox:
         """Lines the agent wrote, in order: as ``from_client_lines``, the other way."""
-        self._now = now
+        self.output.now = now
         if self._state == PASSTHROUGH:  # kept to cheap byte checks per line
-            to_client = self._out.to_client
+            to_client = self.output.box.to_client
             for index, line in enumerate(lines):
                 try:
                     if self._to_agent.pending or self._turns:
                         self._untrack_passthrough(line)
                     if _PERMISSION_METHOD in line:
-                        self._line = index
+                        self.output.line = index
                         line = self._unique_options(line)
                 except Exception as exc:  # a bug must cost this line, not the others
-                    self._line = index
-                    self._bug("agent", exc)
+                    self.output.line = index
+                    self.output.bug("agent", exc)
                 else:
                     to_client.append(line)
-                self._line = None
+                self.output.line = None
             return self._take()
         return self._lines(self._agent_line, "agent", lines, now)
 
     def poll(self, now: float) -> Outbox:
         """Send the coalesced tool-call changes whose time has come."""
-        self._now = now
+        self.output.now = now
         if self._deadline is not None and now >= self._deadline:
             self._deadline = None
             bridge = self._policy.coalescing
@@ -183,7 +183,7 @@ class ConnectionCore(_Updates):
 
     def _client_line(self, line: bytes, now: float) -> None:
         if self._policy.mode == "passthrough":
-            self._out.to_agent.append(self._track_passthrough(line))
+            self.output.box.to_agent.append(self._track_passthrough(line))
             return
         read = self._read_client(line)
         if read is not None:
@@ -197,7 +197,7 @@ class ConnectionCore(_Updates):
             self._untrack_passthrough(line)
             if _PERMISSION_METHOD in line:
                 line = self._unique_options(line)
-            self._out.to_client.append(line)
+            self.output.box.to_client.append(line)
             return
         if state == CONVERTING and self._compact_update(line, now):
             return
@@ -222,22 +222,22 @@ class ConnectionCore(_Updates):
         for pending in list(self._to_agent.pending.values()):
             # A converted prompt ends below with its session; a passed-through one is here.
             if not pending.discard and (pending.method != "session/prompt" or passed):
-                self._client(
+                self.output.client(
                     jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data)
                 )
         self._to_agent.pending.clear()
         for envelope, _line in self._client_held:  # held while the agent answered initialize
             if envelope.method is not UNSET and envelope.id is not UNSET:
-                self._client(
+                self.output.client(
                     jsonrpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
                 )
         self._client_held, self._client_held_bytes = [], 0
         for session_id in self._turns.values():  # pass-through v2 turns acknowledged
-            self._client(jsonrpc.update(session_id, _turn_error(reason)))
+            self.output.client(jsonrpc.update(session_id, _turn_error(reason)))
         self._turns.clear()
         for session_id, session in self._sessions.items():
             self._turn_aborted(session_id, session.turns.abort_all(), reason)
-        self._note("agent", f"{reason}; the session ends", "error")
+        self.output.note("agent", f"{reason}; the session ends", "error")
 
     # ----------------------------------------------------------------------------------------
     # From the client
@@ -246,8 +246,8 @@ class ConnectionCore(_Updates):
         method = envelope.method
         if method is UNSET:
             if envelope.id is UNSET:
-                self._client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
-                self._note("client", "a message with neither method nor id: answered -32600")
+                self.output.client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self.output.note("client", "a message with neither method nor id: answered -32600")
                 return
             self._client_response(envelope, line)
             return
@@ -260,47 +260,49 @@ class ConnectionCore(_Updates):
             self._client_initialize(envelope.id, params, line)
         elif self._policy.mode == "negotiating":  # before versions are known: as it is
             self._to_agent.keep(envelope.id, rpc.Pending(envelope.id, method))
-            self._out.to_agent.append(line)
+            self.output.box.to_agent.append(line)
         elif method in _CLIENT_NOTIFICATIONS:  # a cancel is a cancel, with or without an id
             self._client_notification(method, params, line)
-            self._client(jsonrpc.result(plain_id(envelope.id), {}))
-            self._note("client", f"{method} is a notification but came with an id: answered {{}}")
+            self.output.client(jsonrpc.result(plain_id(envelope.id), {}))
+            self.output.note(
+                "client", f"{method} is a notification but came with an id: answered {{}}"
+            )
         else:
             self._client_request(envelope.id, method, params, line)
 
     def _client_notification(self, method: str, params: Any, line: bytes) -> None:
         if self._policy.mode != "converting":
-            self._out.to_agent.append(line)
+            self.output.box.to_agent.append(line)
             return
         if method == "$/cancel_request":
-            self._forward_cancel_request(params, self._to_agent, self._agent, "client")
+            self._forward_cancel_request(params, self._to_agent, self.output.agent, "client")
             return
         if method == "session/cancel" and isinstance(params, dict):
-            self._agent(jsonrpc.notification(method, params))
+            self.output.agent(jsonrpc.notification(method, params))
             self._settle_permissions(params.get("sessionId"))
             return
         if method == "initialize" or method in self._policy.client_methods:
-            self._note(
+            self.output.note(
                 "client",
                 f"{method} is a request but came without an id: not forwarded (its answer "
                 "could not reach the client)",
                 "error",
             )
             return
-        self._out.to_agent.append(line)  # extension and unknown notifications
+        self.output.box.to_agent.append(line)  # extension and unknown notifications
 
     def _client_request(self, request_id: Any, method: str, params: Any, line: bytes) -> None:
         policy = self._policy
         missing = policy.missing.get(method)
         if missing is not None:
-            self._client(jsonrpc.error(request_id, policy.missing_code, missing))
-            self._note("client", f"{method}: {missing}")
+            self.output.client(jsonrpc.error(request_id, policy.missing_code, missing))
+            self.output.note("client", f"{method}: {missing}")
             return
         table = policy.requests
         if method not in table:  # unknown and extension methods: as they are, under our id
             data = rpc.whole(line)
             data["id"] = self._to_agent.allocate(rpc.Pending(request_id, method))
-            self._agent(data)
+            self.output.agent(data)
             return
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         if policy.answered_here(self, request_id, method, params):
@@ -310,17 +312,19 @@ class ConnectionCore(_Updates):
             invalid = modes.invalid(params)
             if invalid is not None:
                 data = {"path": "$.params", "reason": invalid}
-                self._client(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+                self.output.client(
+                    jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data)
+                )
                 return
             table = MODES_TO_V1  # the v1 agent's modes: session/set_mode
         target, mapped = map_params(table, method, params)
-        self._losses("client", method, mapped.losses)
+        self.output.losses("client", method, mapped.losses)
         if replays_history(method, params):  # the history is sent again: the client starts over
             self._replaying(session_id)
         if method == "session/resume":
             resumed = policy.resumed(self, session_id, target)
             if resumed is None:
-                self._client(
+                self.output.client(
                     jsonrpc.error(
                         request_id, METHOD_NOT_FOUND, "the v1 agent cannot resume sessions"
                     )
@@ -329,7 +333,9 @@ class ConnectionCore(_Updates):
             target = resumed
         if method == "session/prompt":
             if not (isinstance(mapped.value.get("prompt"), list) and mapped.value["prompt"]):
-                self._client(jsonrpc.error(request_id, INVALID_PARAMS, "the prompt has no content"))
+                self.output.client(
+                    jsonrpc.error(request_id, INVALID_PARAMS, "the prompt has no content")
+                )
                 return
             session = self._session(session_id)
             content = params.get("prompt", [])
@@ -342,7 +348,7 @@ class ConnectionCore(_Updates):
             pending.params = self._roots(session_id, params)
         if table is MODES_TO_V1:
             pending.params = ("mode", mapped.value.get("modeId"))
-        self._agent(jsonrpc.request(self._to_agent.allocate(pending), target, mapped.value))
+        self.output.agent(jsonrpc.request(self._to_agent.allocate(pending), target, mapped.value))
 
     def _modes_of(self, session_id: Any) -> Modes | None:
         session = self._sessions.get(request_key(session_id))
@@ -362,10 +368,12 @@ class ConnectionCore(_Updates):
     def _client_response(self, envelope: rpc.Envelope, line: bytes) -> None:
         pending = self._to_client.pop(envelope.id)
         if pending is None:
-            self._note("client", f"an answer to no pending request (id {envelope.id!r}): dropped")
+            self.output.note(
+                "client", f"an answer to no pending request (id {envelope.id!r}): dropped"
+            )
             return
         if pending.discard:
-            self._note(
+            self.output.note(
                 "client",
                 f"an answer to request {envelope.id!r}, which the proxy answered already (the "
                 "agent was sent `cancelled`): dropped",
@@ -377,7 +385,7 @@ class ConnectionCore(_Updates):
         if pending.method == "session/request_permission":
             self._permission_answered(pending, data, line)
             return
-        self._agent(data)
+        self.output.agent(data)
 
     # ----------------------------------------------------------------------------------------
     # From the agent
@@ -386,19 +394,21 @@ class ConnectionCore(_Updates):
         method = envelope.method
         if method is UNSET:
             if envelope.id is UNSET:
-                self._note("agent", "a message with neither method nor id: dropped", "error")
+                self.output.note("agent", "a message with neither method nor id: dropped", "error")
                 return
             self._agent_response(envelope, line)
         elif self._state == NEGOTIATING:  # until the agent has answered initialize: held
             self._hold(envelope, line)
         elif self._state != CONVERTING:
-            self._out.to_client.append(line)
+            self.output.box.to_client.append(line)
         elif envelope.id is UNSET:
             self._agent_notification(method, envelope, line, now)
         elif method in _AGENT_NOTIFICATIONS:  # a notification with an id: handled as one
             self._agent_notification(method, envelope, line, now)
-            self._agent(jsonrpc.result(plain_id(envelope.id), {}))
-            self._note("agent", f"{method} is a notification but came with an id: answered {{}}")
+            self.output.agent(jsonrpc.result(plain_id(envelope.id), {}))
+            self.output.note(
+                "agent", f"{method} is a notification but came with an id: answered {{}}"
+            )
         else:
             self._agent_request(envelope.id, method, envelope, line)
 
@@ -406,7 +416,9 @@ class ConnectionCore(_Updates):
         data = rpc.whole(line)  # read before anything changes: it may be unreadable
         pending = self._to_agent.pop(envelope.id)
         if pending is None:
-            self._note("agent", f"an answer to no pending request (id {envelope.id!r}): dropped")
+            self.output.note(
+                "agent", f"an answer to no pending request (id {envelope.id!r}): dropped"
+            )
             return
         if pending.discard:
             return
@@ -415,7 +427,7 @@ class ConnectionCore(_Updates):
             return
         if self._state != CONVERTING:
             data["id"] = pending.origin_id
-            self._client(data)
+            self.output.client(data)
             return
         if "error" in data:
             self._agent_error(pending, data["error"])
@@ -426,16 +438,16 @@ class ConnectionCore(_Updates):
             return
         table = self._policy.requests
         if pending.method not in table:
-            self._client(jsonrpc.result(pending.origin_id, result))
+            self.output.client(jsonrpc.result(pending.origin_id, result))
             return
         modes = self._modes_of(pending.session_id)
         if isinstance(pending.params, tuple) and pending.params[0] == "mode" and modes:
-            self._client(
+            self.output.client(
                 jsonrpc.result(pending.origin_id, modes.selected(pending.params[1], result))
             )
             return
         mapped = map_result(table, pending.method, result)
-        self._losses("agent", f"{pending.method} result", mapped.losses)
+        self.output.losses("agent", f"{pending.method} result", mapped.losses)
         value = mapped.value
         if modes is not None and pending.method == "session/set_config_option":
             value = modes.with_agent_options(value)
@@ -448,9 +460,9 @@ class ConnectionCore(_Updates):
             self._policy.established(session, result, value)
             if pending.method == "session/new":  # its id is known now
                 self._roots(session_id, pending.params)
-        self._client(jsonrpc.result(pending.origin_id, value))
+        self.output.client(jsonrpc.result(pending.origin_id, value))
         for update in mapped.updates:
-            self._client(jsonrpc.update(session_id, update))
+            self.output.client(jsonrpc.update(session_id, update))
         self._policy.answered(self, pending, result)
         if pending.method == "session/close":
             self._close_session(session_id)
@@ -462,9 +474,11 @@ class ConnectionCore(_Updates):
             turns = self._sessions[pending.session_id].turns
             for effect in turns.answered(pending.origin_id, error=True):
                 if isinstance(effect, EndInError) and effect.as_update:  # the client was told
-                    self._client(jsonrpc.update(pending.session_id, prompt_error_to_v2(error)))
+                    self.output.client(
+                        jsonrpc.update(pending.session_id, prompt_error_to_v2(error))
+                    )
                     return
-        self._client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
+        self.output.client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
 
     def _agent_request(
         self, request_id: Any, method: str, envelope: rpc.Envelope, line: bytes
@@ -477,10 +491,10 @@ class ConnectionCore(_Updates):
             converted = self._convert(self._bridge(), line, "agent")
             if isinstance(converted, DecodeError):  # Invalid params; nothing changes (D46)
                 data = {"path": converted.path, "reason": converted.reason}
-                self._agent(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+                self.output.agent(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
                 return
             self._bridged(converted, "client")
             return
         data = rpc.whole(line)
         data["id"] = self._to_client.allocate(rpc.Pending(request_id, method))
-        self._client(data)
+        self.output.client(data)

@@ -75,7 +75,7 @@ class _Negotiating(_Reading):
             self._to_agent.keep(
                 request_id, rpc.Pending(request_id, "initialize", params=(target, params, False))
             )
-            self._out.to_agent.append(line)
+            self.output.box.to_agent.append(line)
             return
         self._ask_agent(request_id, target, params)
 
@@ -88,7 +88,7 @@ class _Negotiating(_Reading):
             path, reason = "$.params", "initialize needs params: an object with `protocolVersion`"
         elif type(requested) is int and 1 <= requested <= 0xFFFF:
             if requested > 2:
-                self._note(
+                self.output.note(
                     "client",
                     f"initialize asks for protocol version {requested}; the proxy speaks 1 and "
                     "2: the client is spoken to in v2",
@@ -96,20 +96,22 @@ class _Negotiating(_Reading):
             return 1 if requested == 1 else 2
         elif requested == 0 and type(requested) is int:
             data = {"requested": 0, "supported": [1, 2]}
-            self._client(
+            self.output.client(
                 jsonrpc.error(
                     request_id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data
                 )
             )
-            self._note("client", "initialize asks for protocol version 0: answered -32022", "error")
+            self.output.note(
+                "client", "initialize asks for protocol version 0: answered -32022", "error"
+            )
             return None
         else:
             shown = "missing" if requested is UNSET else msgspec.json.encode(requested).decode()
             path = "$.params.protocolVersion"
             reason = f"`protocolVersion` must be an integer, 1 or 2; it is {shown}"
         data = {"path": path, "reason": reason}
-        self._client(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
-        self._note("client", f"initialize: {path}: {reason}: answered -32602", "error")
+        self.output.client(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
+        self.output.note("client", f"initialize: {path}: {reason}: answered -32602", "error")
         return None
 
     def _ask_agent(
@@ -121,11 +123,11 @@ class _Negotiating(_Reading):
         if target != self.client_version:
             table = TO_V2 if target == 2 else TO_V1
             _method, mapped = map_params(table, "initialize", params)
-            self._losses("client", "initialize", mapped.losses)
+            self.output.losses("client", "initialize", mapped.losses)
             value = mapped.value
         pending = rpc.Pending(request_id, "initialize", params=(target, params, again))
         self._asking = target
-        self._agent(jsonrpc.request(self._to_agent.allocate(pending), "initialize", value))
+        self.output.agent(jsonrpc.request(self._to_agent.allocate(pending), "initialize", value))
 
     def _agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
         asked, params, again = pending.params
@@ -133,11 +135,13 @@ class _Negotiating(_Reading):
         if "error" in data:
             self._event(AGENT_REFUSED)
             if not again:  # an agent that refuses one version may speak the other
-                self._note("agent", f"initialize refused in v{asked}: asked again in v{other}")
+                self.output.note(
+                    "agent", f"initialize refused in v{asked}: asked again in v{other}"
+                )
                 self._ask_agent(pending.origin_id, other, params, again=True)
                 return
             data["id"] = pending.origin_id  # still negotiating: the client may try again
-            self._client(data)
+            self.output.client(data)
             self._release_client_held()
             return
         result = data.get("result")
@@ -146,7 +150,7 @@ class _Negotiating(_Reading):
             # It speaks the other version: it is asked again in that one, so that the
             # client's capabilities and info reach it in the shape it reads.
             self._event(AGENT_ASKED_AGAIN)
-            self._note(
+            self.output.note(
                 "agent", f"initialize answered in v{answered} when asked in v{asked}: asked again"
             )
             self._ask_agent(pending.origin_id, other, params, again=True)
@@ -157,16 +161,16 @@ class _Negotiating(_Reading):
             same = PassThrough(tracks_turns=self.client_version == 2, max_asked=cap)
             self._event(AGENT_SAME_VERSION, same)
             data["id"] = pending.origin_id
-            self._client(data)
+            self.output.client(data)
             self._release_held(0.0)
             self._release_client_held()
             return
         policy = self._converting(result)
         self._event(AGENT_OTHER_VERSION, policy)
         mapped = map_result(policy.requests, "initialize", result)
-        self._losses("agent", "initialize result", mapped.losses)
-        self._client(jsonrpc.result(pending.origin_id, mapped.value))
-        self._release_held(self._now)
+        self.output.losses("agent", "initialize result", mapped.losses)
+        self.output.client(jsonrpc.result(pending.origin_id, mapped.value))
+        self._release_held(self.output.now)
         self._release_client_held()
 
     def _converting(self, result: Any) -> Converting:
@@ -201,7 +205,7 @@ class _Negotiating(_Reading):
             if envelope.id is not UNSET:
                 self._agent_invalid(line, what, INTERNAL_ERROR)
             else:
-                self._note("agent", f"{what}: dropped", "error")
+                self.output.note("agent", f"{what}: dropped", "error")
             return
         self._held.append(line)
         self._held_bytes += len(line)
@@ -214,14 +218,14 @@ class _Negotiating(_Reading):
             len(self._client_held) >= _MAX_HELD
             or self._client_held_bytes + len(line) > _MAX_HELD_BYTES
         ):
-            self._note(
+            self.output.note(
                 "client",
                 f"more than {_MAX_HELD} messages before the agent answered initialize: "
                 "forwarded as they are",
                 "error",
             )
             self._release_client_held()
-            self._out.to_agent.append(line)
+            self.output.box.to_agent.append(line)
             return
         self._client_held.append((envelope, line))
         self._client_held_bytes += len(line)
@@ -234,15 +238,15 @@ class _Negotiating(_Reading):
         for envelope, line in held:
             if self._policy.mode == "passthrough":
                 self._track_passthrough(line)
-                self._out.to_agent.append(line)
+                self.output.box.to_agent.append(line)
             else:
-                self._client_message(envelope, line, self._now)
+                self._client_message(envelope, line, self.output.now)
 
     def _release_held(self, now: float) -> None:
         held, self._held, self._held_bytes = self._held, [], 0
         for line in held:
             if self._policy.mode == "passthrough":
-                self._out.to_client.append(self._unique_options(line))
+                self.output.box.to_client.append(self._unique_options(line))
             else:
                 self._agent_message(rpc.read_envelope.decode(line), line, now)
 

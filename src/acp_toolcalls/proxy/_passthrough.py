@@ -117,7 +117,7 @@ class _PassThroughLines(_Bridged):
                 option_id = option.get("optionId") if isinstance(option, dict) else None
                 if isinstance(option_id, str):  # another id is passed on: the client says
                     if option_id in offered:
-                        self._note(
+                        self.output.note(
                             "agent", f"duplicate permission option id {option_id!r}: dropped"
                         )
                         continue
@@ -132,7 +132,7 @@ class _PassThroughLines(_Bridged):
                 and isinstance(policy, PassThrough)
                 and not policy.permission_forwarded(request_id, frozenset(offered))
             ):
-                self._limit(
+                self.output.limit(
                     "max_pending_permissions",
                     f"{policy.max_asked} permission requests wait for the client: the "
                     "oldest one's answer will not be checked",

@@ -34,10 +34,11 @@ from ..lifecycle import EndInError, TurnEffect, jsonrpc, prompt_error_to_v2
 from ..models import CANCELLED_OUTCOME, INTERNAL_ERROR, JsonRpcMessage, replace, request_key
 from ..records import Side
 from . import _routing as rpc
-from ._output import Outbox, _Output
+from ._connection import _Connection
+from ._output import Outbox
 
 
-class _Bridged(_Output):
+class _Bridged(_Connection):
     """The connection's output through its bridge, and what each side waits on."""
 
     _element_repeats: tuple[Diagnostic, ...] = ()
@@ -46,8 +47,7 @@ class _Bridged(_Output):
 
     def _take(self) -> Outbox:
         self._backlogs()
-        out, self._out = self._out, Outbox()
-        return out
+        return self.output.take()
 
     def _backlogs(self) -> None:
         """Past ``max_pending_requests`` waiting one way: the oldest is settled and forgotten.
@@ -64,7 +64,7 @@ class _Bridged(_Output):
             # Passed through, the agent's late answer still reaches the client: it is only
             # no longer answered for the agent if the agent goes away.
             passed = self._policy.mode == "passthrough"
-            self._limit(
+            self.output.limit(
                 "max_pending_requests",
                 f"{self._to_agent.cap} requests of the client wait for the agent: the oldest "
                 f"({pending.method}) is "
@@ -74,7 +74,7 @@ class _Bridged(_Output):
                 self._give_up_on_agent(pending, "too many requests wait for the agent")
         while (over := self._to_client.over_cap()) is not None:
             forwarded, pending = over
-            self._limit(
+            self.output.limit(
                 "max_pending_requests",
                 f"{self._to_client.cap} requests of the agent wait for the client: the oldest "
                 f"({pending.method}) is withdrawn",
@@ -84,18 +84,18 @@ class _Bridged(_Output):
             if pending.method == "session/request_permission":
                 withdrawn = self._bridge().withdraw(pending.origin_id)
                 for reply in withdrawn.replies:
-                    self._agent(reply)
+                    self.output.agent(reply)
                 for message in withdrawn.messages:
                     if not (isinstance(message, JsonRpcMessage) and message.method):
-                        self._client(message)  # the call's own state, restored
+                        self.output.client(message)  # the call's own state, restored
                 session = self._session(pending.session_id)
                 self._policy.turn(self, pending.session_id, session.turns.permission_withdrawn())
             else:
                 detail = {"details": "too many requests wait for the client"}
-                self._agent(
+                self.output.agent(
                     jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
                 )
-            self._client(jsonrpc.notification("$/cancel_request", {"requestId": forwarded}))
+            self.output.client(jsonrpc.notification("$/cancel_request", {"requestId": forwarded}))
 
     def _give_up_on_agent(self, pending: rpc.Pending, reason: str) -> None:
         """A client request the agent will not be waited on for: the client's answer."""
@@ -105,17 +105,17 @@ class _Bridged(_Output):
             self._turn_aborted(pending.session_id, aborted, reason)
             return
         data = {"details": reason}
-        self._client(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
+        self.output.client(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
 
     def _turn_aborted(self, session_id: Any, effects: Iterable[TurnEffect], reason: str) -> None:
         """Turns that will not end by the agent: an idle ``state_update`` with stop reason
         ``error`` where the v2 client was told the turn started, else the prompt's error."""
         for effect in effects:
             if isinstance(effect, EndInError) and effect.as_update:
-                self._client(jsonrpc.update(session_id, _turn_error(reason)))
+                self.output.client(jsonrpc.update(session_id, _turn_error(reason)))
             elif isinstance(effect, EndInError):
                 data = {"details": reason}
-                self._client(
+                self.output.client(
                     jsonrpc.error(effect.prompt_id, INTERNAL_ERROR, "Internal error", data)
                 )
 
@@ -134,7 +134,7 @@ class _Bridged(_Output):
         try:
             return bridge.convert(data)
         except DecodeError as exc:
-            self._note(side, f"a message that cannot be read ({exc}): not forwarded", "error")
+            self.output.note(side, f"a message that cannot be read ({exc}): not forwarded", "error")
             return exc
 
     def _bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None:
@@ -149,15 +149,17 @@ class _Bridged(_Output):
         try:
             converted = bridge.convert(message)
         except DecodeError as exc:
-            self._note("agent", f"a message that cannot be read ({exc}): not forwarded", "error")
+            self.output.note(
+                "agent", f"a message that cannot be read ({exc}): not forwarded", "error"
+            )
             return
-        lines = self._out.to_client
+        lines = self.output.box.to_client
         for out in converted.messages:
             kind = type(out)
             if kind is v1.SessionUpdateMessage or kind is v2.SessionUpdateMessage:
                 line = encode(out)
                 if len(line) > self.max_line_bytes:
-                    fitted = self._fits(line, "client")
+                    fitted = self.output.fits(line, "client")
                     if fitted is None:
                         continue
                     line = fitted
@@ -167,7 +169,7 @@ class _Bridged(_Output):
         for reply in converted.replies:
             self._answered_by_bridge(reply)
         if converted.losses:
-            self._losses("agent", "tool calls", converted.losses)
+            self.output.losses("agent", "tool calls", converted.losses)
 
     def _bridged(self, converted: Converted, to: Side) -> None:
         """A bridge's output: messages to ``to``, replies back, losses noted."""
@@ -176,13 +178,13 @@ class _Bridged(_Output):
                 self._to_client_message(message)
             for reply in converted.replies:
                 self._answered_by_bridge(reply)
-            self._losses("agent", "tool calls", converted.losses)
+            self.output.losses("agent", "tool calls", converted.losses)
             return
         for message in converted.messages:
-            self._agent(message)
+            self.output.agent(message)
         for reply in converted.replies:
-            self._client(reply)
-        self._losses("client", "tool calls", converted.losses)
+            self.output.client(reply)
+        self.output.losses("client", "tool calls", converted.losses)
 
     def _to_client_message(self, message: Any) -> None:
         """A message of a bridge to the client: a request goes under an id allocated here, a
@@ -192,7 +194,7 @@ class _Bridged(_Output):
             self._policy.permission_asked(self, session_id)
             pending = rpc.Pending(message.id, "session/request_permission", session_id)
             pending.params = frozenset(option.option_id for option in message.params.options)
-            self._client(replace(message, id=self._to_client.allocate(pending)))
+            self.output.client(replace(message, id=self._to_client.allocate(pending)))
             return
         if isinstance(message, JsonRpcMessage) and message.method == "$/cancel_request":
             params = message.data.get("params")
@@ -200,17 +202,17 @@ class _Bridged(_Output):
             forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
             asked = self._to_client.pending.get(request_key(forwarded))
             if asked is None or asked.discard or asked.withdrawn:
-                self._note(
+                self.output.note(
                     "agent", f"$/cancel_request for no pending request ({origin!r}): dropped"
                 )
                 return
             asked.withdrawn = True
             assert isinstance(params, dict)
-            self._client(
+            self.output.client(
                 jsonrpc.notification("$/cancel_request", {**params, "requestId": forwarded})
             )
             return
-        self._client(message)
+        self.output.client(message)
 
     def _answered_by_bridge(self, reply: Any) -> None:
         """A bridge answered a request of the agent on the client's behalf. When the client
@@ -223,7 +225,7 @@ class _Bridged(_Output):
                 pending.discard = True
                 session = self._session(pending.session_id)
                 self._policy.turn(self, pending.session_id, session.turns.permission_withdrawn())
-        self._agent(reply)
+        self.output.agent(reply)
 
     # ----------------------------------------------------------------------------------------
     # Permissions, cancels, closed sessions
@@ -263,7 +265,7 @@ class _Bridged(_Output):
             why = found
         else:
             return None
-        self._note(
+        self.output.note(
             "client",
             f"an ambiguous answer to a permission request ({why}): the agent is answered "
             "`cancelled`",
@@ -284,12 +286,14 @@ class _Bridged(_Output):
         self, params: Any, ids: rpc.RequestIds, send: Callable[[Any], None], side: Side
     ) -> None:
         if not isinstance(params, dict) or "requestId" not in params:
-            self._note(side, "$/cancel_request without a requestId: dropped")
+            self.output.note(side, "$/cancel_request without a requestId: dropped")
             return
         request_id = params["requestId"]
         forwarded = ids.forwarded_id(request_id)
         if forwarded is UNSET:
-            self._note(side, f"$/cancel_request for no pending request ({request_id!r}): dropped")
+            self.output.note(
+                side, f"$/cancel_request for no pending request ({request_id!r}): dropped"
+            )
             return
         send(jsonrpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
 

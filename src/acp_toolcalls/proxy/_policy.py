@@ -187,8 +187,8 @@ class Converting(Policy):
             f"{method} is not available: the {self.v2_side} speaks ACP v2, which has no "
             f"client {what} (`clientCapabilities.{capability}` was not advertised)"
         )
-        core._agent(jsonrpc.error(request_id, METHOD_NOT_FOUND, message))
-        core._note("agent", message, "error")
+        core.output.agent(jsonrpc.error(request_id, METHOD_NOT_FOUND, message))
+        core.output.note("agent", message, "error")
         return True
 
 
@@ -230,8 +230,8 @@ class ToV1Client(Converting):
             if isinstance(effect, End) and effect.stop is not None:
                 ended = prompt_end_to_v1(effect.stop)
                 for loss in ended.losses:
-                    core._note("agent", loss.reason)
-                core._client({"jsonrpc": "2.0", "id": effect.prompt_id, **ended.value})
+                    core.output.note("agent", loss.reason)
+                core.output.client({"jsonrpc": "2.0", "id": effect.prompt_id, **ended.value})
 
     def update(
         self, core: Core, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
@@ -276,7 +276,7 @@ class ToV1Client(Converting):
         """A v2 message upsert toward v1: as chunks, when the v1 side has none of it yet."""
         refused, chunks = upsert_as_chunks(update, session.forwarded_messages)
         if refused is not None:
-            core._note("agent", f"{refused}: not forwarded")
+            core.output.note("agent", f"{refused}: not forwarded")
             return
         if not chunks:
             return  # no content to show (a `_meta` patch, a clear of nothing v1 has)
@@ -321,15 +321,19 @@ class ToV2Client(Converting):
         caps = self.agent_caps
         session_caps = caps.get("sessionCapabilities") or {}
         if method == "auth/logout" and not (caps.get("auth") or {}).get("logout"):
-            core._client(jsonrpc.result(request_id, {}))  # no auth state: an empty result (v2 rule)
+            core.output.client(
+                jsonrpc.result(request_id, {})
+            )  # no auth state: an empty result (v2 rule)
             return True
         if method == "session/close" and not isinstance(session_caps.get("close"), dict):
-            core._client(jsonrpc.result(request_id, {}))
-            core._note("client", "session/close: the v1 agent cannot close sessions; answered {}")
+            core.output.client(jsonrpc.result(request_id, {}))
+            core.output.note(
+                "client", "session/close: the v1 agent cannot close sessions; answered {}"
+            )
             core._close_session(params.get("sessionId") if isinstance(params, dict) else None)
             return True
         if method == "session/list" and not isinstance(session_caps.get("list"), dict):
-            core._client(
+            core.output.client(
                 jsonrpc.error(request_id, METHOD_NOT_FOUND, "the v1 agent cannot list sessions")
             )
             return True
@@ -363,9 +367,9 @@ class ToV2Client(Converting):
                 for message in prompt_accepted(
                     effect.prompt_id, session_id, number, effect.content
                 ):
-                    core._client(message)
+                    core.output.client(message)
             elif isinstance(effect, (RequiresAction, Running)):
-                core._client(jsonrpc.update(session_id, effect.update))
+                core.output.client(jsonrpc.update(session_id, effect.update))
 
     def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         """The v1 response ends the turn (``End``), acknowledged first if it was not."""
@@ -374,7 +378,7 @@ class ToV2Client(Converting):
             if isinstance(effect, End):
                 self.bridge.end_message(session_id)
                 # What the idle update could not carry was never noted: only the turn's end.
-                core._client(jsonrpc.update(session_id, prompt_result_to_v2(result).value))
+                core.output.client(jsonrpc.update(session_id, prompt_result_to_v2(result).value))
             else:
                 self.turn(core, session_id, (effect,))
 
@@ -415,14 +419,14 @@ class ToV2Client(Converting):
         message = rpc.whole(line)
         params = message.get("params") if isinstance(message, dict) else None
         mapped = modes.update(params.get("update") if isinstance(params, dict) else None)
-        core._losses("agent", "session/update", mapped.losses)
+        core.output.losses("agent", "session/update", mapped.losses)
         if mapped.value is None:
             return
         assert isinstance(params, dict)
         out: dict[str, Any] = {"sessionId": params.get("sessionId"), "update": mapped.value}
         if isinstance(params.get("_meta"), dict):
             out["_meta"] = params["_meta"]
-        core._client(jsonrpc.notification("session/update", out))
+        core.output.client(jsonrpc.notification("session/update", out))
 
     def typed_update(self, core: Core, line: bytes, now: float) -> bool:
         if len(line) > DEFAULT_MAX_BYTES:

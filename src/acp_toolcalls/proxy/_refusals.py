@@ -92,8 +92,8 @@ class _Reading(_PassThroughLines):
         for its top-level ``id`` (``UNSET``: none could be read) and whether it has a
         ``method``: a request is answered ``-32600`` with its id, an answer settles what
         waits for it, all noted (the note's ``line`` is 0)."""
-        self._now = now
-        self._line = 0
+        self.output.now = now
+        self.output.line = 0
         try:
             what = f"{size} bytes is over the limit of {self.max_line_bytes} bytes; skipped"
             if request_id is not UNSET and has_method:
@@ -102,13 +102,13 @@ class _Reading(_PassThroughLines):
                 answer = jsonrpc.error(
                     plain_id(request_id), INVALID_REQUEST, "Invalid Request", detail
                 )
-                (self._client if side == "client" else self._agent)(answer)
+                (self.output.client if side == "client" else self.output.agent)(answer)
                 what += "; answered -32600"
             elif request_id is not UNSET:
                 what += self._oversized_answer(side, request_id, f"{size} bytes, over the limit")
-            self._note(side, what, "error")
+            self.output.note(side, what, "error")
         finally:
-            self._line = None
+            self.output.line = None
         return self._take()
 
     def _oversized_answer(self, side: Side, request_id: Any, reason: str) -> str:
@@ -124,14 +124,16 @@ class _Reading(_PassThroughLines):
                 error = jsonrpc.error(
                     plain_id(request_id), INTERNAL_ERROR, "Internal error", detail
                 )
-                self._agent(error)
+                self.output.agent(error)
                 return "; the agent is answered an error in its place"
             return ""
         pending = self._to_agent.pop(request_id)
         if pending is None or pending.discard:
             return ""
         detail = {"details": f"the agent's answer could not be read ({reason})"}
-        self._client(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+        self.output.client(
+            jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+        )
         return "; the client is answered an error in its place"
 
     # ----------------------------------------------------------------------------------------
@@ -151,17 +153,17 @@ class _Reading(_PassThroughLines):
             except rpc.Unreadable as exc:
                 reason, line = str(exc), fixed
             else:
-                self._note("client", _surrogates_replaced(count))
+                self.output.note("client", _surrogates_replaced(count))
                 return value, fixed
         request_id, has_method = rpc.salvage_id(line)
         answer = not has_method and request_id is not UNSET
         if answer and self._unreadable_answer(request_id, reason):
             what = f"an answer that is not JSON ({reason}): the agent is answered, no approval"
-            self._note("client", what, "error")
+            self.output.note("client", what, "error")
             return None
-        self._note("client", f"a line that is not JSON ({reason}): answered -32700", "error")
+        self.output.note("client", f"a line that is not JSON ({reason}): answered -32700", "error")
         known = plain_id(request_id) if request_id is not UNSET else None
-        self._client(jsonrpc.error(known, PARSE_ERROR, "Parse error", {"details": reason}))
+        self.output.client(jsonrpc.error(known, PARSE_ERROR, "Parse error", {"details": reason}))
         return None
 
     def _unreadable_answer(self, request_id: Any, reason: str) -> bool:
@@ -176,15 +178,17 @@ class _Reading(_PassThroughLines):
             self._permission_answered(pending, jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME))
             return True
         detail = {"details": f"the client's answer could not be read ({reason})"}
-        self._agent(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail))
+        self.output.agent(
+            jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", detail)
+        )
         return True
 
     def _client_values(self, value: Any, line: bytes, now: float) -> None:
         """What the client's line read as: a batch, element by element, or one value."""
         if isinstance(value, list):
             if not value:  # JSON-RPC: an empty batch is one Invalid Request, id null
-                self._client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
-                self._note("client", "an empty batch: answered -32600", "error")
+                self.output.client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self.output.note("client", "an empty batch: answered -32600", "error")
             else:
                 self._batch("client", value, now, line)
         else:
@@ -193,8 +197,10 @@ class _Reading(_PassThroughLines):
     def _client_value(self, value: Any, line: bytes, now: float) -> None:
         """One message of the client (a line) as JSON values."""
         if not isinstance(value, dict):
-            self._client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
-            self._note("client", "a JSON value that is not a message: answered -32600", "error")
+            self.output.client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
+            self.output.note(
+                "client", "a JSON value that is not a message: answered -32600", "error"
+            )
             return
         self._client_item(value, line, now, alone=True)
 
@@ -204,8 +210,8 @@ class _Reading(_PassThroughLines):
         id null: here when ``alone``, else once for all such elements, by ``_batch``)."""
         if "method" not in value and "id" not in value:
             if alone:
-                self._client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
-                self._note("client", "a message with neither method nor id: answered -32600")
+                self.output.client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
+                self.output.note("client", "a message with neither method nor id: answered -32600")
             return False
         try:
             envelope = rpc.read_envelope.decode(line)
@@ -213,10 +219,10 @@ class _Reading(_PassThroughLines):
             known = plain_id(value.get("id"))
             if known is None and not alone:
                 return False
-            self._client(
+            self.output.client(
                 jsonrpc.error(known, INVALID_REQUEST, "Invalid Request", {"details": str(exc)})
             )
-            self._note(
+            self.output.note(
                 "client", f"a JSON value that is not a message ({exc}): answered -32600", "error"
             )
             return True
@@ -235,7 +241,7 @@ class _Reading(_PassThroughLines):
         note is always kept: it is rate-limited already). With ``slice_batches``, in a
         ``from_*_lines`` call, only its first slice is handled here (``_lines``, ``more``)."""
         steps = self._batch_slices(side, items, _repeats_by_element(line))
-        if not self.slice_batches or self._line is None:
+        if not self.slice_batches or self.output.line is None:
             deque(steps, maxlen=0)
             return
         for _ in steps:  # more than one slice: the rest is the edge's to ask for
@@ -255,17 +261,17 @@ class _Reading(_PassThroughLines):
             messages = [(i, item) for i, item in enumerate(chunk, start) if type(item) is dict]
             invalid += len(chunk) - len(messages)
             for index, item in messages:
-                notes = self._out.notes
+                notes = self.output.box.notes
                 mark = len(notes)
                 if side == "client":
                     line = msgspec.json.encode(item)
                     self._element_repeats = repeats.get(index, ())
                     try:
-                        invalid += not self._client_item(item, line, self._now, alone=False)
+                        invalid += not self._client_item(item, line, self.output.now, alone=False)
                     finally:
                         self._element_repeats = ()
                 else:
-                    invalid += not self._agent_item(item, self._now)
+                    invalid += not self._agent_item(item, self.output.now)
                 if len(notes) > mark:
                     new = notes[mark:]
                     del notes[mark:]
@@ -285,14 +291,14 @@ class _Reading(_PassThroughLines):
                 error = jsonrpc.error(
                     None, INVALID_REQUEST, "Invalid Request", {"details": details}
                 )
-                self._client(error)
+                self.output.client(error)
                 what += f": {invalid} not a message with an id; answered once -32600 (id null)"
             else:
                 what += f": {invalid} not a message with an id; dropped"
         if hidden:
             what += f"; {hidden} more note(s) about its elements not shown"
         if invalid or hidden:
-            self._note(side, what, "error")
+            self.output.note(side, what, "error")
 
     # ----------------------------------------------------------------------------------------
     # Lines, and batches a slice at a time
@@ -312,20 +318,20 @@ class _Reading(_PassThroughLines):
     def more(self, side: Side, now: float) -> Outbox:
         """The next slice of ``side``'s unfinished batch; once it is done, the lines that came
         after it in its ``from_*_lines`` call (each note's ``line`` the index in that call)."""
-        self._now = now
+        self.output.now = now
         left = self._left.pop(side, None) if self._left is not None else None
         if left is None:
             return self._take()
-        self._line = left.index
+        self.output.line = left.index
         try:
             for _ in left.steps:
                 assert self._left is not None
                 self._left[side] = left
                 break
         except Exception as exc:  # a bug must cost this batch, not the others
-            self._bug(side, exc)
+            self.output.bug(side, exc)
         self._backlogs()
-        self._line = None
+        self.output.line = None
         if self.unfinished(side):
             return self._take()
         return self._lines(left.handle, side, left.lines, now, left.index + 1)
@@ -338,13 +344,13 @@ class _Reading(_PassThroughLines):
         now: float,
         first: int = 0,
     ) -> Outbox:
-        self._now = now
+        self.output.now = now
         for index in range(first, len(lines)):
-            self._line = index
+            self.output.line = index
             try:
                 handle(lines[index], now)
             except Exception as exc:  # a bug must cost this line, not the others
-                self._bug(side, exc)
+                self.output.bug(side, exc)
                 self._batch_left = None
             self._backlogs()
             if self._batch_left is not None:  # the rest is ``more``'s
@@ -353,7 +359,7 @@ class _Reading(_PassThroughLines):
                 self._left[side] = _Left(self._batch_left, handle, lines, index)
                 self._batch_left = None
                 break
-        self._line = None
+        self.output.line = None
         return self._take()
 
     # ----------------------------------------------------------------------------------------
@@ -376,7 +382,7 @@ class _Reading(_PassThroughLines):
             except (msgspec.DecodeError, RecursionError):
                 line = fixed
             else:
-                self._note("agent", _surrogates_replaced(count))
+                self.output.note("agent", _surrogates_replaced(count))
                 return parsed, fixed
         if reason == "nesting is too deep":
             self._agent_invalid(line, "a message nested too deeply to read", PARSE_ERROR)
@@ -388,10 +394,10 @@ class _Reading(_PassThroughLines):
         """A line of the agent the proxy cannot route: dropped, and a request answered."""
         request_id, has_method = rpc.salvage_id(line)
         answered = has_method and request_id is not UNSET
-        self._note("agent", f"{what}: {'answered' if answered else 'dropped'}", "error")
+        self.output.note("agent", f"{what}: {'answered' if answered else 'dropped'}", "error")
         if answered:
             message = "Parse error" if code == PARSE_ERROR else "Invalid Request"
-            self._agent(jsonrpc.error(plain_id(request_id), code, message, {"details": what}))
+            self.output.agent(jsonrpc.error(plain_id(request_id), code, message, {"details": what}))
 
     def _refused_id(self, request_id: Any, method: str, line: bytes) -> bool:
         """Whether an agent request's id is refused (``-32600``): not a string or an integer,
@@ -404,10 +410,10 @@ class _Reading(_PassThroughLines):
         if self._to_client.forwarded_id(request_id) is UNSET:
             return False
         what = f"request {request_id!r} reuses the id of a request still waiting for its answer"
-        self._agent(
+        self.output.agent(
             jsonrpc.error(request_id, INVALID_REQUEST, "Invalid Request", {"details": what})
         )
-        self._note("agent", f"{method}: {what}: refused (-32600)", "error")
+        self.output.note("agent", f"{method}: {what}: refused (-32600)", "error")
         return True
 
     def _agent_item(self, item: dict[str, Any], now: float) -> bool:
@@ -432,20 +438,20 @@ class _Reading(_PassThroughLines):
         except rpc.Unreadable as exc:  # a payload the envelope read skipped cannot be read
             what = f"a message that cannot be read ({exc})"
             if envelope.method is not UNSET and envelope.id is not UNSET:
-                self._note("agent", f"{what}: answered -32700", "error")
+                self.output.note("agent", f"{what}: answered -32700", "error")
                 error = jsonrpc.error(plain_id(envelope.id), PARSE_ERROR, "Parse error")
-                self._agent(error)
+                self.output.agent(error)
             elif envelope.method is UNSET and envelope.id is not UNSET:
-                self._note("agent", f"{what}: the client is answered an error", "error")
+                self.output.note("agent", f"{what}: the client is answered an error", "error")
                 pending = self._to_agent.pop(envelope.id)
                 if pending is not None and not pending.discard:
                     detail = {"details": f"the agent's answer could not be read ({exc})"}
                     error = jsonrpc.error(
                         pending.origin_id, INTERNAL_ERROR, "Internal error", detail
                     )
-                    self._client(error)
+                    self.output.client(error)
             else:
-                self._note("agent", f"{what}: not forwarded", "error")
+                self.output.note("agent", f"{what}: not forwarded", "error")
 
 
 def _surrogates_replaced(count: int) -> str:

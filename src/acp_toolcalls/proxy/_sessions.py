@@ -8,14 +8,15 @@ Rules this module owns:
   shown across versions (``Modes``, ``AgentModes``). ``busy``: a prompt or a permission
   request of it waits.
 - The policies (``_policy``) and the v1 client's modes (``_agent_modes``) work on the core
-  through ``Core``, the part of ``ConnectionCore`` they use (the layers from ``_output`` to
-  ``_permissions`` provide it): they sit below the core's layers and import none of them.
+  through ``Core``, the part of ``ConnectionCore`` they use: its ``output`` (``_output``) and
+  what the layers from ``_connection`` to ``_permissions`` provide; they sit below the core's
+  layers and import none of them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..lifecycle import AgentModes, Modes, Turns
 from ..records import Side
@@ -23,6 +24,7 @@ from ..records import Side
 if TYPE_CHECKING:
     from ..bridge import V1ToV2Bridge, V2ToV1Bridge
     from ..convert import Converted
+    from ._output import Output
     from ._routing import RequestIds
 
 
@@ -43,20 +45,16 @@ class _Session:
 
 
 class Core(Protocol):
-    """What a policy asks of the connection core: its output, its notes, its sessions, its
-    bridges' output and the deadline of coalesced changes."""
+    """What a policy asks of the connection core: its output (``Output``, a component with
+    public methods), its sessions, its bridges' output and the deadline of coalesced
+    changes."""
 
     coalesce_interval: float
+    output: Output
     _deadline: float | None
     _sessions: dict[Any, _Session]
     _to_agent: RequestIds
 
-    def _client(self, message: Any) -> None: ...
-    def _agent(self, message: Any) -> None: ...
-    def _note(
-        self, side: Side, text: str, kind: Literal["loss", "error", "limit"] = "loss"
-    ) -> None: ...
-    def _losses(self, side: Side, what: str, losses: Any) -> None: ...
     def _session(self, session_id: Any) -> _Session: ...
     def _touch(self, session_id: Any) -> _Session: ...
     def _forwarded_message(self, session: _Session, message_id: str) -> None: ...

@@ -40,7 +40,7 @@ class _Updates(_Negotiating):
                 self._bridged(converted, "client")
             return
         if method == "session/request_permission" or method.startswith(_CLIENT_OWNED):
-            self._note(
+            self.output.note(
                 "agent",
                 f"{method} is a request but came without an id: not forwarded (the client's "
                 "answer could not reach the agent)",
@@ -48,7 +48,7 @@ class _Updates(_Negotiating):
             )
             return
         if method != "session/update":
-            self._out.to_client.append(line)
+            self.output.box.to_client.append(line)
             return
         try:
             params = (
