@@ -49,9 +49,9 @@ def test_an_uncapped_store_given_a_cap_counts_as_one_that_measured_all_along() -
     for line in STREAM:
         measured.apply(line)
         uncapped.apply(line)
-    assert not uncapped._measures
+    assert not uncapped._state.measures
     uncapped.limits = Limits()
-    assert uncapped._measures
+    assert uncapped._state.measures
     assert _sizes(uncapped) == _sizes(measured)
     assert _sizes(measured)[2] > 0
     # Both keep counting alike from then on.

@@ -7,15 +7,22 @@ tool-call or terminal state, and what a UI reads of it. Each rule lives in one p
 - ``_reducer``: ``ToolCallStore``, how each message reaches the rules below (dispatch tables,
   batches, the ``initialize`` negotiation), and the inline hot path of a content chunk.
 - ``_version``: ``version=`` (``"v1"``, ``"v2"``, ``"auto"``, 1, 2).
-- ``_sessions``: sessions, the current one, byte counts, eviction by count.
-- ``_tool_calls``: upsert, patches and chunks of tool calls; the client's own conclusions.
-- ``_terminals``: terminal updates and output chunks.
-- ``_v1``: v1 input mapped to v2 patches; v1 strings kept to be sent on.
-- ``_budgets``: every value measured as stored; the byte and count caps and their cuts.
+- ``_sessions``: ``StoreState``, the one state every part works on (sessions, the current
+  one, byte counts, titles, limits); eviction by count.
+- ``_tool_calls``: ``ToolCalls``: upsert, patches and chunks of tool calls; the client's own
+  conclusions.
+- ``_terminals``: ``Terminals``: terminal updates and output chunks.
+- ``_v1``: ``V1Input``: v1 input mapped to v2 patches; v1 strings kept to be sent on.
+- ``_budgets``: ``Budgets``: every value measured as stored; the byte and count caps and
+  their cuts.
 - ``_patch``: the patch rules of one update's fields and of ``_meta``.
 - ``_state``: the stored state of calls, terminals and sessions; the view of a call.
-- ``_view``: reading: snapshots, views, the ``replay --json`` document.
+- ``_view``: reading (functions of the sessions): snapshots, views, the ``replay --json``
+  document.
 - ``_limits``: ``Limits`` and how a cap cuts; ``_sizes``: ``size_of``.
+
+``ToolCallStore`` holds one ``StoreState`` and its parts, each holding that state (and the
+parts it calls): composition, not a chain of base classes.
 
 ``ToolCallStore`` is imported on first use (it needs the codec and the v1 mapping); the state,
 limits and sizes are light. ``trim_block`` and ``COLLECTION_FIELDS`` are shared with the

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 from .. import v2
-from .._mypyc import mypyc_attr
 from ..events import Event
 from ._limits import (
     cut_value,
@@ -33,7 +32,7 @@ from ._limits import (
     trim_middle,
     until,
 )
-from ._sessions import _Sessions
+from ._sessions import StoreState
 from ._sizes import size_of
 from ._state import SessionState, TerminalState, ToolCallState
 
@@ -68,16 +67,19 @@ def _held_size(tc: ToolCallState, name: str) -> int:
     return size_of(tc.extra.get(name) if tc.extra is not None else None)
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _Budgets(_Sessions):
-    """The measuring of stored values and the cuts of every byte and count cap."""
+class Budgets:
+    """The measuring of stored values and the cuts of every byte and count cap, on a store's
+    state."""
 
-    def _measure_call(
+    def __init__(self, state: StoreState) -> None:
+        self.state = state
+
+    def measure_call(
         self, session: SessionState, tc: ToolCallState, names: list[str], events: list[Event]
     ) -> None:
         """Measure the values just stored under ``names`` (wire names), cutting any over
         ``max_value_bytes``, and the ``_meta`` keys over ``max_meta_keys``."""
-        cap = self._value_cap
+        cap = self.state.value_cap
         fields, sizes, delta = tc.fields, tc.sizes, 0
         for name in names:
             value = fields.get(name, _ABSENT)
@@ -93,14 +95,14 @@ class _Budgets(_Sessions):
                     for index, item in enumerate(value):
                         item_size = size_of(item)
                         if item_size > cap:
-                            value[index], item_size = self._cut_item(
+                            value[index], item_size = self.cut_item(
                                 session, tc, item, item_size, cap, events
                             )
                         size += item_size
             elif name == "_meta":
                 self._cap_meta_keys(session, tc.tool_call_id, tc, events)
                 size = self._measure_meta(
-                    session, tc.tool_call_id, tc, self.limits.max_value_bytes, events
+                    session, tc.tool_call_id, tc, self.state.limits.max_value_bytes, events
                 )
             else:  # an unknown key kept beside the fields
                 held = tc.extra
@@ -114,14 +116,14 @@ class _Budgets(_Sessions):
             sizes[name] = size
         tc.size += delta
         session.size += delta
-        self.size += delta
+        self.state.size += delta
 
-    def _measure_terminal(
+    def measure_terminal(
         self, session: SessionState, terminal: TerminalState, names: list[str], events: list[Event]
     ) -> None:
         if not names:
             return
-        cap = self.limits.max_value_bytes
+        cap = self.state.limits.max_value_bytes
         fields, sizes, delta = terminal.fields, terminal.sizes, 0
         for name in names:
             if name == "output":
@@ -139,7 +141,7 @@ class _Budgets(_Sessions):
                     )
             delta += size - sizes.get(name, 0)
             sizes[name] = size
-        self._grow(session, delta, terminal)
+        self.state.grow(session, delta, terminal)
 
     def _cap_meta_keys(
         self,
@@ -148,7 +150,7 @@ class _Budgets(_Sessions):
         held: ToolCallState | TerminalState,
         events: list[Event],
     ) -> None:
-        cap = self.limits.max_meta_keys
+        cap = self.state.limits.max_meta_keys
         meta = held.meta
         if cap is None or not isinstance(meta, dict) or len(meta) <= cap:
             return
@@ -189,8 +191,9 @@ class _Budgets(_Sessions):
             size += _meta_entry(key, value_size)
         return size
 
-    def _remeasure_calls(self) -> None:
-        for session in self.sessions.values():
+    def remeasure_calls(self) -> None:
+        """Measure the values of every call held, which were not measured."""
+        for session in self.state.sessions.values():
             for tc in session.tool_calls.values():
                 names = {*tc.sizes, *tc.fields, *(tc.extra or ())}
                 if tc.meta is not None:
@@ -200,9 +203,9 @@ class _Budgets(_Sessions):
                     size = _held_size(tc, name)
                     delta += size - sizes.get(name, 0)
                     sizes[name] = size
-                self._grow(session, delta, tc)
+                self.state.grow(session, delta, tc)
 
-    def _cut_item(
+    def cut_item(
         self,
         session: SessionState,
         tc: ToolCallState,
@@ -228,8 +231,8 @@ class _Budgets(_Sessions):
         )
         return cut, size_of(cut)
 
-    def _cap_content(self, session: SessionState, tc: ToolCallState, events: list[Event]) -> None:
-        cap = self.limits.max_content_items
+    def cap_content(self, session: SessionState, tc: ToolCallState, events: list[Event]) -> None:
+        cap = self.state.limits.max_content_items
         content = tc.fields["content"]
         if cap is None or len(content) <= cap:
             return
@@ -240,7 +243,7 @@ class _Budgets(_Sessions):
         tc.dropped_items += excess
         tc.dropped_at = head
         tc.sizes["content"] = tc.sizes.get("content", 0) - freed
-        self._grow(session, -freed, tc)
+        self.state.grow(session, -freed, tc)
         limit_reached(
             events,
             session.session_id,
@@ -256,10 +259,10 @@ class _Budgets(_Sessions):
         tc.dropped_at = head
         content = tc.fields.get("content")
         size = sum(size_of(item) for item in content) if isinstance(content, list) else 0
-        self._grow(session, size - tc.sizes.get("content", 0), tc)
+        self.state.grow(session, size - tc.sizes.get("content", 0), tc)
         tc.sizes["content"] = size
 
-    def _cap_output(
+    def cap_output(
         self,
         session: SessionState,
         terminal: TerminalState,
@@ -267,14 +270,14 @@ class _Budgets(_Sessions):
         cap: int | None = None,
         limit: str = "max_terminal_bytes",
     ) -> None:
-        cap = self.limits.max_terminal_bytes if cap is None else cap
+        cap = self.state.limits.max_terminal_bytes if cap is None else cap
         output = terminal.output
         if cap is None or not isinstance(output, bytearray) or len(output) <= cap:
             return
         head, excess = trim_middle(output, cap)
         terminal.dropped_bytes += excess
         terminal.sizes["output"] = len(output)
-        self._grow(session, -excess, terminal)
+        self.state.grow(session, -excess, terminal)
         limit_reached(
             events,
             session.session_id,
@@ -284,19 +287,20 @@ class _Budgets(_Sessions):
             f"(cap {cap}; {terminal.dropped_bytes} dropped in all)",
         )
 
-    def _budgets(
+    def enforce(
         self, session: SessionState, held: ToolCallState | TerminalState, events: list[Event]
     ) -> None:
         """After a change to ``held``: the call, session and store byte caps, in that order.
         Each cut goes below the cap by an eighth of it, so that growth past it stays cheap."""
-        cap = self._call_cap
+        state = self.state
+        cap = state.call_cap
         if held is not None and held.size > cap and isinstance(held, ToolCallState):
             self._shrink_call(session, held, cap - trim_block(cap), "max_call_bytes", events)
-        cap = self._session_cap
+        cap = state.session_cap
         if session.size > cap:
             self._shrink_session(session, held, cap - trim_block(cap), events)
-        cap = self._store_cap
-        if self.size > cap:
+        cap = state.store_cap
+        if state.size > cap:
             self._shrink_store(session, held, cap - trim_block(cap), events)
 
     def _shrink_call(
@@ -351,7 +355,7 @@ class _Budgets(_Sessions):
             elif tc.extra is not None:
                 tc.extra[name] = replacement
             size = 0 if name == "content" else size_of(replacement)
-            self._grow(session, size - tc.sizes[name], tc)
+            self.state.grow(session, size - tc.sizes[name], tc)
             tc.sizes[name] = size
         limit_reached(
             events,
@@ -374,10 +378,10 @@ class _Budgets(_Sessions):
         open calls and the output of running terminals is cut (oldest first)."""
         before = session.size
         finished = [tc for tc in session.tool_calls.values() if tc.is_final and tc is not keep]
-        self._drop_calls(session, until(finished, session.size - target), events)
+        self.state.drop_calls(session, until(finished, session.size - target), events)
         if session.size > target:
             exited = [t for t in session.terminals.values() if t.exited and t is not keep]
-            self._drop_terminals(session, until(exited, session.size - target), events)
+            self.state.drop_terminals(session, until(exited, session.size - target), events)
         # What each open call and running terminal keeps: an equal share of the session.
         each = max(4096, target // (len(session.tool_calls) + len(session.terminals) + 1))
         for tc in list(session.tool_calls.values()):
@@ -389,11 +393,11 @@ class _Budgets(_Sessions):
             if session.size <= target:
                 break
             if terminal is not keep:
-                self._cap_output(session, terminal, events, each, "max_session_bytes")
+                self.cap_output(session, terminal, events, each, "max_session_bytes")
         if session.size > target and isinstance(keep, ToolCallState):
             self._shrink_call(session, keep, each, "max_session_bytes", events)
         elif session.size > target and isinstance(keep, TerminalState):
-            self._cap_output(session, keep, events, each, "max_session_bytes")
+            self.cap_output(session, keep, events, each, "max_session_bytes")
         limit_reached(
             events,
             session.session_id,
@@ -412,33 +416,36 @@ class _Budgets(_Sessions):
         """Cut the store down to ``target`` bytes: finished calls and exited terminals of the
         least recently updated sessions first, then idle sessions, then the least recently
         updated ones; the session just changed goes last."""
-        before = self.size
+        state = self.state
+        before = state.size
         others = sorted(
-            (s for s in self.sessions.values() if s is not current), key=lambda s: s.touched
+            (s for s in state.sessions.values() if s is not current), key=lambda s: s.touched
         )
         for session in others:
-            if self.size <= target:
+            if state.size <= target:
                 break
             finished = [tc for tc in session.tool_calls.values() if tc.is_final]
-            self._drop_calls(session, until(finished, self.size - target), events)
+            state.drop_calls(session, until(finished, state.size - target), events)
             exited = [t for t in session.terminals.values() if t.exited]
-            self._drop_terminals(session, until(exited, self.size - target), events)
+            state.drop_terminals(session, until(exited, state.size - target), events)
         empty = [s for s in others if not s.tool_calls and not s.terminals]
-        self._drop_sessions(empty, events)  # nothing left in them
-        if self.size > target:
-            idle = [s for s in others if s.session_id in self.sessions and not s.live]
-            self._drop_sessions(until(idle, self.size - target), events)
-        if self.size > target:
-            rest = [s for s in others if s.session_id in self.sessions]
-            self._drop_sessions(until(rest, self.size - target), events)
-        if self.size > target:
-            self._shrink_session(current, keep, max(0, target - (self.size - current.size)), events)
+        state.drop_sessions(empty, events)  # nothing left in them
+        if state.size > target:
+            idle = [s for s in others if s.session_id in state.sessions and not s.live]
+            state.drop_sessions(until(idle, state.size - target), events)
+        if state.size > target:
+            rest = [s for s in others if s.session_id in state.sessions]
+            state.drop_sessions(until(rest, state.size - target), events)
+        if state.size > target:
+            self._shrink_session(
+                current, keep, max(0, target - (state.size - current.size)), events
+            )
         limit_reached(
             events,
             current.session_id,
             "max_store_bytes",
             current.session_id,
-            f"cut the store from {before:,} to {self.size:,} bytes",
+            f"cut the store from {before:,} to {state.size:,} bytes",
         )
 
 

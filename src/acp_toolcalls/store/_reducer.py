@@ -26,9 +26,11 @@ message and then of the update through tables, and returns the ``events`` of wha
 The most common message, a content chunk for a call that has content already within every cap,
 is applied inline. A message that cannot be read raises ``DecodeError`` before anything is
 touched. The store keeps no clock: the caller passes ``now`` and it is recorded as the call's
-last-update time. ``ToolCallStore`` is built in layers, each a class of its own module:
-the views (reading), sessions, byte budgets, terminals, tool calls, v1 input, then this
-dispatch: one chain of single inheritance (what mypyc compiles).
+last-update time. ``ToolCallStore`` holds its parts, each a class of its own module, and
+dispatches to them: its state (``StoreState``: the sessions, bytes counted, titles and
+limits), the byte budgets (``Budgets``), the terminals (``Terminals``), the tool calls
+(``ToolCalls``) and the v1 input (``V1Input``), which all work on that one state; reading is
+the functions of ``_view``.
 """
 
 from __future__ import annotations
@@ -58,12 +60,23 @@ from ..models import (
     extra_fields,
     with_extra_fields,
 )
+from ._budgets import Budgets
 from ._limits import Limits
-from ._sessions import EvictionHook
+from ._sessions import EvictionHook, StoreState
 from ._sizes import size_of
-from ._state import SessionState
-from ._v1 import _V1Input
+from ._state import SessionState, ToolCallState, ToolCallView
+from ._terminals import Terminals
+from ._tool_calls import ToolCalls
+from ._v1 import V1Input
 from ._version import negotiated_version, store_version
+from ._view import (
+    call_snapshot,
+    call_view,
+    open_call_views,
+    session_views,
+    store_document,
+    store_document_json,
+)
 
 _V2_MESSAGE = v2.SessionUpdateMessage
 _V1_MESSAGE = v1.SessionUpdateMessage
@@ -73,7 +86,7 @@ _TEXT = v2.TextContent
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # a client may subclass it, compiled or not
-class ToolCallStore(_V1Input):
+class ToolCallStore:
     """Applies tool-call traffic, in received order, and answers what a UI needs.
 
     ``version`` says how raw input (bytes, str, JSON values) is read: ``"v2"`` (the default),
@@ -91,7 +104,11 @@ class ToolCallStore(_V1Input):
         on_evict: EvictionHook | None = None,
     ) -> None:
         self.version: VersionChoice = store_version(version)
-        super().__init__(limits, on_evict)
+        self._state = state = StoreState(limits, on_evict)
+        self._budgets = budgets = Budgets(state)
+        self._tool_calls = tool_calls = ToolCalls(state, budgets)
+        self._terminals = terminals = Terminals(state, budgets)
+        self._v1 = v1_input = V1Input(state, budgets, tool_calls, terminals)
         self.max_bytes = max_bytes
         self._negotiated: VersionName | None = None
         self._fast_decode = fast_message_decoder(self.raw_version)
@@ -101,31 +118,31 @@ class ToolCallStore(_V1Input):
             v2.UpdateSessionNotification: self._v2_notification,
             v2.PermissionRequestMessage: self._v2_permission_message,
             v2.RequestPermissionRequest: self._v2_permission,
-            v1.SessionUpdateMessage: self._v1_message,
-            v1.SessionNotification: self._v1_notification,
-            v1.PermissionRequestMessage: self._v1_permission_message,
-            v1.RequestPermissionRequest: self._v1_permission,
+            v1.SessionUpdateMessage: v1_input.message,
+            v1.SessionNotification: v1_input.notification,
+            v1.PermissionRequestMessage: v1_input.permission_message,
+            v1.RequestPermissionRequest: v1_input.permission,
             JsonRpcMessage: self._other_message,
             Batch: self._batch,
             InvalidMessage: self._invalid_message,
         }
         self._v2_updates: dict[type, Callable[[SessionState, Any, list[Event], Any], None]] = {
-            v2.SessionToolCallUpdate: self._update_call,
-            v2.ToolCallContentChunk: self._append_chunk,
-            v2.TerminalUpdate: self._update_terminal,
-            v2.TerminalOutputChunk: self._append_output,
+            v2.SessionToolCallUpdate: tool_calls.update,
+            v2.ToolCallContentChunk: tool_calls.append_chunk,
+            v2.TerminalUpdate: terminals.update,
+            v2.TerminalOutputChunk: terminals.append_output,
         }
         # Other updates and messages the store reads, by tag and by method.
         self._opaque_updates: dict[str, Callable[[str, Any, list[Event]], None]] = {
             "tool_call": self._stray_tool_call,
-            "state_update": self._state_update,
-            "session_info_update": self._session_info,
-            "subagent_update": self._subagent_info,
+            "state_update": tool_calls.state_update,
+            "session_info_update": state.session_info,
+            "subagent_update": state.subagent_info,
         }
         self._methods: dict[str, Callable[[Mapping[str, Any], list[Event], Any], None]] = {
             "initialize": self._initialize,
-            "session/cancel": self._cancel_session,
-            "tool_call/cancel": self._cancel_call,
+            "session/cancel": tool_calls.cancel_session,
+            "tool_call/cancel": tool_calls.cancel_call,
         }
 
     @property
@@ -134,6 +151,113 @@ class ToolCallStore(_V1Input):
         if self.version != "auto":
             return self.version
         return self._negotiated or "v2"
+
+    @property
+    def limits(self) -> Limits:
+        """The memory caps (``Limits``); may be replaced at any time."""
+        return self._state.limits
+
+    @limits.setter
+    def limits(self, limits: Limits) -> None:
+        if self._state.set_limits(limits):
+            self._budgets.remeasure_calls()
+
+    @property
+    def sessions(self) -> dict[str, SessionState]:
+        """The state of each session, by id."""
+        return self._state.sessions
+
+    @property
+    def size(self) -> int:
+        """Bytes held by every session (``size_of`` measures), which ``max_store_bytes`` caps."""
+        return self._state.size
+
+    @property
+    def on_evict(self) -> EvictionHook | None:
+        """Called with the session id and the state of each session, call or terminal just
+        before a cap drops it (a bridge sends what it still holds back about it)."""
+        return self._state.on_evict
+
+    @on_evict.setter
+    def on_evict(self, on_evict: EvictionHook | None) -> None:
+        self._state.on_evict = on_evict
+
+    def tool_call(self, session_id: str, tool_call_id: str) -> ToolCallState | None:
+        """The stored state of one call, or ``None``."""
+        session = self._state.sessions.get(session_id)
+        return session.tool_calls.get(tool_call_id) if session is not None else None
+
+    def snapshot(self, session_id: str, tool_call_id: str) -> v2.ToolCallUpdate:
+        """The call's full state as one v2 ``ToolCallUpdate`` (``KeyError`` if unknown)."""
+        return call_snapshot(self._state.sessions, session_id, tool_call_id)
+
+    def view(self, session_id: str, tool_call_id: str) -> ToolCallView:
+        """What a UI shows for one call (``KeyError`` if unknown)."""
+        return call_view(self._state.sessions, session_id, tool_call_id)
+
+    def views(self, session_id: str) -> list[ToolCallView]:
+        """Every call of the session, in first-seen order."""
+        return session_views(self._state.sessions, session_id)
+
+    def open_calls(self, session_id: str | None = None) -> list[ToolCallView]:
+        """Calls not in a final status (of one session, or of all), in first-seen order."""
+        return open_call_views(self._state.sessions, session_id)
+
+    def document(self) -> dict[str, Any]:
+        """Every session as the ``replay --json`` document, in plain JSON values.
+
+        ``{"sessions": {id: {"toolCalls": [...], "terminals": [...]}}}``: each tool call in the
+        v2 ``ToolCallUpdate`` shape, each terminal in the ``terminal_update`` shape without its
+        ``sessionUpdate`` tag, both as ``snapshot`` gives them.
+        """
+        return store_document(self._state.sessions)
+
+    def document_json(self, *, decoded_only: bool = False) -> bytes:
+        """``encode(self.document())``: the same bytes, written from each call's ``snapshot``
+        without building its plain values first.
+
+        ``decoded_only``: the caller applied nothing but what this package decoded from JSON text
+        (raw lines, or what ``decode_message`` gave for them), so nothing held is a NaN or an
+        infinite number, and the walk that refuses them is skipped (``codec.encode_decoded``).
+        """
+        return store_document_json(self._state.sessions, decoded_only)
+
+    def session_title(self, session_id: str) -> str | None:
+        """The session's title (its latest ``session_info_update`` or ``subagent_update``
+        title), ``None`` when none was given; the session need not hold any call."""
+        return self._state.titles.get(session_id)
+
+    def session_titles(self) -> dict[str, str]:
+        """Every session title kept (a copy), by session id, the latest set last."""
+        return dict(self._state.titles)
+
+    def drop_session(self, session_id: str) -> None:
+        """Forget a session and everything in it (a closed session); no events."""
+        self._state.drop_session(session_id)
+
+    def touch(self, session_id: str) -> list[Event]:
+        """Create the session if it is new and count it as the most recently updated one;
+        returns the events (a new session past ``max_sessions`` evicts others). For bridges
+        that keep their own per-session state next to the store's."""
+        events: list[Event] = []
+        self._state.session(session_id, events)
+        return events
+
+    def sweep(
+        self, session_id: str, status: str = "failed", *, now: float | None = None
+    ) -> list[Event]:
+        """Mark every open call of the session that is not background work as ended with
+        ``status`` by the client (a turn-end helper).
+
+        The mark is the client's own conclusion, an overlay on the view (``ended_locally``),
+        never protocol state: the call's status stays what the agent said, so ``snapshot``,
+        ``document``, ``open_calls`` and the bridges do not see it, and the agent's next status
+        for the call replaces it (D46 (client store), D14, D15). A client calls it when it decides
+        the turn is over, for example after an idle ``state_update``; calls the latest background
+        list names (or whose terminal it names) are left alone. ``now`` is recorded as each marked
+        call's last-update time. Returns one ``ToolCallEndedLocally`` per call marked.
+        """
+        return self._tool_calls.sweep(session_id, status, now)
 
     def apply(self, message: Any, *, now: float | None = None) -> list[Event]:
         """Apply one message (or batch) and return what changed, in order.
@@ -156,14 +280,15 @@ class ToolCallStore(_V1Input):
         if type(message) is _V2_MESSAGE:  # the common message, dispatched inline
             params = message.params
             update = params.update
-            session = self.sessions.get(params.session_id)
+            state = self._state
+            session = state.sessions.get(params.session_id)
             if type(update) is _CHUNK and session is not None:
                 # The most common update of all: a chunk for a call that has content already,
-                # within every cap. Anything else takes `_append_chunk`, which does the same.
-                if session is not self._current:
-                    self._switches += 1
-                    session.touched = self._switches
-                    self._current = session
+                # within every cap. Anything else takes `append_chunk`, which does the same.
+                if session is not state.current:
+                    state.switches += 1
+                    session.touched = state.switches
+                    state.current = session
                 tc = session.tool_calls.get(update.tool_call_id)
                 if tc is not None:
                     content = tc.fields.get("content")
@@ -174,40 +299,40 @@ class ToolCallStore(_V1Input):
                         size = 209 + len(text) if text.isascii() else 236 + 4 * len(text)
                     else:
                         size = size_of(item)
-                    if type(content) is list and size <= self._value_cap:
+                    if type(content) is list and size <= state.value_cap:
                         content.append(item)
                         sizes = tc.sizes
                         sizes["content"] = sizes.get("content", 0) + size
                         tc.size += size
                         session.size += size
-                        self.size += size
+                        state.size += size
                         if now is not None:
                             tc.updated_at = now
                         events = [
                             ContentAppended(session.session_id, tc.tool_call_id, len(content) - 1)
                         ]
-                        if len(content) > self._item_cap:
-                            self._cap_content(session, tc, events)
+                        if len(content) > state.item_cap:
+                            self._budgets.cap_content(session, tc, events)
                         if (
-                            tc.size > self._call_cap
-                            or session.size > self._session_cap
-                            or self.size > self._store_cap
+                            tc.size > state.call_cap
+                            or session.size > state.session_cap
+                            or state.size > state.store_cap
                         ):
-                            self._budgets(session, tc, events)
+                            self._budgets.enforce(session, tc, events)
                         return events
                 events = []
-                self._append_chunk(session, update, events, now)
+                self._tool_calls.append_chunk(session, update, events, now)
                 return events
             apply_update = self._v2_updates.get(type(update))
             if apply_update is not None:
                 events = []
-                if session is None or session is not self._current:
-                    session = self._session(params.session_id, events)
+                if session is None or session is not state.current:
+                    session = state.session(params.session_id, events)
                 apply_update(session, update, events, now)
                 return events
         elif type(message) is _V1_MESSAGE:  # a v1 stream's common message
             events = []
-            self._v1_notification(message.params, events, now)
+            self._v1.notification(message.params, events, now)
             return events
         events = []
         if type(message) is Decoded:
@@ -238,9 +363,10 @@ class ToolCallStore(_V1Input):
                 v2.UpdateSessionNotification(session_id=session_id, update=update), events, now
             )
             return events
-        session = self.sessions.get(session_id)
-        if session is None or session is not self._current:
-            session = self._session(session_id, events)
+        state = self._state
+        session = state.sessions.get(session_id)
+        if session is None or session is not state.current:
+            session = state.session(session_id, events)
         handler(session, update, events, now)
         return events
 
@@ -314,7 +440,7 @@ class ToolCallStore(_V1Input):
                     break
             else:
                 return
-        handler(self._session(params.session_id, events), update, events, now)
+        handler(self._state.session(params.session_id, events), update, events, now)
 
     def _v2_permission_message(
         self, message: v2.PermissionRequestMessage, events: list[Event], now: Any
@@ -341,7 +467,8 @@ class ToolCallStore(_V1Input):
                 )
                 kept = {key: value for key, value in extra.items() if key != "sessionUpdate"}
                 call = with_extra_fields(v2.ToolCallUpdate, kept, **msgspec.structs.asdict(call))
-            self._update_call(self._session(params.session_id, events), call, events, now)
+            session = self._state.session(params.session_id, events)
+            self._tool_calls.update(session, call, events, now)
 
     def _stray_tool_call(self, session_id: str, _update: Any, events: list[Event]) -> None:
         events.append(

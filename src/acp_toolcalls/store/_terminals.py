@@ -18,7 +18,6 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v2
-from .._mypyc import mypyc_attr
 from ..events import (
     DiagnosticReported,
     Event,
@@ -28,25 +27,29 @@ from ..events import (
     TerminalPatched,
 )
 from ..models import base64_bytes
-from ._budgets import _Budgets
+from ._budgets import Budgets
 from ._limits import as_cap, limit_reached, trim_block
 from ._patch import patch_meta, patch_terminal
+from ._sessions import StoreState
 from ._state import SessionState, TerminalState
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _Terminals(_Budgets):
-    """Terminal updates and output chunks."""
+class Terminals:
+    """Terminal updates and output chunks, on a store's state."""
 
-    def _terminal(
+    def __init__(self, state: StoreState, budgets: Budgets) -> None:
+        self.state = state
+        self.budgets = budgets
+
+    def terminal(
         self, session: SessionState, terminal_id: str, events: list[Event]
     ) -> TerminalState:
         terminal = session.terminals.get(terminal_id)
         if terminal is None:
             terminal = session.terminals[terminal_id] = TerminalState(terminal_id)
-            self._grow(session, terminal.size)
+            self.state.grow(session, terminal.size)
             events.append(TerminalCreated(session.session_id, terminal_id))
-            cap = self.limits.max_terminals
+            cap = self.state.limits.max_terminals
             if cap is not None and len(session.terminals) > cap:
                 self._evict_terminals(session, terminal, cap, events)
         return terminal
@@ -59,7 +62,7 @@ class _Terminals(_Budgets):
         exited = [t for t in candidates if t.exited]
         running = [t for t in candidates if not t.exited]
         victims = exited[:count] + running[: max(0, count - len(exited))]
-        self._drop_terminals(session, victims, events)
+        self.state.drop_terminals(session, victims, events)
         limit_reached(
             events,
             session.session_id,
@@ -68,10 +71,10 @@ class _Terminals(_Budgets):
             f"evicted {len(victims)} terminal(s), exited ones first (cap {cap} per session)",
         )
 
-    def _update_terminal(
+    def update(
         self, session: SessionState, update: v2.TerminalUpdate, events: list[Event], now: Any
     ) -> None:
-        terminal = self._terminal(session, update.terminal_id, events)
+        terminal = self.terminal(session, update.terminal_id, events)
         patched: list[str] = []
         cleared: list[str] = []
         patch_terminal(update, terminal.fields, patched, cleared)
@@ -103,13 +106,14 @@ class _Terminals(_Budgets):
             events.append(TerminalPatched(session.session_id, terminal.terminal_id, tuple(patched)))
         if cleared:
             events.append(TerminalCleared(session.session_id, terminal.terminal_id, tuple(cleared)))
-        self._measure_terminal(session, terminal, patched, events)
-        self._measure_terminal(session, terminal, cleared, events)
+        budgets = self.budgets
+        budgets.measure_terminal(session, terminal, patched, events)
+        budgets.measure_terminal(session, terminal, cleared, events)
         if "output" in patched:
-            self._cap_output(session, terminal, events)
-        self._budgets(session, terminal, events)
+            budgets.cap_output(session, terminal, events)
+        budgets.enforce(session, terminal, events)
 
-    def _append_output(
+    def append_output(
         self,
         session: SessionState,
         chunk: v2.TerminalOutputChunk,
@@ -117,7 +121,7 @@ class _Terminals(_Budgets):
         now: Any,
     ) -> None:
         data = base64_bytes(chunk.data)
-        terminal = self._terminal(session, chunk.terminal_id, events)
+        terminal = self.terminal(session, chunk.terminal_id, events)
         if data is None:  # D22: the whole chunk is dropped
             events.append(
                 DiagnosticReported(
@@ -137,11 +141,12 @@ class _Terminals(_Budgets):
         sizes["output"] = sizes.get("output", 0) + size
         terminal.size += size
         session.size += size
-        self.size += size
+        state = self.state
+        state.size += size
         if now is not None:
             terminal.updated_at = now
         events.append(TerminalOutputAppended(session.session_id, terminal.terminal_id, size))
-        if len(output) > as_cap(self.limits.max_terminal_bytes):
-            self._cap_output(session, terminal, events)
-        if session.size > self._session_cap or self.size > self._store_cap:
-            self._budgets(session, terminal, events)
+        if len(output) > as_cap(state.limits.max_terminal_bytes):
+            self.budgets.cap_output(session, terminal, events)
+        if session.size > state.session_cap or state.size > state.store_cap:
+            self.budgets.enforce(session, terminal, events)

@@ -29,7 +29,6 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import v2
-from .._mypyc import mypyc_attr
 from ..events import (
     ContentAppended,
     Event,
@@ -41,16 +40,21 @@ from ..events import (
 )
 from ..models import extra_fields
 from ..v2 import FINAL_STATUSES, background_work
+from ._budgets import Budgets
 from ._limits import limit_reached, trim_block
 from ._patch import PLAIN_UPDATES, patch_call, patch_meta
+from ._sessions import StoreState
 from ._sizes import size_of
 from ._state import SessionState, ToolCallState
-from ._terminals import _Terminals
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _ToolCalls(_Terminals):
-    """Tool-call updates and content chunks, and the local overlay of ``ended_locally``."""
+class ToolCalls:
+    """Tool-call updates and content chunks, and the local overlay of ``ended_locally``, on a
+    store's state."""
+
+    def __init__(self, state: StoreState, budgets: Budgets) -> None:
+        self.state = state
+        self.budgets = budgets
 
     def _call(self, session: SessionState, tool_call_id: str, events: list[Event]) -> ToolCallState:
         tc = session.tool_calls.get(tool_call_id)
@@ -60,9 +64,9 @@ class _ToolCalls(_Terminals):
         self, session: SessionState, tool_call_id: str, events: list[Event]
     ) -> ToolCallState:
         tc = session.tool_calls[tool_call_id] = ToolCallState(tool_call_id)
-        self._grow(session, tc.size)
+        self.state.grow(session, tc.size)
         events.append(ToolCallCreated(session.session_id, tool_call_id))
-        cap = self.limits.max_tool_calls
+        cap = self.state.limits.max_tool_calls
         if cap is not None and len(session.tool_calls) > cap:
             self._evict_calls(session, cap, events)
         return tc
@@ -77,7 +81,7 @@ class _ToolCalls(_Terminals):
                     break
                 if id(tc) not in chosen:
                     victims.append(tc)
-        self._drop_calls(session, victims, events)
+        self.state.drop_calls(session, victims, events)
         limit_reached(
             events,
             session.session_id,
@@ -86,7 +90,7 @@ class _ToolCalls(_Terminals):
             f"evicted {len(victims)} tool call(s) (cap {cap} per session)",
         )
 
-    def _update_call(
+    def update(
         self, session: SessionState, update: v2.ToolCallUpdate, events: list[Event], now: Any
     ) -> None:
         tool_call_id = update.tool_call_id
@@ -121,19 +125,20 @@ class _ToolCalls(_Terminals):
             events.append(ToolCallCleared(sid, tool_call_id, tuple(cleared)))
         if previous in FINAL_STATUSES and fields.get("status") not in FINAL_STATUSES:
             events.append(ToolCallReopened(sid, tool_call_id, previous, tc.status))
-        if self._measures:  # (an uncapped store does not measure)
+        state = self.state
+        if state.measures:  # (an uncapped store does not measure)
             if patched:
-                self._measure_call(session, tc, patched, events)
+                self.budgets.measure_call(session, tc, patched, events)
             if cleared:
-                self._measure_call(session, tc, cleared, events)
-        if update.content and len(fields["content"]) > self._item_cap:
-            self._cap_content(session, tc, events)
+                self.budgets.measure_call(session, tc, cleared, events)
+        if update.content and len(fields["content"]) > state.item_cap:
+            self.budgets.cap_content(session, tc, events)
         if (
-            tc.size > self._call_cap
-            or session.size > self._session_cap
-            or self.size > self._store_cap
+            tc.size > state.call_cap
+            or session.size > state.session_cap
+            or state.size > state.store_cap
         ):
-            self._budgets(session, tc, events)
+            self.budgets.enforce(session, tc, events)
 
     def _agent_spoke(
         self, session: SessionState, tc: ToolCallState, patched: list[str], cleared: list[str]
@@ -147,11 +152,11 @@ class _ToolCalls(_Terminals):
                 del raw[name]
             if not raw:
                 tc.raw = None
-            self._grow(session, raw_size(tc.raw) - before, tc)
+            self.state.grow(session, raw_size(tc.raw) - before, tc)
         if tc.ended_locally is not None and ("status" in patched or "status" in cleared):
             tc.ended_locally = None
 
-    def _append_chunk(
+    def append_chunk(
         self,
         session: SessionState,
         chunk: v2.ToolCallContentChunk,
@@ -164,43 +169,44 @@ class _ToolCalls(_Terminals):
             content = tc.fields["content"] = []
         item = chunk.content  # chunk `_meta` is chunk-scoped: not stored
         size = size_of(item)
-        if size > self._value_cap:
-            item, size = self._cut_item(session, tc, item, size, self._value_cap, events)
+        state = self.state
+        if size > state.value_cap:
+            item, size = self.budgets.cut_item(session, tc, item, size, state.value_cap, events)
         content.append(item)
         sizes = tc.sizes
         sizes["content"] = sizes.get("content", 0) + size
-        self._grow(session, size, tc)
+        state.grow(session, size, tc)
         if now is not None:
             tc.updated_at = now
         events.append(ContentAppended(session.session_id, tc.tool_call_id, len(content) - 1))
-        if len(content) > self._item_cap:
-            self._cap_content(session, tc, events)
+        if len(content) > state.item_cap:
+            self.budgets.cap_content(session, tc, events)
         if (
-            tc.size > self._call_cap
-            or session.size > self._session_cap
-            or self.size > self._store_cap
+            tc.size > state.call_cap
+            or session.size > state.session_cap
+            or state.size > state.store_cap
         ):
-            self._budgets(session, tc, events)
+            self.budgets.enforce(session, tc, events)
 
-    def _state_update(self, session_id: str, update: v2.OpaqueSessionUpdate, _events: Any) -> None:
+    def state_update(self, session_id: str, update: v2.OpaqueSessionUpdate, _events: Any) -> None:
         # Only its background list is read: which open calls a cancel does not cover (D15).
-        session = self.sessions.get(session_id)
+        session = self.state.sessions.get(session_id)
         if session is not None:
             session.background = background_work(update.data)
 
-    def _cancel_session(self, data: Mapping[str, Any], events: list[Event], now: Any) -> None:
+    def cancel_session(self, data: Mapping[str, Any], events: list[Event], now: Any) -> None:
         params = data.get("params")
         session_id = params.get("sessionId") if isinstance(params, dict) else None
-        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        session = self.state.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is not None:
             self._end_locally(session, session.tool_calls.values(), "cancelled", events, now)
 
-    def _cancel_call(self, data: Mapping[str, Any], events: list[Event], now: Any) -> None:
+    def cancel_call(self, data: Mapping[str, Any], events: list[Event], now: Any) -> None:
         params = data.get("params")
         if not isinstance(params, dict):
             return
         session_id, tool_call_id = params.get("sessionId"), params.get("toolCallId")
-        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        session = self.state.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None or not isinstance(tool_call_id, str):
             return
         tc = session.tool_calls.get(tool_call_id)
@@ -229,23 +235,12 @@ class _ToolCalls(_Terminals):
                 tc.updated_at = now
             events.append(ToolCallEndedLocally(session.session_id, tc.tool_call_id, status))
 
-    def sweep(
-        self, session_id: str, status: str = "failed", *, now: float | None = None
-    ) -> list[Event]:
-        """Mark every open call of the session that is not background work as ended with
-        ``status`` by the client (a turn-end helper).
-
-        The mark is the client's own conclusion, an overlay on the view (``ended_locally``),
-        never protocol state: the call's status stays what the agent said, so ``snapshot``,
-        ``document``, ``open_calls`` and the bridges do not see it, and the agent's next status
-        for the call replaces it (D46 (client store), D14, D15). A client calls it when it decides
-        the turn is over, for example after an idle ``state_update``; calls the latest background
-        list names (or whose terminal it names) are left alone. ``now`` is recorded as each marked
-        call's last-update time. Returns one ``ToolCallEndedLocally`` per call marked.
-        """
+    def sweep(self, session_id: str, status: str, now: float | None) -> list[Event]:
+        """``ToolCallStore.sweep``: every open call of the session that is not background work
+        ended with ``status`` by the client."""
         if status not in FINAL_STATUSES:
             raise ValueError(f"sweep needs a final status, one of {sorted(FINAL_STATUSES)}")
-        session = self.sessions.get(session_id)
+        session = self.state.sessions.get(session_id)
         events: list[Event] = []
         if session is not None:
             self._end_locally(session, session.tool_calls.values(), status, events, now)

@@ -26,7 +26,6 @@ from typing import Any, cast
 from msgspec import UNSET
 
 from .. import v1, v2
-from .._mypyc import mypyc_attr
 from ..convert import (
     Losses,
     TerminalReader,
@@ -36,10 +35,13 @@ from ..convert import (
 )
 from ..events import DiagnosticReported, Event, ToolCallPatched, ToolCallReopened
 from ..models import replace
+from ._budgets import Budgets
 from ._limits import cut_value, limit_reached
+from ._sessions import StoreState
 from ._sizes import size_of
 from ._state import SessionState
-from ._tool_calls import _ToolCalls, raw_size
+from ._terminals import Terminals
+from ._tool_calls import ToolCalls, raw_size
 
 _V1_ENUMS = tuple(v1.TOOL_CALL_ENUMS.items())
 _V1_CREATE = v1.ToolCall
@@ -48,16 +50,22 @@ _V1_KINDS = v1.TOOL_CALL_ENUMS["kind"]
 _V1_STATUSES = v1.TOOL_CALL_ENUMS["status"]
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # (the public class's base)
-class _V1Input(_ToolCalls):
-    """v1 ``session/update`` and ``session/request_permission`` messages."""
+class V1Input:
+    """v1 ``session/update`` and ``session/request_permission`` messages, applied by a store's
+    tool calls and terminals."""
 
-    def _v1_message(self, message: v1.SessionUpdateMessage, events: list[Event], now: Any) -> None:
-        self._v1_notification(message.params, events, now)
-
-    def _v1_notification(
-        self, params: v1.SessionNotification, events: list[Event], now: Any
+    def __init__(
+        self, state: StoreState, budgets: Budgets, tool_calls: ToolCalls, terminals: Terminals
     ) -> None:
+        self.state = state
+        self.budgets = budgets
+        self.tool_calls = tool_calls
+        self.terminals = terminals
+
+    def message(self, message: v1.SessionUpdateMessage, events: list[Event], now: Any) -> None:
+        self.notification(message.params, events, now)
+
+    def notification(self, params: v1.SessionNotification, events: list[Event], now: Any) -> None:
         kind = type(params.update)
         if kind is _V1_UPDATE:  # the common update, told by its exact type
             create = False
@@ -68,15 +76,16 @@ class _V1Input(_ToolCalls):
         else:
             other = params.update
             if isinstance(other, v1.OpaqueSessionUpdate) and other.tag == "session_info_update":
-                self._session_info(params.session_id, other, events)  # its title (_sessions)
+                self.state.session_info(params.session_id, other, events)  # its title
             return
         update = cast("v1.ToolCall | v1.ToolCallUpdate", params.update)
-        session = self.sessions.get(params.session_id)
-        if session is None or session is not self._current:
-            session = self._session(params.session_id, events)
+        state = self.state
+        session = state.sessions.get(params.session_id)
+        if session is None or session is not state.current:
+            session = state.session(params.session_id, events)
         reader = session.v1_terminals
         if uses_extension(update) or (reader is not None and reader.wants(update)):
-            update = self._v1_terminals(session, update, "$.params.update", events, now)
+            update = self._apply_terminal_extension(session, update, "$.params.update", events, now)
         known = session.tool_calls.get(update.tool_call_id)
         if create:  # a repeated one merges (D9)
             patch, losses = tool_call_to_v2(cast(v1.ToolCall, update), repeated=known is not None)
@@ -88,7 +97,7 @@ class _V1Input(_ToolCalls):
                 events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
         raw = _unknown_v1_strings(update)
         if raw is None and (known is None or not create):
-            self._update_call(session, patch, events, now)  # the common case
+            self.tool_calls.update(session, patch, events, now)  # the common case
             return
         if create and known is not None and known.is_final:
             # A repeated create of a finished call: merged (D9) but reported (D20), even when
@@ -102,47 +111,47 @@ class _V1Input(_ToolCalls):
                     status if isinstance(status, str) else "pending",
                 )
             )
-        self._v1_update_call(session, patch, raw, events, now)
+        self._update_call(session, patch, raw, events, now)
 
-    def _v1_permission_message(
+    def permission_message(
         self, message: v1.PermissionRequestMessage, events: list[Event], now: Any
     ) -> None:
-        self._v1_permission(message.params, events, now)
+        self.permission(message.params, events, now)
 
-    def _v1_permission(
+    def permission(
         self, params: v1.RequestPermissionRequest, events: list[Event], now: Any
     ) -> None:
-        session = self._session(params.session_id, events)
+        session = self.state.session(params.session_id, events)
         call = params.tool_call
         reader = session.v1_terminals
         if uses_extension(call) or (reader is not None and reader.wants(call)):
-            call = self._v1_terminals(session, call, "$.params.toolCall", events, now)
+            call = self._apply_terminal_extension(session, call, "$.params.toolCall", events, now)
         patch, losses = tool_call_update_to_v2(call)  # D33
         for loss in losses:
             path = "$.params.toolCall" + loss.path[1:]
             events.append(DiagnosticReported(params.session_id, path, loss.reason, "lossy"))
-        self._v1_update_call(session, patch, _unknown_v1_strings(call), events, now)
+        self._update_call(session, patch, _unknown_v1_strings(call), events, now)
 
-    def _v1_terminals(
+    def _apply_terminal_extension(
         self, session: SessionState, call: Any, path: str, events: list[Event], now: Any
     ) -> Any:
         """The terminal updates of ``call``'s ``_meta`` terminal extension applied, and
         ``call`` without the extension (``convert.TerminalReader``; D38 amended)."""
         reader = session.v1_terminals
         if reader is None:
-            reader = session.v1_terminals = TerminalReader(self.limits.max_terminals)
+            reader = session.v1_terminals = TerminalReader(self.state.limits.max_terminals)
         losses = Losses(False)
         call, updates = reader.read(call, path, losses)
         for loss in losses.found:
             events.append(DiagnosticReported(session.session_id, loss.path, loss.reason, "lossy"))
         for update in updates:
             if type(update) is v2.TerminalOutputChunk:
-                self._append_output(session, update, events, now)
+                self.terminals.append_output(session, update, events, now)
             else:
-                self._update_terminal(session, cast(v2.TerminalUpdate, update), events, now)
+                self.terminals.update(session, cast(v2.TerminalUpdate, update), events, now)
         return call
 
-    def _v1_update_call(
+    def _update_call(
         self,
         session: SessionState,
         patch: v2.ToolCallUpdate,
@@ -153,15 +162,15 @@ class _V1Input(_ToolCalls):
         """Apply a v1 patch as v1 reads it: its ``kind``/``status`` strings that v1 does not
         define (``raw``) are not applied, only kept to be sent on (D32)."""
         if raw is None:
-            self._update_call(session, patch, events, now)
+            self.tool_calls.update(session, patch, events, now)
             return
-        self._update_call(session, replace(patch, **dict.fromkeys(raw, UNSET)), events, now)
+        self.tool_calls.update(session, replace(patch, **dict.fromkeys(raw, UNSET)), events, now)
         tc = session.tool_calls.get(patch.tool_call_id)
         if tc is None:  # dropped by a cap on the way
             return
         before = raw_size(tc.raw)
         held = tc.raw if tc.raw is not None else {}
-        cap = self.limits.max_value_bytes
+        cap = self.state.limits.max_value_bytes
         changed: list[str] = []
         for name, value in raw.items():
             size = size_of(value)
@@ -177,8 +186,8 @@ class _V1Input(_ToolCalls):
         tc.raw = held
         if changed:  # what is sent on (snapshot, document) changed, though the view did not
             events.append(ToolCallPatched(session.session_id, tc.tool_call_id, tuple(changed)))
-        self._grow(session, raw_size(held) - before, tc)
-        self._budgets(session, tc, events)
+        self.state.grow(session, raw_size(held) - before, tc)
+        self.budgets.enforce(session, tc, events)
 
 
 def _unknown_v1_strings(update: v1.ToolCall | v1.ToolCallUpdate) -> dict[str, str] | None:
