@@ -989,8 +989,8 @@ def test_past_max_sessions_idle_sessions_are_forgotten_and_busy_ones_kept() -> N
     for i in range(200):
         body = {"sessionUpdate": "agent_message_chunk", "messageId": f"m{i}"}
         wire.agent(update({**body, "content": text("hi")}, session=f"s{i}"))
-    assert len(wire.core._sessions) <= 11
-    assert any(key == SID for key in wire.core._sessions)  # the busy one stays
+    assert len(wire.core.sessions.table) <= 11
+    assert any(key == SID for key in wire.core.sessions.table)  # the busy one stays
     notes = [n for n in wire.notes if n.startswith("max_sessions")]
     assert len(notes) == 1  # one line per cap per 10 seconds, however often it bites
 
@@ -1000,7 +1000,7 @@ def test_past_max_message_ids_the_oldest_are_forgotten() -> None:
     for i in range(500):
         body = {"sessionUpdate": "agent_message_chunk", "messageId": f"m{i}"}
         wire.agent(update({**body, "content": text("hi")}))
-    [session] = [s for k, s in wire.core._sessions.items() if k == SID]
+    [session] = [s for k, s in wire.core.sessions.table.items() if k == SID]
     assert len(session.forwarded_messages) <= 50
     assert len(wire.client_updates("agent_message_chunk")) == 500  # none lost
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..lifecycle import NO_V2, AgentModes, jsonrpc
-from ..models import INVALID_PARAMS, METHOD_NOT_FOUND, request_key
+from ..models import INVALID_PARAMS, METHOD_NOT_FOUND
 from . import _routing as rpc
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ _SET_MODE = "session/set_mode"
 
 
 def _modes(core: Core, session_id: Any) -> AgentModes | None:
-    session = core._sessions.get(request_key(session_id))
+    session = core.sessions.get(session_id)
     return session.agent_modes if session is not None else None
 
 

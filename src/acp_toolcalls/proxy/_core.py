@@ -48,7 +48,6 @@ from ..models import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     plain_id,
-    request_key,
 )
 from . import _routing as rpc
 from ._output import ConnectionNote, Outbox, Version, VersionOption
@@ -235,7 +234,7 @@ class ConnectionCore(_Updates):
         for session_id in self._turns.values():  # pass-through v2 turns acknowledged
             self.output.client(jsonrpc.update(session_id, _turn_error(reason)))
         self._turns.clear()
-        for session_id, session in self._sessions.items():
+        for session_id, session in self.sessions.table.items():
             self._turn_aborted(session_id, session.turns.abort_all(), reason)
         self.output.note("agent", f"{reason}; the session ends", "error")
 
@@ -337,7 +336,7 @@ class ConnectionCore(_Updates):
                     jsonrpc.error(request_id, INVALID_PARAMS, "the prompt has no content")
                 )
                 return
-            session = self._session(session_id)
+            session = self.sessions.session(session_id)
             content = params.get("prompt", [])
             # A session the agent set up here takes the prompt in at once (toward a v2 client:
             # acknowledged now); else the agent's first word on it does.
@@ -351,14 +350,14 @@ class ConnectionCore(_Updates):
         self.output.agent(jsonrpc.request(self._to_agent.allocate(pending), target, mapped.value))
 
     def _modes_of(self, session_id: Any) -> Modes | None:
-        session = self._sessions.get(request_key(session_id))
+        session = self.sessions.get(session_id)
         return session.modes if session is not None else None
 
     def _replaying(self, session_id: Any) -> None:
         """A load (or a resume with replay) replays the whole session to a client that starts
         over: what it was sent of it is forgotten, so that the replay reaches it whole (its
         tool calls as first sights, its messages as chunks again)."""
-        session = self._sessions.get(request_key(session_id))
+        session = self.sessions.get(session_id)
         if session is not None:
             session.forwarded_messages.clear()
         bridge = self._policy.bridge
@@ -455,7 +454,7 @@ class ConnectionCore(_Updates):
         if session_id is None and isinstance(value, dict):
             session_id = value.get("sessionId")
         if pending.method in _SESSION_SETUP and isinstance(session_id, str):
-            session = self._session(session_id)
+            session = self.sessions.session(session_id)
             session.established = True
             self._policy.established(session, result, value)
             if pending.method == "session/new":  # its id is known now
@@ -467,11 +466,11 @@ class ConnectionCore(_Updates):
         if pending.method == "session/close":
             self._close_session(session_id)
         if pending.method in ("session/load", "session/resume"):
-            self._session(session_id).replay_suppressed = False
+            self.sessions.session(session_id).replay_suppressed = False
 
     def _agent_error(self, pending: rpc.Pending, error: Any) -> None:
-        if pending.method == "session/prompt" and pending.session_id in self._sessions:
-            turns = self._sessions[pending.session_id].turns
+        if pending.method == "session/prompt" and pending.session_id in self.sessions.table:
+            turns = self.sessions.table[pending.session_id].turns
             for effect in turns.answered(pending.origin_id, error=True):
                 if isinstance(effect, EndInError) and effect.as_update:  # the client was told
                     self.output.client(

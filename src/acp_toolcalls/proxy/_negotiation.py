@@ -57,6 +57,7 @@ class _Negotiating(_Reading):
         self._state = transition(self._state, event)
         if policy is not None:
             self._policy = policy
+            self.sessions.turns_to = policy.turns_to
 
     def _client_initialize(self, request_id: Any, params: Any, line: bytes) -> None:
         if self.client_version is None:

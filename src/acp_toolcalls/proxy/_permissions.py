@@ -88,7 +88,7 @@ class _Bridged(_Connection):
                 for message in withdrawn.messages:
                     if not (isinstance(message, JsonRpcMessage) and message.method):
                         self.output.client(message)  # the call's own state, restored
-                session = self._session(pending.session_id)
+                session = self.sessions.session(pending.session_id)
                 self._policy.turn(self, pending.session_id, session.turns.permission_withdrawn())
             else:
                 detail = {"details": "too many requests wait for the client"}
@@ -99,7 +99,7 @@ class _Bridged(_Connection):
 
     def _give_up_on_agent(self, pending: rpc.Pending, reason: str) -> None:
         """A client request the agent will not be waited on for: the client's answer."""
-        session = self._sessions.get(request_key(pending.session_id))
+        session = self.sessions.get(pending.session_id)
         if pending.method == "session/prompt" and session is not None:
             aborted = session.turns.abort(pending.origin_id)
             self._turn_aborted(pending.session_id, aborted, reason)
@@ -223,7 +223,7 @@ class _Bridged(_Connection):
             pending = self._to_client.pending[request_key(forwarded)]
             if not pending.discard:
                 pending.discard = True
-                session = self._session(pending.session_id)
+                session = self.sessions.session(pending.session_id)
                 self._policy.turn(self, pending.session_id, session.turns.permission_withdrawn())
         self.output.agent(reply)
 
@@ -236,7 +236,7 @@ class _Bridged(_Connection):
         """The client's answer to a permission request (``line``: the client's text of it),
         through the bridge to the agent. One that is ambiguous (``_ambiguous_answer``) reaches
         it as ``cancelled``, reported."""
-        session = self._session(pending.session_id)
+        session = self.sessions.session(pending.session_id)
         bridge = self._bridge()
         offered = pending.params if isinstance(pending.params, frozenset) else frozenset()
         repeated = (*duplicate_keys(line), *self._element_repeats) if line is not None else ()
@@ -298,7 +298,7 @@ class _Bridged(_Connection):
         send(jsonrpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
 
     def _close_session(self, session_id: Any) -> None:
-        self._sessions.pop(request_key(session_id), None)
+        self.sessions.close(session_id)
         bridge = self._policy.bridge
         if bridge is not None and isinstance(session_id, str):
             self._bridged(bridge.close_session(session_id), "client")

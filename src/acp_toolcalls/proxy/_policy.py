@@ -125,7 +125,7 @@ class Policy:
 
     def permission_asked(self, core: Core, session_id: Any) -> None:
         """A permission request of the agent goes to the client."""
-        self.turn(core, session_id, core._session(session_id).turns.permission_asked())
+        self.turn(core, session_id, core.sessions.session(session_id).turns.permission_asked())
 
     def turn(self, core: Core, session_id: Any, effects: Iterable[TurnEffect]) -> None:
         """The effects of a turn event of the session, written (``EndInError`` is written by
@@ -221,7 +221,7 @@ class ToV1Client(Converting):
 
     def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         """The v2 result only acknowledges (an idle seen before it ends the turn now)."""
-        session = core._session(pending.session_id)
+        session = core.sessions.session(pending.session_id)
         self.turn(core, pending.session_id, session.turns.answered(pending.origin_id, error=False))
 
     def turn(self, core: Core, session_id: Any, effects: Iterable[TurnEffect]) -> None:
@@ -236,7 +236,7 @@ class ToV1Client(Converting):
     def update(
         self, core: Core, session_id: Any, tag: Any, line: bytes, now: float, plain: Any
     ) -> None:
-        session = core._touch(session_id)
+        session = core.sessions.touch(session_id)
         if tag in _USER_ECHOES and session.turns.open:
             return  # the prompt's acknowledgement: a v1 client shows its own prompt
         bridge = self.bridge
@@ -261,7 +261,7 @@ class ToV1Client(Converting):
                 self.turn(core, session_id, session.turns.idle(body))  # it may end a turn
             return
         if tag in _CHUNKS and isinstance(body.get("messageId"), str):
-            core._forwarded_message(session, body["messageId"])
+            core.sessions.forwarded_message(session, body["messageId"])
         typed = rpc.opaque_message(message, 2)
         if typed is not None:
             core._bridge_typed(bridge, typed)
@@ -280,7 +280,7 @@ class ToV1Client(Converting):
             return
         if not chunks:
             return  # no content to show (a `_meta` patch, a clear of nothing v1 has)
-        core._forwarded_message(session, update["messageId"])
+        core.sessions.forwarded_message(session, update["messageId"])
         for chunk in chunks:
             core._bridge_update(self.bridge, jsonrpc.update(session_id, chunk))
 
@@ -293,7 +293,7 @@ class ToV1Client(Converting):
             return False
         if type(message) is not v2.SessionUpdateMessage:
             return False
-        core._touch(message.params.session_id)
+        core.sessions.touch(message.params.session_id)
         core._bridge_typed(self.bridge, message)
         if core.coalesce_interval > 0 and core._deadline is None:
             core._deadline = now + core.coalesce_interval
@@ -348,7 +348,7 @@ class ToV2Client(Converting):
         if can_resume:
             return target
         if can_load:  # resume without replay, served by a load whose replay is dropped
-            core._session(session_id).replay_suppressed = True
+            core.sessions.session(session_id).replay_suppressed = True
             return "session/load"
         return None
 
@@ -374,7 +374,9 @@ class ToV2Client(Converting):
     def prompt_answered(self, core: Core, pending: rpc.Pending, result: Any) -> None:
         """The v1 response ends the turn (``End``), acknowledged first if it was not."""
         session_id = pending.session_id
-        for effect in core._session(session_id).turns.answered(pending.origin_id, error=False):
+        for effect in core.sessions.session(session_id).turns.answered(
+            pending.origin_id, error=False
+        ):
             if isinstance(effect, End):
                 self.bridge.end_message(session_id)
                 # What the idle update could not carry was never noted: only the turn's end.
@@ -392,7 +394,7 @@ class ToV2Client(Converting):
     ) -> None:
         """``typed``: the line's typed message, when ``typed_update`` read it; ``plain``: the
         line read whole, when the core's plain path read it."""
-        session = core._session(session_id)
+        session = core.sessions.session(session_id)
         if session.replay_suppressed:
             return  # the replay of a load that serves a resume without replay
         self.turn(core, session_id, session.turns.agent_spoke())  # its prompts are in
