@@ -45,7 +45,9 @@ _MAX_HELD_BYTES = 64 * 1024 * 1024
 
 
 class _Negotiating(_Reading):
-    """The ``initialize`` exchange, and the lines held while it is under way."""
+    """The ``initialize`` exchange, and the lines held while it is under way. (A base class:
+    it sets the state and policy every layer reads, and releases held lines into the core's
+    routing.)"""
 
     _asking: Version | None = None
     """The version the agent is being asked in (its ``initialize`` pending), once asked: the

@@ -34,7 +34,8 @@ _METHOD_FIRST = (b'{"jsonrpc":"2.0","method":', b'{"jsonrpc": "2.0", "method": '
 
 
 class _PassThroughLines(_Bridged):
-    """What pass-through reads of the lines it forwards."""
+    """What pass-through reads of the lines it forwards. (A base class: it reads the request
+    ids, turns and policy the layers share, and checks answers as ``_permissions`` does.)"""
 
     def _track_passthrough(self, line: bytes) -> bytes:
         """What the client's line makes the client wait for; the line to forward (itself, or

@@ -39,7 +39,8 @@ from ._output import Outbox
 
 
 class _Bridged(_Connection):
-    """The connection's output through its bridge, and what each side waits on."""
+    """The connection's output through its bridge, and what each side waits on. (A base
+    class: its steps change the request ids, sessions and policy every layer above reads.)"""
 
     _element_repeats: tuple[Diagnostic, ...] = ()
     """The keys the client's batch line repeats inside the element being handled (its text

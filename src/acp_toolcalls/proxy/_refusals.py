@@ -71,7 +71,8 @@ class _Left:
 
 class _Reading(_PassThroughLines):
     """Lines read into messages; what cannot be routed, answered. The routing itself is the
-    core's (``_client_message``, ``_route_agent_message``, ``_end``)."""
+    core's (``_client_message``, ``_route_agent_message``, ``_end``). (A base class: what it
+    reads goes to those steps of the core, defined above it, over the same state.)"""
 
     def _client_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         raise NotImplementedError

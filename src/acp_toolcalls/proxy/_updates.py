@@ -28,7 +28,8 @@ _UPDATE_FIRST = b'{"jsonrpc":"2.0","method":"session/update","params":{'
 
 
 class _Updates(_Negotiating):
-    """The agent's notifications, converted."""
+    """The agent's notifications, converted. (A base class: it routes them through the
+    layers below it, over their state.)"""
 
     def _agent_notification(
         self, method: str, envelope: rpc.Envelope, line: bytes, now: float
