@@ -33,7 +33,7 @@ Rules this module owns (the core chooses a policy once, when the agent has answe
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import v1, v2
@@ -174,6 +174,19 @@ class Converting(Policy):
     mode: ClassVar[Mode] = "converting"
     bridge: V2ToV1Bridge | V1ToV2Bridge
     v2_side: ClassVar[str] = "client"  # the side that speaks v2
+    _decode: Callable[[bytes], Any]  # the strict decoder of the agent's version
+    _update_type: ClassVar[type]  # the agent's typed ``session/update``
+
+    def _typed(self, line: bytes) -> Any:
+        """The line as the agent's typed ``session/update``, read once by the strict decoder
+        its bridge would read it with; ``None``: another message, or not read that way."""
+        if len(line) > DEFAULT_MAX_BYTES:
+            return None
+        try:
+            message = self._decode(line)
+        except FAST_PATH_MISSES:
+            return None
+        return message if type(message) is self._update_type else None
 
     def refused(self, core: Core, request_id: Any, method: str) -> bool:
         """The agent's ``fs/*`` and ``terminal/*`` requests: ``-32601``, reported. v2 has no
@@ -203,6 +216,7 @@ class ToV1Client(Converting):
     missing_code = METHOD_NOT_FOUND
     typed_tags = _V2_TYPED
     _decode = staticmethod(fast_message_decoder("v2"))
+    _update_type = v2.SessionUpdateMessage
     bridge: V2ToV1Bridge
 
     def __init__(self, bridge: V2ToV1Bridge) -> None:
@@ -242,8 +256,7 @@ class ToV1Client(Converting):
         bridge = self.bridge
         if tag in _V2_TYPED:
             core._bridge_update(bridge, line)
-            if core.coalesce_interval > 0 and core._deadline is None:
-                core._deadline = now + core.coalesce_interval
+            self._coalesce(core, now)
             return
         message = rpc.whole(line) if plain is None else plain
         params = message.get("params")
@@ -285,19 +298,19 @@ class ToV1Client(Converting):
             core._bridge_update(self.bridge, jsonrpc.update(session_id, chunk))
 
     def typed_update(self, core: Core, line: bytes, now: float) -> bool:
-        if len(line) > DEFAULT_MAX_BYTES:
-            return False
-        try:
-            message = self._decode(line)
-        except FAST_PATH_MISSES:
-            return False
-        if type(message) is not v2.SessionUpdateMessage:
+        message = self._typed(line)
+        if message is None:
             return False
         core.sessions.touch(message.params.session_id)
         core._bridge_typed(self.bridge, message)
+        self._coalesce(core, now)
+        return True
+
+    @staticmethod
+    def _coalesce(core: Core, now: float) -> None:
+        """Tool-call changes wait in the bridge at most ``coalesce_interval`` (``poll``)."""
         if core.coalesce_interval > 0 and core._deadline is None:
             core._deadline = now + core.coalesce_interval
-        return True
 
 
 class ToV2Client(Converting):
@@ -309,6 +322,7 @@ class ToV2Client(Converting):
     missing_code = INVALID_PARAMS
     typed_tags = _V1_TYPED
     _decode = staticmethod(fast_message_decoder("v1"))
+    _update_type = v1.SessionUpdateMessage
     bridge: V1ToV2Bridge
 
     def __init__(self, bridge: V1ToV2Bridge, agent_caps: Mapping[str, Any]) -> None:
@@ -431,13 +445,8 @@ class ToV2Client(Converting):
         core.output.client(jsonrpc.notification("session/update", out))
 
     def typed_update(self, core: Core, line: bytes, now: float) -> bool:
-        if len(line) > DEFAULT_MAX_BYTES:
-            return False
-        try:
-            message = self._decode(line)
-        except FAST_PATH_MISSES:
-            return False
-        if type(message) is not v1.SessionUpdateMessage:
+        message = self._typed(line)
+        if message is None:
             return False
         self._update(core, message.params.session_id, None, line, message, None)
         return True
