@@ -4,16 +4,34 @@
   snapshot's history; a permission request is waiting until the event with its answer; a
   watcher that fell behind the ring of events is told to resynchronise, and the ring stays
   within its bytes whatever a watcher does; the held state stays within its budget.
+- The server, over a real ``python -m acp_toolcalls.cli inspect --serve --follow LOG``: every
+  request without the token, or with a wrong one, gets 403 (page, data, events); any method but
+  GET gets 405; it listens on 127.0.0.1 only; Ctrl-C ends it with 130 and no traceback;
+  without aiohttp it says which extra to install (exit 2).
+- The page, in headless Chromium: a tool call appended to the log is on the page within
+  500 ms (the page's own clock); a permission request is shown waiting, then answered once
+  its answer is appended; two browsers watching both update.
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import pytest
 
 from acp_toolcalls.report.live import LiveModel
 from acp_toolcalls.store import Limits
+from builds import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "acp_toolcalls" / "data" / "demo-session.jsonl"
@@ -98,3 +116,117 @@ def test_the_held_state_stays_within_its_budget() -> None:
     assert forgot > 0
     assert model._held <= 64 * 1024
     assert len(model.snapshot()) < 4 * 64 * 1024
+
+
+# ---------------------------------------------------------------------------------------------
+# The server, in a subprocess
+
+
+class Served(NamedTuple):
+    process: subprocess.Popen[bytes]
+    url: str
+    port: int
+    token: str
+
+
+@contextmanager
+def serving(log: Path, *, follow: bool = True) -> Iterator[Served]:
+    """``inspect --serve [--follow] log`` running; Ctrl-C at the end, which must exit 130
+    quietly."""
+    command = [sys.executable, "-m", "acp_toolcalls.cli", "inspect", "--serve", str(log)]
+    process = subprocess.Popen(
+        command + (["--follow"] if follow else []),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline().decode()
+    assert "serving" in first, first
+    url = first.split(" live at ")[1].split()[0]
+    port = int(url.split(":")[2].split("/")[0])
+    try:
+        yield Served(process, url, port, url.split("token=")[1])
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            rest = process.communicate(timeout=20)[1].decode()
+        finally:
+            process.kill()
+        assert process.returncode == 130, rest
+        assert "Traceback" not in rest
+
+
+def status_of(url: str, method: str = "GET") -> int:
+    request = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def append(log: Path, *lines: bytes) -> None:
+    with log.open("ab") as out:
+        out.write(b"".join(line + b"\n" for line in lines))
+
+
+@pytest.fixture
+def demo_log(tmp_path: Path) -> Path:
+    log = tmp_path / "demo.jsonl"
+    log.write_bytes(DEMO.read_bytes())
+    return log
+
+
+def test_every_request_needs_the_token_and_only_get_is_served(demo_log: Path) -> None:
+    with serving(demo_log) as served:
+        base = f"http://127.0.0.1:{served.port}"
+        for path in ("/", "/data", "/events", "/nothing"):
+            assert status_of(base + path) == 403, path
+            assert status_of(f"{base}{path}?token=wrong") == 403, path
+            assert status_of(f"{base}{path}?token={served.token}x") == 403, path
+            assert status_of(f"{base}{path}?token={served.token[:-1]}") == 403, path
+        for path in ("/", "/data"):
+            with urllib.request.urlopen(f"{base}{path}?token={served.token}", timeout=10) as r:
+                assert r.status == 200
+                assert r.headers.get("Access-Control-Allow-Origin") is None
+        for method in ("POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"):
+            for path in ("/", "/data", "/events"):
+                assert status_of(f"{base}{path}?token={served.token}", method) == 405
+            assert status_of(f"{base}/data", method) == 403
+
+
+def test_it_listens_on_127_0_0_1_only(demo_log: Path) -> None:
+    with serving(demo_log) as served:
+        assert served.url.startswith(f"http://127.0.0.1:{served.port}/?token=")
+        assert len(served.token) >= 43  # token_urlsafe(32)
+        listening = [
+            fields[1]
+            for fields in (
+                row.split() for row in Path("/proc/net/tcp").read_text().splitlines()[1:]
+            )
+            if fields[3] == "0A" and int(fields[1].split(":")[1], 16) == served.port
+        ]
+        assert listening == [f"0100007F:{served.port:04X}"]
+        assert not [
+            row
+            for row in Path("/proc/net/tcp6").read_text().splitlines()[1:]
+            if row.split()[3] == "0A" and int(row.split()[1].split(":")[1], 16) == served.port
+        ]
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.2", served.port), timeout=5).close()
+
+
+def test_without_aiohttp_one_line_names_the_extra(demo_log: Path) -> None:
+    blocked = (
+        "import sys; sys.modules['aiohttp'] = None; from acp_toolcalls.cli import main; "
+        f"sys.exit(main(['inspect', '--serve', {str(demo_log)!r}]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", blocked], capture_output=True, env=child_env(), timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "acp-toolcalls inspect: --serve needs the inspect extra: "
+        "pip install 'acp-toolcalls[inspect]'"
+    ]

@@ -84,7 +84,7 @@ exit status:
   2    usage error, FILE cannot be read or is not a log, or the report cannot be written
   70   internal error (a bug in acp-toolcalls, or the checks' process failed: one line on
        stderr says so)
-  130  interrupted (Ctrl-C)
+  130  interrupted (Ctrl-C; with --serve, the way to stop serving)
 """
 
 
@@ -130,6 +130,25 @@ def register(subparsers: Any) -> None:
         default=None,
         help="processes to use: 2 checks the lines in a second process while the first records "
         "the history (default: 2 when the machine has two processors or more, else 1)",
+    )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the report live on 127.0.0.1 (a URL with a token is printed on stderr) "
+        "instead of writing a file; needs the inspect extra: pip install "
+        "'acp-toolcalls[inspect]'",
+    )
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="with --serve: keep reading the log as it grows, and show its new lines live",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="with --serve: the port on 127.0.0.1 (default: a free one)",
     )
     parser.add_argument(
         "file", nargs="?", default=None, metavar="FILE", help="log, or - for stdin (default: stdin)"
@@ -208,6 +227,10 @@ def run(args: argparse.Namespace) -> int:
     name = cast("str | None", args.file)
     if args.demo and name is not None:
         return _usage("--demo inspects the bundled example: give it no FILE")
+    if args.serve:
+        return _serve(args, name)
+    if args.follow or args.port:
+        return _usage("--follow and --port go with --serve")
     output = cast("str | None", args.output) or default_output(name, args.demo)
     shown_name = "the bundled demo session" if args.demo else shown(name)
     title = DEMO if args.demo else ("stdin" if name in (None, "-") else name)
@@ -231,6 +254,24 @@ def run(args: argparse.Namespace) -> int:
         if checks is not None:
             checks.stop()
         gc.unfreeze()
+
+
+def _serve(args: argparse.Namespace, name: str | None) -> int:
+    if args.output is not None or args.jobs is not None:
+        return _usage("--serve writes no file and runs one process: give no -o or --jobs")
+    if not 0 <= args.port <= 65535:
+        return _usage(f"--port {args.port}: not a port")
+    from ._inspect_live import serve
+
+    return serve(
+        name,
+        demo=args.demo,
+        follow=args.follow,
+        port=args.port,
+        version=cast(VersionChoice, args.protocol),
+        side=cast("Side | None", args.side),
+        max_line_bytes=cast(int, args.max_line_bytes),
+    )
 
 
 def _write(

@@ -22,6 +22,10 @@ Rules this module owns:
 - Parts are compressed at ``COMPRESS_LEVEL``: at 6 the compression was a quarter of the
   command's time for 15% less output.
 - The output is reproducible: the same log gives the same bytes (no time stamps).
+- ``live_page``: the same page in live mode (``inspect --serve``, issue 31): no data parts;
+  ``live.js`` (after the other scripts) reads the snapshot and the events from the page's own
+  server, with the token of the page's URL; the policy lets it connect to that server only
+  (``connect-src 'self'``), and nothing else changes: the static page stays byte for byte.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ __all__ = [
     "LinePacker",
     "compress_each",
     "compress_part",
+    "live_page",
     "page_chunks",
     "render_page",
 ]
@@ -55,6 +60,8 @@ COMPRESS_LEVEL = 3
 """gzip level of the parts."""
 SCRIPTS = ("report.js", "content.js", "list.js")
 """The page's scripts, inlined in this order."""
+_STATIC_POLICY = "default-src 'none';"
+_LIVE_POLICY = "default-src 'none'; connect-src 'self';"
 
 _encode = msgspec.json.Encoder()
 
@@ -205,6 +212,18 @@ def _elements(done: Iterable[tuple[str, str]]) -> Iterator[str]:
         yield f'\n<script type="application/x-acp-report" id="{name}">'
         yield data
         yield "</script>"
+
+
+def live_page(name: str) -> str:
+    """The page of a live report (``inspect --serve``): its data comes from its server."""
+    page = _asset("report.html")
+    assert _STATIC_POLICY in page
+    page = page.replace(_STATIC_POLICY, _LIVE_POLICY)
+    page = page.replace("{{title}}", html.escape(f"inspect (live): {name}"))
+    page = page.replace("/*{{style}}*/", _asset("report.css") + _asset("live.css"))
+    scripts = [_asset(script) for script in (*SCRIPTS, "live.js")]
+    page = page.replace("/*{{script}}*/", "\n".join(scripts))
+    return page.replace("<!--{{data}}-->", "")
 
 
 def render_page(report: dict[str, Any]) -> str:

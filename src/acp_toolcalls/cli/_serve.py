@@ -1,0 +1,250 @@
+"""The server of a live ``inspect`` page (``inspect --serve``; made to serve ``bridge`` too).
+
+Rules this module owns (issue 31):
+
+- aiohttp (the ``inspect`` extra) is imported here only, when a server starts; without it,
+  ``MissingExtra`` says which extra to install (the command prints it, exit 2).
+- The server runs in a thread of its own with its own event loop: whoever feeds it never
+  waits for it. Lines are handed over through an inbox bounded in bytes (``offer`` refuses a
+  line that does not fit, and counts it; ``offer_wait`` waits for room); the loop feeds them to
+  the ``report.live.LiveModel``, which only this thread touches, and publishes one event per
+  batch.
+- Bound to 127.0.0.1 only, on a free port unless one is given. Every request needs the
+  token (``secrets.token_urlsafe(32)``, compared with ``hmac.compare_digest``): without it,
+  403, whatever the path or method. Then GET only (any other method: 405); no CORS header;
+  the page can send nothing anywhere (it only reads ``/data`` and ``/events``).
+- Routes: ``/`` the page (``report.page.live_page``), ``/data`` the model's snapshot,
+  ``/events`` server-sent events: each event the model published after the watcher's
+  ``Last-Event-ID`` (or ``since``), or ``resync`` when those are no longer kept. A watcher is a
+  sequence number and the one event being written: a slow one waits on its socket (aiohttp
+  stops at its write buffer's high mark), then resynchronises; it never grows the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import secrets
+import threading
+from collections import deque
+from typing import Any
+
+from ..report.live import LiveModel
+
+__all__ = ["INBOX_BYTES", "LiveServer", "MissingExtra"]
+
+INBOX_BYTES = 8 * 1024 * 1024
+"""Bytes of lines waiting for the server's thread, at most."""
+_BATCH_BYTES = 1 << 20  # lines folded at a time before the loop serves requests again
+_KEEPALIVE_SECONDS = 15.0
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+class MissingExtra(Exception):
+    """aiohttp cannot be imported: the ``inspect`` extra is not installed."""
+
+
+def _web() -> Any:
+    try:
+        from aiohttp import web
+    except ImportError as exc:
+        raise MissingExtra("needs the inspect extra: pip install 'acp-toolcalls[inspect]'") from exc
+    return web
+
+
+_Line = tuple["bytes | int", "str | None", "int | None", "float | None"]
+
+
+class LiveServer:
+    """A ``LiveModel`` served to browsers from a thread of its own."""
+
+    def __init__(self, model: LiveModel, page: str, *, port: int = 0) -> None:
+        self._web = _web()
+        self.model = model
+        self.page = page.encode("utf-8")
+        self.token = secrets.token_urlsafe(32)
+        self.port = port
+        self.dropped = 0  # lines refused because the inbox was full
+        self._inbox: deque[_Line] = deque()
+        self._inbox_bytes = 0
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._tick: asyncio.Future[None] | None = None
+        self._started = threading.Event()
+        self._failed: BaseException | None = None
+        self._runner: Any = None
+        self._scheduled = False
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/?token={self.token}"
+
+    # -- the feeding side (any thread) -------------------------------------------------------
+
+    def offer(
+        self,
+        data: bytes | int,
+        *,
+        direction: str | None = None,
+        protocol: int | None = None,
+        when: float | None = None,
+    ) -> bool:
+        """Hand one line to the server; ``False`` (and counted) when the inbox is full."""
+        size = len(data) if isinstance(data, bytes) else 64
+        with self._lock:
+            if self._inbox and self._inbox_bytes + size > INBOX_BYTES:
+                self.dropped += 1
+                return False
+            self._inbox.append((data, direction, protocol, when))
+            self._inbox_bytes += size
+            wake = not self._scheduled
+            self._scheduled = True
+        if wake and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._drain)
+        return True
+
+    def offer_wait(self, data: bytes | int, **where: Any) -> None:
+        """``offer``, waiting for room (a file read is no live traffic: nothing is dropped)."""
+        while not self.offer(data, **where):
+            self.dropped -= 1
+            threading.Event().wait(0.01)
+
+    def start(self) -> None:
+        """Bind and serve in a thread of its own; raises the ``OSError`` binding met."""
+        self._thread = threading.Thread(target=self._run, name="inspect-server", daemon=True)
+        self._thread.start()
+        self._started.wait()
+        if self._failed is not None:
+            raise self._failed
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        with contextlib.suppress(RuntimeError, TimeoutError):  # the loop already ended
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(5)
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+
+    # -- the server's thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        loop = self._loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self._serve())
+        except BaseException as exc:  # binding failed: the starter raises it
+            self._failed = exc
+            self._started.set()
+            loop.close()
+            return
+        self._started.set()
+        if self._inbox:
+            loop.call_soon(self._drain)
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    async def _serve(self) -> None:
+        web = self._web
+        guard = self._guard
+
+        async def guarded(request: Any, handler: Any) -> Any:
+            return await guard(request, handler)
+
+        app = web.Application(middlewares=[web.middleware(guarded)])
+        app.router.add_get("/", self._page, allow_head=False)
+        app.router.add_get("/data", self._data, allow_head=False)
+        app.router.add_get("/events", self._events, allow_head=False)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self._tick = asyncio.get_running_loop().create_future()
+
+    async def _shutdown(self) -> None:
+        tick, self._tick = self._tick, None  # the watchers end
+        if tick is not None and not tick.done():
+            tick.set_result(None)
+        await self._runner.cleanup()
+
+    def _drain(self) -> None:
+        """Feed the lines waiting to the model, a batch at a time, and wake the watchers."""
+        taken = 0
+        with self._lock:
+            lines = []
+            while self._inbox and taken < _BATCH_BYTES:
+                line = self._inbox.popleft()
+                lines.append(line)
+                taken += len(line[0]) if isinstance(line[0], bytes) else 64
+            self._inbox_bytes -= taken
+            more = bool(self._inbox)
+            self._scheduled = more
+        for data, direction, protocol, when in lines:
+            self.model.feed(data, direction=direction, protocol=protocol, when=when)
+        before = self.model.seq
+        if self.model.publish() != before and self._tick is not None and not self._tick.done():
+            self._tick.set_result(None)
+            self._tick = asyncio.get_running_loop().create_future()
+        if more:
+            asyncio.get_running_loop().call_soon(self._drain)
+
+    async def _guard(self, request: Any, handler: Any) -> Any:
+        web = self._web
+        given = request.query.get("token", "")
+        if not hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8")):
+            return web.Response(
+                status=403, text="403: the URL's token is needed\n", headers=_HEADERS
+            )
+        if request.method != "GET":
+            return web.Response(
+                status=405, text="405: GET only\n", headers={**_HEADERS, "Allow": "GET"}
+            )
+        response = await handler(request)
+        response.headers.update(_HEADERS)
+        return response
+
+    async def _page(self, request: Any) -> Any:
+        return self._web.Response(body=self.page, content_type="text/html", charset="utf-8")
+
+    async def _data(self, request: Any) -> Any:
+        return self._web.Response(body=self.model.snapshot(), content_type="application/json")
+
+    async def _events(self, request: Any) -> Any:
+        web = self._web
+        try:
+            cursor = int(request.headers.get("Last-Event-ID") or request.query.get("since", "0"))
+        except ValueError:
+            cursor = 0
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+            while self._tick is not None:
+                events = self.model.since(cursor)
+                if events is None:
+                    cursor = self.model.seq
+                    await response.write(b"event: resync\ndata: {}\n\n")
+                    continue
+                for seq, data in events:
+                    await response.write(b"id: %d\ndata: %s\n\n" % (seq, data))
+                    cursor = seq
+                if events:
+                    continue
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._tick), _KEEPALIVE_SECONDS)
+                    if self._tick is None:
+                        break
+                except asyncio.TimeoutError:
+                    await response.write(b": still here\n\n")
+        return response
