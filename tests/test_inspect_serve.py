@@ -230,3 +230,129 @@ def test_without_aiohttp_one_line_names_the_extra(demo_log: Path) -> None:
         "acp-toolcalls inspect: --serve needs the inspect extra: "
         "pip install 'acp-toolcalls[inspect]'"
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The page, in headless Chromium
+
+NEW_CALL = (
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_7f3a9c21",'
+    b'"update":{"sessionUpdate":"tool_call_update","toolCallId":"%s","title":"Appended live",'
+    b'"kind":"read","status":"pending"}}}'
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from test_inspect_browser import new_browser
+
+    driver = new_browser()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(driver: Any, script: str, what: str, timeout: float = 60) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(
+        lambda d: d.execute_script(script), message=f"waiting for {what}"
+    )
+
+
+def open_live(driver: Any, url: str) -> None:
+    driver.get(url)
+    wait_for(driver, "return document.body.dataset.live || document.body.dataset.error", "events")
+    assert driver.execute_script("return document.body.dataset.error") is None
+    wait_for(driver, "return document.body.dataset.ready", "the cards")
+
+
+def card_ids(driver: Any) -> list[str]:
+    return list(
+        driver.execute_script(
+            "return [...document.querySelectorAll('#cards .card')].map((c) => c.dataset.id)"
+        )
+    )
+
+
+# Records, in the page's clock, when a card with this id is first in the document.
+WATCH = """
+const id = arguments[0];
+window.seen = null;
+new MutationObserver((changes, observer) => {
+  if (document.querySelector(`#cards .card[data-id="${id}"]`)) {
+    window.seen = performance.now();
+    observer.disconnect();
+  }
+}).observe(document.getElementById("cards"), { childList: true, subtree: true });
+return performance.now();
+"""
+
+
+def test_a_tool_call_appended_to_the_log_is_on_the_page_within_500_ms(
+    browser: Any, demo_log: Path
+) -> None:
+    with serving(demo_log) as served:
+        open_live(browser, served.url)
+        assert "toolu_01_read" in card_ids(browser)
+        assert browser.execute_script("return document.body.dataset.live") == "connected"
+        browser.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+        for number in range(3):
+            call = b"live_%d" % number
+            start = browser.execute_script(WATCH, call.decode())
+            append(demo_log, NEW_CALL % call)
+            seen = wait_for(browser, "return window.seen", f"{call!r} on the page", 10)
+            assert seen - start < 500, f"{call!r} shown after {seen - start:.0f} ms"
+        assert {"live_0", "live_1", "live_2"} <= set(card_ids(browser))
+        title = browser.execute_script(
+            "return document.querySelector('.card[data-id=\"live_2\"] .title').textContent"
+        )
+        assert title == "Appended live"
+
+
+def test_a_permission_request_waits_then_is_answered(browser: Any, tmp_path: Path) -> None:
+    lines = lines_of(BRIDGE_LOG)
+    log = tmp_path / "bridge.jsonl"
+    log.write_bytes(b"".join(line + b"\n" for line in lines[:22]))  # the answers: 23, 25
+    states = "return [...document.querySelectorAll('.ask')].map((a) => a.dataset.state)"
+    with serving(log) as served:
+        open_live(browser, served.url)
+        wait_for(browser, f"{states}.length === 2", "both sides' requests")
+        assert browser.execute_script(states) == ["waiting", "waiting"]
+        waiting = browser.execute_script(
+            "const a = document.querySelector('.ask.waiting');"
+            "return [getComputedStyle(a).outlineStyle, a.querySelector('.ask-answer').textContent]"
+        )
+        assert waiting == ["solid", "Answer: waiting for the answer"]
+        append(log, *lines[22:23])  # the editor answers
+        wait_for(browser, f"{states}.includes('answered')", "the editor's answer")
+        assert sorted(browser.execute_script(states)) == ["answered", "waiting"]
+        append(log, *lines[23:])
+        wait_for(browser, f"{states}.every((s) => s === 'answered')", "the proxy's answer")
+        answers = browser.execute_script(
+            "return [...document.querySelectorAll('.ask .ask-answer')].map((a) => a.textContent)"
+        )
+        assert all("selected “Allow”" in answer for answer in answers), answers
+        assert not browser.execute_script("return document.querySelector('.ask.waiting')")
+
+
+def test_two_browsers_watching_both_update(browser: Any, demo_log: Path) -> None:
+    from test_inspect_browser import new_browser
+
+    other = new_browser()
+    try:
+        with serving(demo_log) as served:
+            for driver in (browser, other):
+                open_live(driver, served.url)
+                driver.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+            append(demo_log, NEW_CALL % b"seen_by_both")
+            for driver in (browser, other):
+                wait_for(
+                    driver,
+                    "return document.querySelector('.card[data-id=\"seen_by_both\"]')",
+                    "the new call",
+                    10,
+                )
+    finally:
+        other.quit()

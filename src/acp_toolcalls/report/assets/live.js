@@ -7,11 +7,16 @@
 //   permission requests, findings, raw lines): no tool-call state is computed here either.
 //   Log text goes in as text (`h`, `textContent`), as in the static page.
 // - A permission request with no answer yet is shown waiting, highlighted, until its answer
-//   comes. While the view is at the last line, it follows the new lines.
+//   comes. While the view is at the last line, it follows the new lines; while it is scrolled
+//   to the bottom of the list, it stays there (the newest calls in sight).
 
-const TOKEN = new URLSearchParams(location.search).get("token") || "";
-const liveUrl = (path, query) => `${path}?token=${encodeURIComponent(TOKEN)}${query || ""}`;
-const liveKey = (...parts) => parts.join("\u0000");
+// Function declarations, not constants: report.js's main() calls part() before this file's
+// constants are set.
+function liveUrl(path, query) {
+  const token = new URLSearchParams(location.search).get("token") || "";
+  return `${path}?token=${encodeURIComponent(token)}${query || ""}`;
+}
+function liveKey(...parts) { return parts.join("\u0000"); }
 let liveEvents = null; // the EventSource
 let liveBusy = Promise.resolve(); // events and resyncs are applied one at a time, in order
 let liveRefresh = null; // the timer of the next redraw
@@ -149,6 +154,7 @@ function later() {
 }
 
 function redraw() {
+  const bottom = document.documentElement.scrollHeight - innerHeight - scrollY < 40;
   R.sessions = new Set(R.cards.map((c) => c.session)).size;
   if (heights.length < R.cards.length) {
     const grown = new Float64Array(R.cards.length);
@@ -165,7 +171,14 @@ function redraw() {
   document.getElementById("loose").replaceChildren();
   renderLooseAsks();
   document.body.dataset.seq = R.seq;
-  rebuild().then(() => { document.body.dataset.drawn = R.seq; });
+  rebuild().then(async (done) => {
+    if (done && bottom) { // draw the list's end, then stay at the bottom
+      const last = shownCards[shownCards.length - 1];
+      if (last !== undefined) await enqueue(() => draw(drawn, { card: last, top: innerHeight / 2 }));
+      window.scrollTo(0, document.documentElement.scrollHeight);
+    }
+    document.body.dataset.drawn = R.seq;
+  });
 }
 
 // The filters' choices that new calls and sessions bring.
