@@ -7,7 +7,9 @@
 - The server, over a real ``python -m acp_toolcalls.cli inspect --serve --follow LOG``: every
   request without the token, or with a wrong one, gets 403 (page, data, events); any method but
   GET gets 405; it listens on 127.0.0.1 only; Ctrl-C ends it with 130 and no traceback;
-  without aiohttp it says which extra to install (exit 2).
+  without aiohttp it says which extra to install (exit 2); without ``--follow`` the finished
+  log is served whole; the inbox between the reader and the server's thread refuses a line
+  that does not fit.
 - The page, in headless Chromium: a tool call appended to the log is on the page within
   500 ms (the page's own clock); a permission request is shown waiting, then answered once
   its answer is appended; two browsers watching both update.
@@ -20,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -356,3 +359,36 @@ def test_two_browsers_watching_both_update(browser: Any, demo_log: Path) -> None
                 )
     finally:
         other.quit()
+
+
+def test_a_finished_log_is_served_whole_without_follow(demo_log: Path) -> None:
+    with serving(demo_log, follow=False) as served:
+        base = f"http://127.0.0.1:{served.port}"
+        deadline = time.monotonic() + 30
+        while True:
+            with urllib.request.urlopen(f"{base}/data?token={served.token}", timeout=10) as r:
+                data = json.loads(r.read())
+            if data["lineCount"] == len(lines_of(DEMO)) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert data["lineCount"] == len(lines_of(DEMO))
+        assert [card["id"] for card in data["cards"]][:2] == ["toolu_01_read", "toolu_02_grep"]
+        with urllib.request.urlopen(f"{base}/?token={served.token}", timeout=10) as r:
+            page = r.read().decode()
+        assert "connect-src 'self'" in page and "<script src" not in page
+
+
+def test_follow_and_port_go_with_serve(capsys: pytest.CaptureFixture[str]) -> None:
+    from acp_toolcalls.cli import main
+
+    assert main(["inspect", "--follow", str(DEMO)]) == 2
+    assert "--follow and --port go with --serve" in capsys.readouterr().err
+
+
+def test_the_inbox_refuses_what_does_not_fit() -> None:
+    from acp_toolcalls.cli import _serve
+
+    server = _serve.LiveServer(LiveModel(), "page")  # not started: nothing drains it
+    big = b"x" * (_serve.INBOX_BYTES // 4)
+    assert [server.offer(big) for _ in range(5)] == [True, True, True, True, False]
+    assert server.dropped == 1
