@@ -9,7 +9,8 @@
   GET gets 405; it listens on 127.0.0.1 only; Ctrl-C ends it with 130 and no traceback;
   without aiohttp it says which extra to install (exit 2); without ``--follow`` the finished
   log is served whole; the inbox between the reader and the server's thread refuses a line
-  that does not fit.
+  that does not fit; a watcher that stops reading its events while 16 MiB of lines come
+  holds nothing up and, when it reads again, is told to resynchronise.
 - The page, in headless Chromium: a tool call appended to the log is on the page within
   500 ms (the page's own clock); a permission request is shown waiting, then answered once
   its answer is appended; two browsers watching both update.
@@ -392,3 +393,37 @@ def test_the_inbox_refuses_what_does_not_fit() -> None:
     big = b"x" * (_serve.INBOX_BYTES // 4)
     assert [server.offer(big) for _ in range(5)] == [True, True, True, True, False]
     assert server.dropped == 1
+
+
+def test_a_stalled_watcher_is_resynchronised_not_buffered(demo_log: Path) -> None:
+    chunk = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_7f3a9c21",'
+        b'"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%s"}}}}'
+    )
+    with serving(demo_log) as served:
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(("127.0.0.1", served.port))
+        stalled.sendall(
+            b"GET /events?token=%s&since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            % served.token.encode()
+        )
+        for batch in range(16):  # 16 MiB of lines: twice the events kept for watchers
+            append(demo_log, *[chunk % (b"%d" % batch * 5000) for _ in range(200)])
+        append(demo_log, NEW_CALL % b"after_the_flood")
+        base = f"http://127.0.0.1:{served.port}/data?token={served.token}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(base, timeout=30) as response:
+                if b"after_the_flood" in response.read():
+                    break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the server did not take the new lines while a watcher was stalled")
+        stalled.settimeout(30)
+        received = b""
+        while b"event: resync" not in received:
+            data = stalled.recv(1 << 20)
+            assert data, "the stalled watcher's stream ended without a resync"
+            received = received[-64:] + data
+        stalled.close()
