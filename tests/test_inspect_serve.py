@@ -10,7 +10,8 @@
   without aiohttp it says which extra to install (exit 2); without ``--follow`` the finished
   log is served whole; the inbox between the reader and the server's thread refuses a line
   that does not fit; a watcher that stops reading its events while 16 MiB of lines come
-  holds nothing up and, when it reads again, is told to resynchronise.
+  holds nothing up and, when it reads again, is told to resynchronise; a followed log that is
+  rotated or truncated is read again from its start.
 - The page, in headless Chromium: a tool call appended to the log is on the page within
   500 ms (the page's own clock); a permission request is shown waiting, then answered once
   its answer is appended; two browsers watching both update.
@@ -427,3 +428,25 @@ def test_a_stalled_watcher_is_resynchronised_not_buffered(demo_log: Path) -> Non
             assert data, "the stalled watcher's stream ended without a resync"
             received = received[-64:] + data
         stalled.close()
+
+
+def data_has(served: Served, text: bytes, seconds: float = 30) -> bool:
+    url = f"http://127.0.0.1:{served.port}/data?token={served.token}"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            if text in response.read():
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_rotated_or_truncated_log_is_read_again_from_its_start(demo_log: Path) -> None:
+    with serving(demo_log) as served:
+        assert data_has(served, b"toolu_06_suite")
+        rotated = demo_log.with_suffix(".new")
+        rotated.write_bytes(NEW_CALL % b"after_rotation" + b"\n")
+        rotated.replace(demo_log)
+        assert data_has(served, b"after_rotation")
+        demo_log.write_bytes(NEW_CALL % b"cut" + b"\n")  # shorter: truncated
+        assert data_has(served, b'"cut"')

@@ -6,8 +6,9 @@ Rules this module owns (issue 31):
   numbered from 1, an overlong line dropped as it is read) and every line is handed to the
   server (``_serve.LiveServer``), whose thread folds it into its ``report.live.LiveModel``.
 - Without ``--follow`` the log is read to its end and served until Ctrl-C; with it, a regular
-  file is polled every ``POLL_SECONDS`` for new lines (a replaced or truncated file is said
-  once, and the new lines still followed from where the reading was: the page is not reset).
+  file is polled every ``POLL_SECONDS`` for new lines. A file replaced (log rotation) or
+  truncated is said once on stderr and read again from its start; its lines come after the
+  ones already shown (the page is not reset: the live view numbers the lines it was given).
 - The URL, with its token, is printed once on stderr; a note per line read badly, as
   ``inspect`` prints them. Without aiohttp: one line naming the extra, exit 2. A port that
   cannot be bound: one line, exit 2. Ctrl-C ends it quietly (exit 130, as ``inspect``).
@@ -15,6 +16,7 @@ Rules this module owns (issue 31):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -58,7 +60,7 @@ def serve(
         version=version,
         side=side,
         max_line_bytes=max_line_bytes,
-        report=lambda text: _say(f"{PROG}: {text}"),
+        report=_say,
     )
     try:
         server = LiveServer(model, live_page(title), port=port)
@@ -79,10 +81,9 @@ def serve(
 
 def _read(server: Any, name: str | None, demo: bool, follow: bool, max_line_bytes: int) -> int:
     try:
-        with open_log(name, demo) as stream:
+        with open_log(name, demo) as stream, contextlib.ExitStack() as reopened:
             regular = follow and name not in (None, "-") and not demo and is_regular(stream)
             reader = FollowReader(stream, max_line_bytes)
-            said: str | None = None
             while True:
                 lines = reader.poll()
                 if reader.eof and not regular:
@@ -94,12 +95,19 @@ def _read(server: Any, name: str | None, demo: bool, follow: bool, max_line_byte
                 if not regular:
                     break
                 what = changed(str(name), stream)
-                if what is not None and what != said:
-                    _say(f"{PROG}: {name!r} {what}: following what it holds now")
-                    said = what
-                    if what == "was truncated":
+                if what is not None:
+                    if what.startswith("was replaced"):
+                        try:
+                            fresh = open(str(name), "rb")  # noqa: SIM115 (closed by the stack)
+                        except OSError:
+                            threading.Event().wait(POLL_SECONDS)  # not there yet
+                            continue
+                        stream = reopened.enter_context(fresh)
+                    else:
                         stream.seek(0)
-                        reader = FollowReader(stream, max_line_bytes)
+                    _say(f"{PROG}: {name!r} {what}: reading it from its start")
+                    reader = FollowReader(stream, max_line_bytes)
+                    continue
                 threading.Event().wait(POLL_SECONDS)
     except ReadError as exc:
         _say(f"{PROG}: cannot read {shown(name)}: {exc.error.strerror or exc.error}")
