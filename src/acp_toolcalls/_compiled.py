@@ -9,11 +9,12 @@ only when the build's one stamp (``_compiled_digest.DIGESTS``: the SHA-256 of ea
 compiled, by name, written by hatch_build.py) matches every ``.py`` beside them; otherwise
 every module of the group runs from its source, after one ``StaleBuildWarning`` naming the
 stale ones: an edit takes effect at once, a build without a stamp is stale, and an
-installation without sources runs its extensions. The group is all or nothing because a
-compiled class cannot sit on a base class that runs from source (``V2ToV1Bridge``'s and
-``ToolCallStore``'s layers are classes in six modules each: mixed, the interpreter crashes).
-The public classes and their layers allow interpreted subclasses (``_mypyc.mypyc_attr``), so
-a subclass of one works in both builds. ``BUILDS`` says which each module that was imported
+installation without sources runs its extensions. The group is all or nothing because mypyc
+compiles it together: compiled code takes an object of a class it compiled where its
+annotations name one (``V2ToV1Bridge``'s and ``ToolCallStore``'s state and parts are native
+classes in several modules, each typed by the others), and handed one run from source, it
+fails. The public classes allow interpreted subclasses (``_mypyc.mypyc_attr``), so a subclass
+of one works in both builds. ``BUILDS`` says which each module that was imported
 runs (``acp_toolcalls.codec.FAST_PATH`` is its ``_fastpath``). Both behave the same.
 
 Theory of operation: an extension module sits next to its source and Python's path finder
