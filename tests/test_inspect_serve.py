@@ -14,11 +14,13 @@
   rotated or truncated is read again from its start.
 - The page, in headless Chromium: a tool call appended to the log is on the page within
   500 ms (the page's own clock); a permission request is shown waiting, then answered once
-  its answer is appended; two browsers watching both update.
+  its answer is appended; two browsers watching both update; terminal output and content
+  chunks come live, and the agent's text (a title, output, a chunk) is text, never markup.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import signal
 import socket
@@ -450,3 +452,60 @@ def test_a_rotated_or_truncated_log_is_read_again_from_its_start(demo_log: Path)
         assert data_has(served, b"after_rotation")
         demo_log.write_bytes(NEW_CALL % b"cut" + b"\n")  # shorter: truncated
         assert data_has(served, b'"cut"')
+
+
+def update(body: str) -> bytes:
+    return (
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_7f3a9c21",'
+        f'"update":{body}}}}}'
+    ).encode()
+
+
+def test_terminal_output_and_chunks_come_live_and_agent_text_is_never_markup(
+    browser: Any, demo_log: Path
+) -> None:
+    markup = '<img src=x onerror="document.body.dataset.pwned=1">'
+    first, second = (base64.b64encode(text).decode() for text in (b"first\r\n", b"<b>2</b>\r\n"))
+    with serving(demo_log) as served:
+        open_live(browser, served.url)
+        browser.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+        append(
+            demo_log,
+            update(
+                '{"sessionUpdate":"tool_call_update","toolCallId":"markup_call","title":'
+                + json.dumps(markup)
+                + ',"kind":"execute","status":"in_progress",'
+                '"content":[{"type":"terminal","terminalId":"term_live"}]}'
+            ),
+            update(
+                '{"sessionUpdate":"terminal_update","terminalId":"term_live","command":"echo",'
+                f'"output":{{"data":"{first}"}}}}'
+            ),
+        )
+        card = '.card[data-id="markup_call"]'
+        output = f"document.querySelector('{card} pre.terminal')"
+        wait_for(browser, f"return {output} && {output}.textContent.includes('first')", "output")
+        append(
+            demo_log,
+            update(
+                f'{{"sessionUpdate":"terminal_output_chunk","terminalId":"term_live","data":"{second}"}}'
+            ),
+            update(
+                '{"sessionUpdate":"tool_call_content_chunk","toolCallId":"markup_call",'
+                '"content":{"type":"content","content":{"type":"text","text":"<i>chunk</i>"}}}'
+            ),
+        )
+        wait_for(browser, f"return {output}.textContent.includes('<b>2</b>')", "the output chunk")
+        wait_for(
+            browser,
+            f"return document.querySelector('{card}').textContent.includes('<i>chunk</i>')",
+            "the content chunk",
+        )
+        title = browser.execute_script(
+            f"return document.querySelector('{card} .title').textContent"
+        )
+        assert title == markup
+        assert not browser.execute_script(
+            "return document.querySelector('#cards img, #cards b, #cards i')"
+        )
+        assert browser.execute_script("return document.body.dataset.pwned") is None
