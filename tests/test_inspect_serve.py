@@ -92,6 +92,8 @@ def test_a_permission_request_waits_until_its_answer() -> None:
             elif answered_on is None:
                 answered_on = request["answer"]["l"]
     assert answered_on == 23  # the editor's answer, on the client side
+    agent = next(side for side in json.loads(model.snapshot())["sides"] if side["name"] == "agent")
+    assert agent["asks"][0]["answer"]["by"] == "the editor, through the proxy"  # as inspect says
 
 
 def test_a_watcher_behind_the_ring_is_resynchronised_and_the_ring_stays_bounded() -> None:

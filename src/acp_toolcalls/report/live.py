@@ -39,7 +39,7 @@ from ..store import Limits
 from ..v2 import FINAL_STATUSES
 from .captures import CaptureReader
 from .history import CallHistory, TerminalHistory
-from .model import _SIDE_LABELS, SENDERS, ReportBuilder
+from .model import _SIDE_LABELS, SENDERS, ReportBuilder, _finding_cards
 
 __all__ = ["LiveModel"]
 
@@ -160,6 +160,7 @@ class LiveModel:
         """One event of what changed since the last one (none if nothing did); the ``seq``."""
         builder = self._builder
         sides = list(builder._sides.values())  # the fold's state, read only
+        builder._who_answered()  # the editor or the proxy, as the report says it
         calls: list[Any] = []
         terminals: list[Any] = []
         asks: list[Any] = []
@@ -397,6 +398,8 @@ class LiveModel:
                 )
                 calls.append(call)
             calls_of_sides.append(calls)
+        ordered = sorted(cards.values(), key=lambda card: card["first"])
+        findings = list(self._findings)
         loose: list[list[int]] = []
         headers = self._header(sides)
         for position, (side, header) in enumerate(zip(sides, headers["sides"], strict=True)):
@@ -428,10 +431,10 @@ class LiveModel:
                 "lineCount": self.line,
                 **headers,
                 "calls": calls_of_sides,
-                "cards": sorted(cards.values(), key=lambda card: card["first"]),
-                "findings": list(self._findings),
+                "cards": ordered,
+                "findings": findings,
                 "findingGroups": [],
-                "findingCards": {},
+                "findingCards": _finding_cards(findings, sides, ordered),
                 "looseAsks": loose,
                 "liveLines": list(self._lines),
             }
