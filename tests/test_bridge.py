@@ -367,6 +367,21 @@ def test_permission_for_an_unseen_call_sends_the_tool_call_first() -> None:
     assert call.content == []  # nor the store
 
 
+@pytest.mark.parametrize("title", ["Allow the edit?", "Edit a.py"])
+def test_an_unknown_key_of_an_unseen_subject_is_reported_once_where_it_is(title: str) -> None:
+    """The subject's unknown key is reported at its path in the request, once: not at
+    ``$.params.update`` (a permission request has none), even when the call is first shown
+    by the request (found by the bridges' fuzz test: with the prompt's own title the key was
+    lost, reported only at a path the message does not have)."""
+    subject = {"toolCallId": "p", "title": title, "kind": "edit", "operation": "_x"}
+    converted = V2ToV1Bridge().convert(
+        permission({"type": "tool_call", "toolCall": subject}, description="This edits a.py")
+    )
+    paths = [loss.path for loss in converted.losses]
+    assert paths.count("$.params.subject.toolCall.operation") == 1, paths
+    assert not [path for path in paths if path.startswith("$.params.update")], paths
+
+
 @pytest.mark.parametrize(
     ("options", "limits"),
     [([], None), ([{"optionId": "yes", "name": "Allow", "kind": "allow_once"}] * 3, 2)],

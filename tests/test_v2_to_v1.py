@@ -757,6 +757,17 @@ def test_c13_the_prompt_title_and_description_are_shown_in_the_tool_call() -> No
     assert caught.value.path == "$.title"
 
 
+def test_an_unknown_key_of_a_subject_shown_as_the_client_shows_it_is_reported() -> None:
+    """A tracking caller's ``shown`` content stands in for the subject's: the subject, copied
+    without its content, keeps its unknown keys, which are reported (found by the bridges'
+    fuzz test: the copy dropped them without a report)."""
+    subject = {"toolCallId": "c1", "title": "Approve?", "content": [], "operation": "_x"}
+    req = v2_request(subject={"type": "tool_call", "toolCall": subject})
+    shown = [{"type": "content", "content": {"type": "text", "text": "rm -rf build"}}]
+    _, losses = permission_request_to_v1(req, shown=shown)
+    assert "$.subject.toolCall.operation" in paths(losses)
+
+
 def test_the_prompt_title_replaces_the_calls_title_in_the_request() -> None:
     """D28 amended: a v1 client renders the prompt from `toolCall`, so the user must see the
     prompt there, not the call's title ("Read README.md" for `rm -rf ~`)."""

@@ -44,7 +44,14 @@ from ..v2 import ALLOW_OPTION_KINDS
 from ._forwarded import Forwarded
 from ._to_v1_calls import SessionUpdates
 from ._to_v1_projection import Projection
-from ._to_v1_state import BridgeState, _notification, _Overlay, _Session
+from ._to_v1_state import (
+    SUBJECT_PATH,
+    UPDATE_PATH,
+    BridgeState,
+    _notification,
+    _Overlay,
+    _Session,
+)
 
 
 class _Asked:
@@ -102,7 +109,11 @@ class Permissions:
             shown_before = known.known
             if not known.known:  # the call goes out first, titled by the prompt if need be
                 known.title_fallback = params.title
-                self.projection.flush_call(session_id, session, named)
+                state.update_path = SUBJECT_PATH  # what its first sight loses is the subject's
+                try:
+                    self.projection.flush_call(session_id, session, named)
+                finally:
+                    state.update_path = UPDATE_PATH
         cap = state.store.limits.max_permission_options
         if cap is not None and len(params.options) > cap:
             state.loss(
@@ -117,7 +128,7 @@ class Permissions:
             return
         shown = self._shown(session_id, session, named)
         request, losses = permission_request_to_v1(params, request_id=message.id, shown=shown)
-        state.extend(losses, "$.params")
+        state.extend_once(losses, "$.params")  # a first sight above reported the subject's keys
         if request is None or not request.options:
             # Nothing a v1 client can show (D29): answer the agent ourselves; never approval.
             state.replies.append(response(message.id, CANCELLED_OUTCOME))

@@ -159,7 +159,7 @@ class Projection:
             snapshot = replace(tc.snapshot(), content=UNSET)  # its unknown keys are reported
             values, losses = create_values(snapshot, title_fallback=call.title_fallback)
             if losses:
-                state.extend(losses, "$.params.update")
+                state.extend(losses, state.update_path)
         content, meta = self.project(session_id, call, tc)
         if content:
             values["content"] = content
@@ -257,7 +257,7 @@ class Projection:
                     call.flat.append(plain)
                     continue
             if isinstance(item, v2.Terminal):  # shown as its rendering: its own keys go
-                state.losses.extend(unknown_keys(item, f"$.params.update.content[{index}]"))
+                state.losses.extend(unknown_keys(item, f"{state.update_path}.content[{index}]"))
                 call.slots.append((len(call.flat), item.terminal_id))
                 call.flat.append(None)
                 call.terminals.add(item.terminal_id)
@@ -269,13 +269,13 @@ class Projection:
                 title = state.store.session_title(item.session_id)
                 path = f"$.content[{index}]"
                 call.flat.append(session_reference_to_v1(item, title, path, found))
-                state.extend(found.report(), "$.params.update")
+                state.extend(found.report(), state.update_path)
                 continue
             if type(item) is v2.Diff:  # its files' texts from disk, where they can be
                 call.flat.extend(state.diff_to_v1(session_id, call, item, f"$.content[{index}]"))
                 continue
             converted, losses = content_to_v1(item, path=f"$.content[{index}]")
-            state.extend(losses, "$.params.update")
+            state.extend(losses, state.update_path)
             call.flat.extend(converted)
         if tc.dropped_at >= len(items):
             call.cut_at = len(call.flat)

@@ -121,6 +121,12 @@ class _Session:
         self.readers: dict[str, set[str]] = {}  # terminal id -> calls whose content shows it
 
 
+UPDATE_PATH = "$.params.update"
+"""Where a ``session/update`` holds the update whose losses a flush reports."""
+SUBJECT_PATH = "$.params.subject.toolCall"
+"""Where a permission request holds the update its subject is (D46 (permissions))."""
+
+
 class BridgeState:
     """What every component of ``V2ToV1Bridge`` shares: the options they read, the store, the
     per-session tables, the outputs of the message being converted; and the helpers that only
@@ -148,6 +154,7 @@ class BridgeState:
         "tail_chars",
         "terminal_profile",
         "texts",
+        "update_path",
     )
 
     def __init__(
@@ -193,6 +200,9 @@ class BridgeState:
         self.out: list[Any] = []
         self.replies: list[Any] = []
         self.losses: list[Loss] = []
+        # Where a call's update is in the message being converted, for the losses a flush
+        # finds: a `session/update`'s update, or a permission request's subject.
+        self.update_path = UPDATE_PATH
 
     def set_roots(self, session_id: str, cwd: Any, additional_directories: Any = None) -> None:
         """The session's directories, from the params the client set it up with (``cwd``,
@@ -209,7 +219,7 @@ class BridgeState:
         losses = Losses(False)
         out = disk_diff_to_v1(item, path, losses, self.roots.get(session_id), self.read_file)
         if losses.found:
-            self.extend(losses.report(), "$.params.update")
+            self.extend(losses.report(), self.update_path)
         for converted in out:  # texts read from disk (an add's or a delete's is the patch's)
             if type(converted) is v1.Diff and converted.new_text:
                 old = converted.old_text
@@ -224,6 +234,14 @@ class BridgeState:
         """Losses of a mapping (rooted at what it mapped) as paths into the message."""
         for loss in losses:
             self.losses.append(Loss(rooted(loss.path, root), loss.reason, loss.code))
+
+    def extend_once(self, losses: LossReport, root: str) -> None:
+        """``extend``, leaving out a loss this message already reported."""
+        reported = set(self.losses)
+        for loss in losses:
+            rooted_loss = Loss(rooted(loss.path, root), loss.reason, loss.code)
+            if rooted_loss not in reported:
+                self.losses.append(rooted_loss)
 
     def apply(self, message: Any) -> None:
         self.absorb(self.store.apply(message))

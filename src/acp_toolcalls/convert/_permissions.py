@@ -31,11 +31,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 from msgspec import UNSET, UnsetType
 
 from .. import v1, v2
 from ..codec import to_builtins
+from ..models import replace
 from ._fence import fenced
 from ._kernel import TO_V1_MISSING, Losses, copy_meta, lookup, report_extra
 from ._loss import LossReport
@@ -190,7 +190,7 @@ def _tool_call_subject(subject: Any, prompt: _Prompt, losses: Losses) -> v1.Tool
     call: v2.ToolCallUpdate = subject.tool_call
     fields = call
     if prompt.shown is not None and call.content is not UNSET:  # shown as the call shows it
-        fields = msgspec.structs.replace(call, content=UNSET)
+        fields = replace(call, content=UNSET)  # its unknown keys kept, to be reported
     values = fields_to_v1(fields, False, "$.subject.toolCall", losses)
     items = prompt_items(req)
     own_title = values.get("title")
