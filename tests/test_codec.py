@@ -829,6 +829,33 @@ def test_v1_null_is_kept_as_none_for_exact_re_encoding(
 # ============================================================================================
 # Unknown keys on known objects survive decode -> encode (D19)
 
+
+def test_a_wire_model_is_copied_only_by_models_replace() -> None:
+    """``msgspec.structs.replace`` drops a model's unknown keys silently; ``models.replace``
+    keeps them (D19). In the package, only models.replace calls it, and a copy of ``Limits``
+    (no wire model). A subject copied the plain way once lost its unknown keys unreported."""
+    import ast
+    from pathlib import Path
+
+    import acp_toolcalls
+
+    package = Path(acp_toolcalls.__file__ or "").parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "replace"
+                and ast.unparse(node.func.value) in ("msgspec.structs", "structs")
+            ):
+                copied = ast.unparse(node.args[0]) if node.args else ""
+                name = path.relative_to(package).as_posix()
+                if name != "models/_wire.py" and not copied.endswith("limits"):
+                    found.append(f"{name}:{node.lineno}: {copied}")
+    assert found == []
+
+
 UNKNOWN_KEYS_UPDATE = {
     "sessionUpdate": "tool_call_update",
     "toolCallId": "a",
