@@ -511,3 +511,21 @@ def test_terminal_output_and_chunks_come_live_and_agent_text_is_never_markup(
             "return document.querySelector('#cards img, #cards b, #cards i')"
         )
         assert browser.execute_script("return document.body.dataset.pwned") is None
+
+
+def test_wire_lines_with_their_direction_read_as_their_records() -> None:
+    """What ``bridge --inspect`` will feed: each wire line with its direction and time."""
+    from acp_toolcalls.records import read_record
+
+    records = fed(BRIDGE_LOG)
+    wire = LiveModel()
+    for data in lines_of(BRIDGE_LOG):
+        record = read_record(json.loads(data))
+        message = json.dumps(record.message, separators=(",", ":")).encode()
+        wire.feed(message, direction=record.direction, protocol=record.protocol, when=record.time)
+    wire.publish()
+    mine, theirs = json.loads(wire.snapshot()), json.loads(records.snapshot())
+    assert [side["summary"] for side in mine["sides"]] == [
+        side["summary"] for side in theirs["sides"]
+    ]
+    assert mine["cards"] == theirs["cards"] and mine["findings"] == theirs["findings"]
