@@ -5,12 +5,13 @@ patches, or v1 messages through the bridge; ``permission_request``/``command_sub
 checked permission requests and ``parse_permission_answer`` reads the answers; ``SenderError``
 is what every sender check raises. Modules, one concept each:
 
-- ``_emitter``: ``ToolCallEmitter``, its arguments and the tool-call methods;
-- ``_core``: call ids, the outgoing queue, the v1 bridge, pending-text flushes;
+- ``_emitter``: ``ToolCallEmitter``, its arguments, its public API and the tool-call methods;
+  it holds its state and its parts (the classes named below);
+- ``_core``: ``EmitterState``: the options, call ids, the outgoing queue, pending-text flushes;
 - ``_patches``: minimal three-state patches (what the client holds, what changes it);
 - ``_throttle``: when growing text is sent again; ``_content``: text and diff items;
-- ``_terminals``, ``_asks`` (the emitter's permission requests), ``_turn`` (how calls and
-  turns end);
+- ``_terminals`` (``Terminals``), ``_asks`` (``Asks``: the emitter's permission requests),
+  ``_turn`` (``Turns``: how calls and turns end);
 - ``_permissions``: the permission-request builder and answer parsing;
 - ``_senders``: the sender checks the builder and the emitter share.
 """

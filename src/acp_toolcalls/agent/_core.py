@@ -1,4 +1,4 @@
-"""The emitter's state and plumbing: call ids, the outgoing queue, the v1 bridge, pending text.
+"""The emitter's state (``EmitterState``): options, call ids, the outgoing queue, pending text.
 
 Rules this module owns (D46 (sender obligations, evidence: null as omitted); D16, D20):
 
@@ -6,11 +6,16 @@ Rules this module owns (D46 (sender obligations, evidence: null as omitted); D16
   whose call reached a final status is never reopened: starting it again gets a fresh namespaced
   ``toolCallId`` (``call#2``, ...: ``reuse="namespace"``) or raises ``ToolCallIdReused``
   (``reuse="refuse"``). A finished call takes no more updates (``ToolCallNotOpen``).
-- Messages are queued in order (D16) and handed out by the public method that made them (``_take``);
+- Messages are queued in order (D16) and handed out by the public method that made them (``take``);
   with a v1 client every message goes through the ``V2ToV1Bridge`` first, whose losses go to
   ``on_loss`` (logged by default) and whose replies are read by the caller that asked.
-- Pending growing text is sent as a whole-content replacement (``_flush_text``) when due
+- Pending growing text is sent as a whole-content replacement (``flush_text``) when due
   (``poll``), on ``flush()``, and before any other message about its call.
+
+Theory of operation: ``EmitterState`` is the one object the emitter's parts work on (the
+emitter, ``Terminals``, ``Asks`` and ``Turns`` each hold it): the options, the calls by the
+caller's id, the ids sent, the open growing texts and the outgoing queue. The parts keep only
+their own tables (``Terminals``: terminal ids; ``Asks``: the open permission requests).
 """
 
 from __future__ import annotations
@@ -48,51 +53,58 @@ class ToolCallNotOpen(SenderError):
     """An update, chunk or permission request about a call that was never started or is final."""
 
 
-class EmitterCore:
-    """State and internals shared by the emitter's parts (``ToolCallEmitter`` sets them up)."""
+class EmitterState:
+    """The state of an emitter: its options, its calls, and the messages not yet handed out."""
 
-    session_id: str
-    throttle: TextThrottle
-    reuse: Reuse
-    allow_kinds: frozenset[str]
-    _bridge: V2ToV1Bridge | None
-    _on_loss: Callable[[Loss], None]
-    _calls: dict[str, CallRecord]  # the caller's id -> its current call
-    _used: set[str]  # every toolCallId sent in this session
-    _texts: dict[str, CallRecord]  # calls with an open growing text, by caller id
-    _terminals: dict[str, bool]  # terminal id -> exited
-    _asks: dict[Any, tuple[v2.PermissionOption, ...]]  # open permission requests
-    _out: list[Message]
+    def __init__(
+        self,
+        session_id: str,
+        throttle: TextThrottle,
+        reuse: Reuse,
+        allow_kinds: frozenset[str],
+        bridge: V2ToV1Bridge | None,
+        on_loss: Callable[[Loss], None],
+    ) -> None:
+        self.session_id = session_id
+        self.throttle = throttle
+        self.reuse = reuse
+        self.allow_kinds = allow_kinds
+        self.bridge = bridge  # a v1 client's: every message goes through it
+        self.on_loss = on_loss
+        self.calls: dict[str, CallRecord] = {}  # the caller's id -> its current call
+        self.used: set[str] = set()  # every toolCallId sent in this session
+        self.texts: dict[str, CallRecord] = {}  # calls with an open growing text, by caller id
+        self.out: list[Message] = []
 
     def tool_call_id(self, call_id: str) -> str:
         """The ``toolCallId`` the client knows the caller's ``call_id`` by."""
-        return self._get(call_id, open_only=False).tool_call_id
+        return self.get(call_id, open_only=False).tool_call_id
 
     def is_open(self, call_id: str) -> bool:
         """Whether ``call_id`` was started and has not reached a final status."""
-        call = self._calls.get(call_id)
+        call = self.calls.get(call_id)
         return call is not None and not call.final
 
     def open_calls(self) -> list[str]:
         """The caller's ids of every started call without a final status, in start order."""
-        return [cid for cid, call in self._calls.items() if not call.final]
+        return [cid for cid, call in self.calls.items() if not call.final]
 
     def poll(self, now: float) -> list[Message]:
         """Send the growing texts that are due at ``now``."""
         throttle = self.throttle
-        for call_id, call in list(self._texts.items()):
+        for call_id, call in list(self.texts.items()):
             text = call.text
             if text is None:
                 continue
             if text.due(throttle, now):
-                self._flush_text(call_id, call, now)
-        return self._take()
+                self.flush_text(call_id, call, now)
+        return self.take()
 
     def next_deadline(self) -> float | None:
         """When ``poll`` next has something to send (``None``: nothing is pending)."""
         throttle = self.throttle
         deadlines = []
-        for call in self._texts.values():
+        for call in self.texts.values():
             text = call.text
             due = text.deadline(throttle) if text is not None else None
             if due is not None:
@@ -101,52 +113,52 @@ class EmitterCore:
 
     def flush(self) -> list[Message]:
         """Send every pending growing text now (and what a coalescing bridge holds)."""
-        for call_id, call in list(self._texts.items()):
-            self._flush_text(call_id, call)
-        if self._bridge is not None:
-            self._bridged(self._bridge.flush(self.session_id))
-        return self._take()
+        for call_id, call in list(self.texts.items()):
+            self.flush_text(call_id, call)
+        if self.bridge is not None:
+            self.bridged(self.bridge.flush(self.session_id))
+        return self.take()
 
     # ----------------------------------------------------------------------------------------
-    # Internals
+    # Steps the parts share
 
-    def _new_id(self, call_id: str) -> str:
+    def new_id(self, call_id: str) -> str:
         if not isinstance(call_id, str) or not call_id:
             raise SenderError("toolCallId", "must be a non-empty string")
-        current = self._calls.get(call_id)
-        if current is None and call_id not in self._used:
+        current = self.calls.get(call_id)
+        if current is None and call_id not in self.used:
             return call_id
         if current is not None and not current.final:
             raise ToolCallIdReused("toolCallId", f"{call_id!r} is already open: use `update`")
         if self.reuse == "refuse":
             raise ToolCallIdReused("toolCallId", f"{call_id!r} already reached a final status")
         n = 2
-        while f"{call_id}#{n}" in self._used:
+        while f"{call_id}#{n}" in self.used:
             n += 1
         return f"{call_id}#{n}"
 
-    def _get(self, call_id: str, *, open_only: bool = True) -> CallRecord:
-        call = self._calls.get(call_id)
+    def get(self, call_id: str, *, open_only: bool = True) -> CallRecord:
+        call = self.calls.get(call_id)
         if call is None:
             raise ToolCallNotOpen("toolCallId", f"{call_id!r} was never started")
         if open_only and call.final:
             raise ToolCallNotOpen("toolCallId", f"{call_id!r} already reached a final status")
         return call
 
-    def _send_patch(self, call: CallRecord, patch: Fields) -> None:
+    def send_patch(self, call: CallRecord, patch: Fields) -> None:
         if patch:  # else the client holds all of it already: nothing to send
             update = v2.SessionToolCallUpdate(tool_call_id=call.tool_call_id, **patch)
-            self._send(update_message(self.session_id, update))
+            self.send(update_message(self.session_id, update))
 
-    def _append(self, call: CallRecord, item: Any, key: bytes) -> None:
+    def append(self, call: CallRecord, item: Any, key: bytes) -> None:
         call.items.append(item)
         call.keys.append(key)
         chunk = v2.ToolCallContentChunk(tool_call_id=call.tool_call_id, content=item)
-        self._send(update_message(self.session_id, chunk))
+        self.send(update_message(self.session_id, chunk))
 
-    def _flush_text(self, call_id: str, call: CallRecord, now: float | None = None) -> None:
+    def flush_text(self, call_id: str, call: CallRecord, now: float | None = None) -> None:
         text = call.text
-        self._texts.pop(call_id, None)
+        self.texts.pop(call_id, None)
         if text is None or not text.pending:
             return
         whole = "".join(text.parts)
@@ -159,27 +171,27 @@ class EmitterCore:
         if now is not None:
             text.last_sent = now
         patch = v2.SessionToolCallUpdate(tool_call_id=call.tool_call_id, content=list(call.items))
-        self._send(update_message(self.session_id, patch))
+        self.send(update_message(self.session_id, patch))
 
-    def _send(self, message: Any) -> None:
-        if self._bridge is None:
-            self._out.append(message)
+    def send(self, message: Any) -> None:
+        if self.bridge is None:
+            self.out.append(message)
         else:
-            self._bridged(self._bridge.convert(message))
+            self.bridged(self.bridge.convert(message))
 
-    def _bridged(self, converted: Any) -> list[Any]:
+    def bridged(self, converted: Any) -> list[Any]:
         """Queue a bridge result's messages; returns its replies."""
         for loss in converted.losses:
-            self._on_loss(loss)
-        self._out.extend(converted.messages)
+            self.on_loss(loss)
+        self.out.extend(converted.messages)
         return list(converted.replies)
 
-    def _queue(self, messages: list[Message]) -> None:
-        # `self._out.extend(self.flush())` would extend the list `flush` just took away.
-        self._out.extend(messages)
+    def queue(self, messages: list[Message]) -> None:
+        # `self.out.extend(self.flush())` would extend the list `flush` just took away.
+        self.out.extend(messages)
 
-    def _take(self) -> list[Message]:
-        out, self._out = self._out, []
+    def take(self) -> list[Message]:
+        out, self.out = self.out, []
         return out
 
 

@@ -5,6 +5,9 @@ and never reused in a session; ``cwd`` is an absolute native path, ``size`` 1..6
 output bytes go out base64-encoded, one ``terminal_output_chunk`` each (empty output sends
 nothing); the exit is reported once (``exit_code`` a 64-bit integer) and the terminal then
 takes no more output. Everything is checked, and encoded, before the id is taken.
+
+``Terminals`` is the emitter's part for them: it holds the emitter's state and the terminal
+ids used (whether each exited); ``ToolCallEmitter``'s terminal methods call it.
 """
 
 from __future__ import annotations
@@ -15,27 +18,29 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from .. import v2
-from ._core import EmitterCore, Message
+from ._core import EmitterState, Message
 from ._patches import update_message
 from ._senders import SenderError, check_absolute_path, check_meta, check_size, check_str, encoded
 
 
-class TerminalsMixin(EmitterCore):
-    """The emitter's terminal methods."""
+class Terminals:
+    """The display terminals of an emitter's session."""
 
-    def start_terminal(
+    def __init__(self, state: EmitterState) -> None:
+        self.state = state
+        self.exited: dict[str, bool] = {}  # terminal id -> exited
+
+    def start(
         self,
         terminal_id: str,
-        *,
-        command: str | UnsetType = UNSET,
-        cwd: str | UnsetType = UNSET,
-        size: v2.TerminalSize | UnsetType = UNSET,
-        meta: dict[str, Any] | UnsetType = UNSET,
+        command: str | UnsetType,
+        cwd: str | UnsetType,
+        size: v2.TerminalSize | UnsetType,
+        meta: dict[str, Any] | UnsetType,
     ) -> list[Message]:
-        """Announce a display terminal; show it in a call with ``v2.Terminal(terminal_id=...)``."""
         if not isinstance(terminal_id, str) or not terminal_id:
             raise SenderError("terminalId", "must be a non-empty string")
-        if terminal_id in self._terminals:
+        if terminal_id in self.exited:
             raise SenderError("terminalId", f"terminal id {terminal_id!r} was already used")
         for where, value, check in (
             ("command", command, check_str),
@@ -46,29 +51,25 @@ class TerminalsMixin(EmitterCore):
             if value is not UNSET:
                 check(value, where)
                 encoded(value, where)  # what JSON cannot carry is refused before the id is taken
-        self._terminals[terminal_id] = False
+        self.exited[terminal_id] = False
         update = v2.TerminalUpdate(
             terminal_id=terminal_id, command=command, cwd=cwd, size=size, meta=meta
         )
-        self._send(update_message(self.session_id, update))
-        return self._take()
+        self.state.send(update_message(self.state.session_id, update))
+        return self.state.take()
 
-    def terminal_output(self, terminal_id: str, data: bytes) -> list[Message]:
-        """Append output bytes (a ``terminal_output_chunk``, base64-encoded on its own)."""
-        self._terminal(terminal_id)
+    def output(self, terminal_id: str, data: bytes) -> list[Message]:
+        self._running(terminal_id)
         if not data:
             return []
         chunk = v2.TerminalOutputChunk(
             terminal_id=terminal_id, data=base64.b64encode(bytes(data)).decode("ascii")
         )
-        self._send(update_message(self.session_id, chunk))
-        return self._take()
+        self.state.send(update_message(self.state.session_id, chunk))
+        return self.state.take()
 
-    def exit_terminal(
-        self, terminal_id: str, *, exit_code: int | None = None, signal: str | None = None
-    ) -> list[Message]:
-        """Report the terminal's process exit; the terminal takes no more output."""
-        self._terminal(terminal_id)
+    def exit(self, terminal_id: str, exit_code: int | None, signal: str | None) -> list[Message]:
+        self._running(terminal_id)
         if exit_code is not None and not (type(exit_code) is int and -(2**63) <= exit_code < 2**63):
             raise SenderError("exitStatus.exitCode", f"not a 64-bit integer: {exit_code!r}")
         if signal is not None:
@@ -78,13 +79,13 @@ class TerminalsMixin(EmitterCore):
             exit_code=UNSET if exit_code is None else exit_code,
             signal=UNSET if signal is None else signal,
         )
-        self._terminals[terminal_id] = True
+        self.exited[terminal_id] = True
         update = v2.TerminalUpdate(terminal_id=terminal_id, exit_status=status)
-        self._send(update_message(self.session_id, update))
-        return self._take()
+        self.state.send(update_message(self.state.session_id, update))
+        return self.state.take()
 
-    def _terminal(self, terminal_id: str) -> None:
-        exited = self._terminals.get(terminal_id)
+    def _running(self, terminal_id: str) -> None:
+        exited = self.exited.get(terminal_id)
         if exited is None:
             raise SenderError("terminalId", f"terminal {terminal_id!r} was never started")
         if exited:
