@@ -11,7 +11,7 @@ is what every sender check raises. Modules, one concept each:
 - ``_patches``: minimal three-state patches (what the client holds, what changes it);
 - ``_throttle``: when growing text is sent again; ``_content``: text and diff items;
 - ``_terminals`` (``Terminals``), ``_asks`` (``Asks``: the emitter's permission requests),
-  ``_turn`` (``Turns``: how calls and turns end);
+  ``_turn`` (``CallEndings``: how calls and turns end);
 - ``_permissions``: the permission-request builder and answer parsing;
 - ``_senders``: the sender checks the builder and the emitter share.
 """

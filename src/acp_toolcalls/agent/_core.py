@@ -13,7 +13,7 @@ Rules this module owns (D46 (sender obligations, evidence: null as omitted); D16
   (``poll``), on ``flush()``, and before any other message about its call.
 
 Theory of operation: ``EmitterState`` is the one object the emitter's parts work on (the
-emitter, ``Terminals``, ``Asks`` and ``Turns`` each hold it): the options, the calls by the
+emitter, ``Terminals``, ``Asks`` and ``CallEndings`` each hold it): the options, the calls by the
 caller's id, the ids sent, the open growing texts and the outgoing queue. The parts keep only
 their own tables (``Terminals``: terminal ids; ``Asks``: the open permission requests).
 """

@@ -23,7 +23,7 @@ text; ``_terminals``; ``_asks``: permission requests; ``_turn``: how calls and t
   messages, and v1 answers to permission requests are read back as v2.
 
 Theory of operation: ``ToolCallEmitter`` holds one ``EmitterState`` (``_core``) and the parts
-that work on it, ``Terminals``, ``Asks`` and ``Turns``; it has the public API (every method's
+that work on it, ``Terminals``, ``Asks`` and ``CallEndings``; it has the public API (every method's
 signature and docstring), reports tool calls itself and hands the rest to its parts, the
 arguments as the fields given (``fields_of``: an omitted one is left out).
 """
@@ -47,7 +47,7 @@ from ._permissions import ALLOW_KINDS, DEFAULT_OPTIONS, PermissionAnswer
 from ._senders import SenderError, check_fields, check_item, check_str, encoded
 from ._terminals import Terminals
 from ._throttle import GrowingText, TextThrottle
-from ._turn import Turns
+from ._turn import CallEndings
 
 _VERSIONS = (1, 2, "v1", "v2")
 """What ``version=`` accepts; ``1``/``"v1"`` is a v1 client, ``2``/``"v2"`` a v2 one."""
@@ -90,7 +90,7 @@ class ToolCallEmitter:
         )
         self._terminals = Terminals(state)
         self._asks = Asks(state)
-        self._turns = Turns(state)
+        self._endings = CallEndings(state)
 
     # The options, held by the state its parts read.
 
@@ -276,7 +276,7 @@ class ToolCallEmitter:
         return state.take()
 
     # ----------------------------------------------------------------------------------------
-    # How calls and turns end (``Turns``)
+    # How calls and turns end (``CallEndings``)
 
     def finish(
         self,
@@ -298,7 +298,7 @@ class ToolCallEmitter:
             title=title, content=content, locations=locations, raw_output=raw_output, meta=meta,
             status=status,
         )  # fmt: skip
-        return self._turns.finish(call_id, status, fields)
+        return self._endings.finish(call_id, status, fields)
 
     def finish_open(
         self, status: str, *, background: Iterable[str] = (), bug: bool = False
@@ -307,7 +307,7 @@ class ToolCallEmitter:
 
         ``bug=True`` logs each call as an agent bug (it should have been finished already).
         """
-        return self._turns.finish_open(status, background, bug)
+        return self._endings.finish_open(status, background, bug)
 
     def end_turn(
         self,
@@ -322,7 +322,7 @@ class ToolCallEmitter:
         ``background``/``background_terminals`` list work that outlives the turn; when given,
         the idle update reports it (an agent that reports background work must always do so).
         """
-        return self._turns.end_turn(stop_reason, background, background_terminals)
+        return self._endings.end_turn(stop_reason, background, background_terminals)
 
     # ----------------------------------------------------------------------------------------
     # Terminals (``Terminals``)

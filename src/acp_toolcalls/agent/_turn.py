@@ -10,7 +10,7 @@ Rules this module owns (D46 (sender obligations, item 8; evidence: unfinished ca
   logged as an agent bug (the call should have been finished). ``end_turn`` then sends a v2
   idle ``state_update`` with the stop reason, listing the background work when there is any.
 
-``Turns`` is the emitter's part for them, on the emitter's state; ``ToolCallEmitter``'s
+``CallEndings`` is the emitter's part for them, on the emitter's state; ``ToolCallEmitter``'s
 ``finish``, ``finish_open`` and ``end_turn`` call it.
 """
 
@@ -25,7 +25,7 @@ from ._patches import logger, patch, update_message
 from ._senders import Fields, SenderError, check_fields
 
 
-class Turns:
+class CallEndings:
     """How an emitter's calls and turns end."""
 
     def __init__(self, state: EmitterState) -> None:
