@@ -11,7 +11,8 @@
   log is served whole; the inbox between the reader and the server's thread refuses a line
   that does not fit; a watcher that stops reading its events while 16 MiB of lines come
   holds nothing up and, when it reads again, is told to resynchronise; a followed log that is
-  rotated or truncated is read again from its start.
+  rotated or truncated is read again from its start; a failure of the live view on a line is
+  one line, said once, and the lines after it are still served.
 - The page, in headless Chromium: a tool call appended to the log is on the page within
   500 ms (the page's own clock); a permission request is shown waiting, then answered once
   its answer is appended; two browsers watching both update; terminal output and content
@@ -529,3 +530,30 @@ def test_wire_lines_with_their_direction_read_as_their_records() -> None:
         side["summary"] for side in theirs["sides"]
     ]
     assert mine["cards"] == theirs["cards"] and mine["findings"] == theirs["findings"]
+
+
+def test_a_failure_of_the_live_view_is_one_line_and_the_serving_goes_on() -> None:
+    from acp_toolcalls.cli import _serve
+
+    class Failing(LiveModel):
+        def feed(self, data: bytes | int, **where: Any) -> None:
+            if data == b"boom":
+                raise ValueError("a bug")
+            super().feed(data, **where)
+
+    said: list[str] = []
+    server = _serve.LiveServer(Failing(), "page", say=said.append)
+    server.start()
+    try:
+        for data in [b"boom", *lines_of(DEMO)[:5], b"boom", *lines_of(DEMO)[5:]]:
+            server.offer_wait(data)
+        base = f"http://127.0.0.1:{server.port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(f"{base}/data?token={server.token}", timeout=10) as r:
+                if json.loads(r.read())["lineCount"] == len(lines_of(DEMO)):
+                    break
+            time.sleep(0.05)
+        assert said == ["the live view failed on a line (ValueError: a bug); this is a bug"]
+    finally:
+        server.stop()

@@ -63,7 +63,9 @@ def serve(
         report=_say,
     )
     try:
-        server = LiveServer(model, live_page(title), port=port)
+        server = LiveServer(
+            model, live_page(title), port=port, say=lambda text: _say(f"{PROG}: {text}")
+        )
     except MissingExtra as exc:
         _say(f"{PROG}: --serve {exc}")
         return 2

@@ -18,6 +18,9 @@ Rules this module owns (issue 31):
   ``Last-Event-ID`` (or ``since``), or ``resync`` when those are no longer kept. A watcher is a
   sequence number and the one event being written: a slow one waits on its socket (aiohttp
   stops at its write buffer's high mark), then resynchronises; it never grows the server.
+- A failure of the live view (a bug: the model on a line, a request's handler) is said once,
+  in one line (``say``), never as a traceback, and the serving goes on: whoever feeds the
+  server never sees it.
 """
 
 from __future__ import annotations
@@ -25,11 +28,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import logging
 import secrets
+import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
+from ..report import printable
 from ..report.live import LiveModel
 
 __all__ = ["INBOX_BYTES", "LiveServer", "MissingExtra"]
@@ -61,11 +68,19 @@ def _web() -> Any:
 _Line = tuple["bytes | int", "str | None", "int | None", "float | None"]
 
 
+def _stderr(text: str) -> None:
+    print(printable(text), file=sys.stderr, flush=True)
+
+
 class LiveServer:
     """A ``LiveModel`` served to browsers from a thread of its own."""
 
-    def __init__(self, model: LiveModel, page: str, *, port: int = 0) -> None:
+    def __init__(
+        self, model: LiveModel, page: str, *, port: int = 0, say: Callable[[str], None] = _stderr
+    ) -> None:
         self._web = _web()
+        self._say = say
+        self._failed_once = False
         self.model = model
         self.page = page.encode("utf-8")
         self.token = secrets.token_urlsafe(32)
@@ -97,10 +112,22 @@ class LiveServer:
         when: float | None = None,
     ) -> bool:
         """Hand one line to the server; ``False`` (and counted) when the inbox is full."""
+        if self._put((data, direction, protocol, when)):
+            return True
+        self.dropped += 1
+        return False
+
+    def offer_wait(self, data: bytes | int, **where: Any) -> None:
+        """``offer``, waiting for room (a file read is no live traffic: nothing is dropped)."""
+        line = (data, where.get("direction"), where.get("protocol"), where.get("when"))
+        while not self._put(line):
+            threading.Event().wait(0.01)
+
+    def _put(self, line: _Line) -> bool:
+        data, direction, protocol, when = line
         size = len(data) if isinstance(data, bytes) else 64
         with self._lock:
             if self._inbox and self._inbox_bytes + size > INBOX_BYTES:
-                self.dropped += 1
                 return False
             self._inbox.append((data, direction, protocol, when))
             self._inbox_bytes += size
@@ -109,12 +136,6 @@ class LiveServer:
         if wake and self._loop is not None:
             self._loop.call_soon_threadsafe(self._drain)
         return True
-
-    def offer_wait(self, data: bytes | int, **where: Any) -> None:
-        """``offer``, waiting for room (a file read is no live traffic: nothing is dropped)."""
-        while not self.offer(data, **where):
-            self.dropped -= 1
-            threading.Event().wait(0.01)
 
     def start(self) -> None:
         """Bind and serve in a thread of its own; raises the ``OSError`` binding met."""
@@ -153,8 +174,20 @@ class LiveServer:
         finally:
             loop.close()
 
+    def _fault(self, what: str) -> None:
+        if not self._failed_once:
+            self._failed_once = True
+            self._say(f"{what}; this is a bug")
+
     async def _serve(self) -> None:
         web = self._web
+        # aiohttp's own logging of a failed request would print a traceback: one line instead.
+        quiet = logging.getLogger("aiohttp")
+        quiet.addHandler(logging.NullHandler())
+        quiet.propagate = False
+        asyncio.get_running_loop().set_exception_handler(
+            lambda loop, context: self._fault(f"the live server failed: {context.get('message')}")
+        )
         guard = self._guard
 
         async def guarded(request: Any, handler: Any) -> Any:
@@ -191,10 +224,17 @@ class LiveServer:
             self._inbox_bytes -= taken
             more = bool(self._inbox)
             self._scheduled = more
-        for data, direction, protocol, when in lines:
-            self.model.feed(data, direction=direction, protocol=protocol, when=when)
         before = self.model.seq
-        if self.model.publish() != before and self._tick is not None and not self._tick.done():
+        for data, direction, protocol, when in lines:
+            try:
+                self.model.feed(data, direction=direction, protocol=protocol, when=when)
+            except Exception as exc:  # a bug of the live view must not end the serving
+                self._fault(f"the live view failed on a line ({type(exc).__name__}: {exc})")
+        try:
+            self.model.publish()
+        except Exception as exc:
+            self._fault(f"the live view failed ({type(exc).__name__}: {exc})")
+        if self.model.seq != before and self._tick is not None and not self._tick.done():
             self._tick.set_result(None)
             self._tick = asyncio.get_running_loop().create_future()
         if more:
