@@ -16,7 +16,8 @@
 - The page, in headless Chromium: a tool call appended to the log is on the page within
   500 ms (the page's own clock); a permission request is shown waiting, then answered once
   its answer is appended; two browsers watching both update; terminal output and content
-  chunks come live, and the agent's text (a title, output, a chunk) is text, never markup.
+  chunks come live, and the agent's text (a title, output, a chunk) is text, never markup; a
+  page that missed events loads the snapshot and goes on with the next events.
 """
 
 from __future__ import annotations
@@ -557,3 +558,26 @@ def test_a_failure_of_the_live_view_is_one_line_and_the_serving_goes_on() -> Non
         assert said == ["the live view failed on a line (ValueError: a bug); this is a bug"]
     finally:
         server.stop()
+
+
+def test_a_page_that_missed_events_loads_the_snapshot_and_goes_on(
+    browser: Any, demo_log: Path
+) -> None:
+    with serving(demo_log) as served:
+        open_live(browser, served.url)
+        browser.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+        cards = browser.execute_script("return R.cards.length")
+        # An event from further on than the next one: the page missed some, and resyncs.
+        browser.execute_async_script(
+            "const done = arguments[0];"
+            "liveBusy = liveBusy.then(() => take({ seq: R.seq + 5 })).then(() => done(R.seq));"
+        )
+        assert browser.execute_script("return R.cards.length") == cards
+        append(demo_log, NEW_CALL % b"after_resync")
+        wait_for(
+            browser,
+            "return document.querySelector('.card[data-id=\"after_resync\"]')",
+            "a call after the resync",
+            10,
+        )
+        assert browser.execute_script("return R.cards.length") == cards + 1
