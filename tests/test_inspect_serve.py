@@ -581,3 +581,14 @@ def test_a_page_that_missed_events_loads_the_snapshot_and_goes_on(
             10,
         )
         assert browser.execute_script("return R.cards.length") == cards + 1
+
+
+def test_input_that_is_no_log_is_said_once_and_the_next_lines_read() -> None:
+    said: list[str] = []
+    model = LiveModel(name="x.jsonl", report=said.append)
+    for number in range(10):
+        model.feed(b'{"user":"ana","n":%d}' % number)
+    model.feed(NEW_CALL % b"after_the_noise")
+    model.publish()
+    assert len(said) == 1 and "is not a log of ACP messages" in said[0]
+    assert b"after_the_noise" in model.snapshot()

@@ -23,11 +23,14 @@ Rules this module owns (issue 31):
   stores hold to ``Limits``; the histories, findings and raw lines to
   ``Limits.max_store_bytes``: past it the oldest finished calls' histories go first (an
   event says ``forgot``, and watchers resynchronise), then the oldest findings and lines.
+- Input that is no log (``captures.NotACapture``) is said once through ``report``; the lines
+  after it are read as they are (those held while the format was undecided are not shown).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -37,7 +40,7 @@ from ..models import VersionChoice
 from ..records import Side, log_line
 from ..store import Limits
 from ..v2 import FINAL_STATUSES
-from .captures import CaptureReader
+from .captures import CaptureReader, NotACapture
 from .history import CallHistory, TerminalHistory
 from .model import _SIDE_LABELS, SENDERS, ReportBuilder, _finding_cards
 
@@ -97,7 +100,7 @@ class LiveModel:
         max_line_bytes: int = DEFAULT_MAX_BYTES,
         limits: Limits | None = None,
         events_bytes: int | None = None,
-        report: Any = None,
+        report: Callable[[str], None] | None = None,
     ) -> None:
         self.limits = limits or Limits()
         self.state_bytes = self.limits.max_store_bytes or 128 * 1024 * 1024
@@ -110,7 +113,8 @@ class LiveModel:
             name=name,
             report=report or (lambda text: None),
         )
-        self._capture = CaptureReader()
+        self._say = report or (lambda text: None)
+        self._capture: CaptureReader | None = CaptureReader()
         self.line = 0  # lines fed
         self.seq = 0  # the last event published
         self._events: deque[tuple[int, bytes]] = deque()
@@ -143,11 +147,17 @@ class LiveModel:
             data = log_line(direction, protocol, data, when or 0.0)[:-1]  # type: ignore[arg-type]
         self.line += 1
         builder, capture = self._builder, self._capture
-        if capture.passes:
+        if capture is None or capture.passes:
             builder.feed(self.line, data)
-        else:
-            for item in capture.feed(self.line, data):
-                builder.feed(item.line, item.data, item)
+            return
+        try:
+            items = capture.feed(self.line, data)
+        except NotACapture as exc:  # said once; from now on each line as it is
+            self._capture = None
+            self._say(exc.describe(repr(self._builder.name)) + " (the next lines: as they are)")
+            return
+        for item in items:
+            builder.feed(item.line, item.data, item)
 
     def _keep_line(self, line: int, text: str) -> None:
         self._lines.append((line, text))
