@@ -1011,7 +1011,7 @@ def test_past_max_pending_requests_the_oldest_client_request_is_answered_an_erro
         wire.client(request(i, "_vendor/ping", {}))
     errors = [m for m in wire.to_client if "error" in m]
     assert [m["id"] for m in errors] == list(range(100, 130))  # the oldest 30, in order
-    assert len(wire.core._to_agent.pending) == 20
+    assert len(wire.core.agent_requests.pending) == 20
     late = wire.to_agent[0]["id"]  # the agent answers a request given up: dropped
     wire.agent(result(late, {"pong": True}))
     assert wire.last_client()["id"] == 129
@@ -1039,7 +1039,7 @@ def test_past_max_pending_requests_the_oldest_agent_request_is_withdrawn() -> No
     assert [m["id"] for m in answered] == list(range(100, 130))
     assert all(m["error"]["code"] == -32603 for m in answered)
     withdrawn = [m for m in wire.to_client if m.get("method") == "$/cancel_request"]
-    assert len(withdrawn) == 30 and len(wire.core._to_client.pending) == 20
+    assert len(withdrawn) == 30 and len(wire.core.client_requests.pending) == 20
     for i in range(200, 230):  # permission requests past the cap: withdrawn, `cancelled`
         ask = {**PERMISSION, "subject": {"type": "tool_call", "toolCall": {"toolCallId": f"c{i}"}}}
         wire.agent(request(i, "session/request_permission", ask))

@@ -49,7 +49,7 @@ def set_mode(core: Core, request_id: Any, params: Any) -> None:
     core.output.losses("client", _SET_MODE, mapped.losses)
     pending = rpc.Pending(request_id, _SET_MODE, session_id, ("mode", params.get("modeId")))
     target = "session/set_config_option"
-    core.output.agent(jsonrpc.request(core._to_agent.allocate(pending), target, mapped.value))
+    core.output.agent(jsonrpc.request(core.agent_requests.allocate(pending), target, mapped.value))
 
 
 def answered(core: Core, pending: rpc.Pending, result: Any) -> None:

@@ -16,7 +16,7 @@ from ..bridge import V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES
 from ..store import Limits
 from . import _routing as rpc
-from ._output import Output, Version, VersionOption
+from ._output import FlushDeadline, Output, Version, VersionOption
 from ._policy import NEGOTIATION, Policy
 from ._sessions import Sessions
 from ._state import NEGOTIATING, State
@@ -44,17 +44,16 @@ class _Connection:
         self.read_file = read_file  # a v1 client's diffs: files read by the edge (D27 amended)
         self.agent_version: Version | None = None
         self._asked_agent: VersionOption = agent_version
-        self.coalesce_interval = coalesce_interval
+        self.flush_deadline = FlushDeadline(coalesce_interval)
         self.limits = limits
         caps = limits if limits is not None else Limits()
         self._caps = caps
         self._state: State = NEGOTIATING
         self._policy: Policy = NEGOTIATION  # chosen once the agent has answered initialize
-        self._to_agent = rpc.RequestIds(caps.max_pending_requests)
-        self._to_client = rpc.RequestIds(caps.max_pending_requests)
-        self.output = Output(max_line_bytes, self._to_agent, self._to_client)
+        self.agent_requests = rpc.RequestIds(caps.max_pending_requests)
+        self.client_requests = rpc.RequestIds(caps.max_pending_requests)
+        self.output = Output(max_line_bytes, self.agent_requests, self.client_requests)
         self.sessions = Sessions(caps, self.output)
-        self._deadline: float | None = None
         self._client_caps: dict[str, Any] = {}
         self._turns: dict[Any, Any] = {}  # pass-through, v2: sessions whose turn is running
         self._held: list[bytes] = []  # agent lines before it answered initialize

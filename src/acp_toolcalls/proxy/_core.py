@@ -35,7 +35,6 @@ from ..codec import DecodeError
 from ..lifecycle import (
     MODES_TO_V1,
     EndInError,
-    Modes,
     jsonrpc,
     map_params,
     map_result,
@@ -124,7 +123,7 @@ class ConnectionCore(_Updates):
             to_client = self.output.box.to_client
             for index, line in enumerate(lines):
                 try:
-                    if self._to_agent.pending or self._turns:
+                    if self.agent_requests.pending or self._turns:
                         self._untrack_passthrough(line)
                     if _PERMISSION_METHOD in line:
                         self.output.line = index
@@ -141,21 +140,22 @@ class ConnectionCore(_Updates):
     def poll(self, now: float) -> Outbox:
         """Send the coalesced tool-call changes whose time has come."""
         self.output.now = now
-        if self._deadline is not None and now >= self._deadline:
-            self._deadline = None
+        deadline = self.flush_deadline
+        if deadline.at is not None and now >= deadline.at:
+            deadline.at = None
             bridge = self._policy.coalescing
             if bridge is not None:
-                self._bridged(bridge.flush(max_bytes=_FLUSH_BYTES), "client")
+                self.bridged(bridge.flush(max_bytes=_FLUSH_BYTES), "client")
                 if bridge.pending:  # the rest goes once this is written
-                    self._deadline = now
+                    deadline.at = now
         return self._take()
 
     def flush(self) -> Outbox:
         """Send every coalesced tool-call change now (the client's input ended, say)."""
-        self._deadline = None
+        self.flush_deadline.at = None
         bridge = self._policy.coalescing
         if bridge is not None:
-            self._bridged(bridge.flush(), "client")
+            self.bridged(bridge.flush(), "client")
         return self._take()
 
     @property
@@ -170,7 +170,7 @@ class ConnectionCore(_Updates):
 
     def next_deadline(self) -> float | None:
         """When ``poll`` has something to send (``None``: nothing is waiting)."""
-        return self._deadline
+        return self.flush_deadline.at
 
     def agent_gone(self, reason: str) -> Outbox:
         """The agent exited, crashed or broke the protocol: answer all the client waits for."""
@@ -215,16 +215,16 @@ class ConnectionCore(_Updates):
         self._held, self._held_bytes = [], 0
         bridge = self._policy.coalescing
         if bridge is not None:
-            self._bridged(bridge.flush(), "client")
+            self.bridged(bridge.flush(), "client")
         data = {"details": reason}
         passed = self._policy.mode == "passthrough"
-        for pending in list(self._to_agent.pending.values()):
+        for pending in list(self.agent_requests.pending.values()):
             # A converted prompt ends below with its session; a passed-through one is here.
             if not pending.discard and (pending.method != "session/prompt" or passed):
                 self.output.client(
                     jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data)
                 )
-        self._to_agent.pending.clear()
+        self.agent_requests.pending.clear()
         for envelope, _line in self._client_held:  # held while the agent answered initialize
             if envelope.method is not UNSET and envelope.id is not UNSET:
                 self.output.client(
@@ -258,7 +258,7 @@ class ConnectionCore(_Updates):
         elif method == "initialize" and self._policy.mode == "negotiating":
             self._client_initialize(envelope.id, params, line)
         elif self._policy.mode == "negotiating":  # before versions are known: as it is
-            self._to_agent.keep(envelope.id, rpc.Pending(envelope.id, method))
+            self.agent_requests.keep(envelope.id, rpc.Pending(envelope.id, method))
             self.output.box.to_agent.append(line)
         elif method in _CLIENT_NOTIFICATIONS:  # a cancel is a cancel, with or without an id
             self._client_notification(method, params, line)
@@ -274,7 +274,7 @@ class ConnectionCore(_Updates):
             self.output.box.to_agent.append(line)
             return
         if method == "$/cancel_request":
-            self._forward_cancel_request(params, self._to_agent, self.output.agent, "client")
+            self._forward_cancel_request(params, self.agent_requests, self.output.agent, "client")
             return
         if method == "session/cancel" and isinstance(params, dict):
             self.output.agent(jsonrpc.notification(method, params))
@@ -300,13 +300,14 @@ class ConnectionCore(_Updates):
         table = policy.requests
         if method not in table:  # unknown and extension methods: as they are, under our id
             data = rpc.whole(line)
-            data["id"] = self._to_agent.allocate(rpc.Pending(request_id, method))
+            data["id"] = self.agent_requests.allocate(rpc.Pending(request_id, method))
             self.output.agent(data)
             return
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         if policy.answered_here(self, request_id, method, params):
             return
-        modes = self._modes_of(session_id) if method == "session/set_config_option" else None
+        setting = method == "session/set_config_option"
+        modes = self.sessions.modes_of(session_id) if setting else None
         if modes is not None and modes.targets(params):
             invalid = modes.invalid(params)
             if invalid is not None:
@@ -347,11 +348,8 @@ class ConnectionCore(_Updates):
             pending.params = self._roots(session_id, params)
         if table is MODES_TO_V1:
             pending.params = ("mode", mapped.value.get("modeId"))
-        self.output.agent(jsonrpc.request(self._to_agent.allocate(pending), target, mapped.value))
-
-    def _modes_of(self, session_id: Any) -> Modes | None:
-        session = self.sessions.get(session_id)
-        return session.modes if session is not None else None
+        forwarded = self.agent_requests.allocate(pending)
+        self.output.agent(jsonrpc.request(forwarded, target, mapped.value))
 
     def _replaying(self, session_id: Any) -> None:
         """A load (or a resume with replay) replays the whole session to a client that starts
@@ -362,10 +360,10 @@ class ConnectionCore(_Updates):
             session.forwarded_messages.clear()
         bridge = self._policy.bridge
         if bridge is not None and isinstance(session_id, str):
-            self._bridged(bridge.close_session(session_id), "client")
+            self.bridged(bridge.close_session(session_id), "client")
 
     def _client_response(self, envelope: rpc.Envelope, line: bytes) -> None:
-        pending = self._to_client.pop(envelope.id)
+        pending = self.client_requests.pop(envelope.id)
         if pending is None:
             self.output.note(
                 "client", f"an answer to no pending request (id {envelope.id!r}): dropped"
@@ -413,7 +411,7 @@ class ConnectionCore(_Updates):
 
     def _agent_response(self, envelope: rpc.Envelope, line: bytes) -> None:
         data = rpc.whole(line)  # read before anything changes: it may be unreadable
-        pending = self._to_agent.pop(envelope.id)
+        pending = self.agent_requests.pop(envelope.id)
         if pending is None:
             self.output.note(
                 "agent", f"an answer to no pending request (id {envelope.id!r}): dropped"
@@ -439,7 +437,7 @@ class ConnectionCore(_Updates):
         if pending.method not in table:
             self.output.client(jsonrpc.result(pending.origin_id, result))
             return
-        modes = self._modes_of(pending.session_id)
+        modes = self.sessions.modes_of(pending.session_id)
         if isinstance(pending.params, tuple) and pending.params[0] == "mode" and modes:
             self.output.client(
                 jsonrpc.result(pending.origin_id, modes.selected(pending.params[1], result))
@@ -464,7 +462,7 @@ class ConnectionCore(_Updates):
             self.output.client(jsonrpc.update(session_id, update))
         self._policy.answered(self, pending, result)
         if pending.method == "session/close":
-            self._close_session(session_id)
+            self.close_session(session_id)
         if pending.method in ("session/load", "session/resume"):
             self.sessions.session(session_id).replay_suppressed = False
 
@@ -492,8 +490,8 @@ class ConnectionCore(_Updates):
                 data = {"path": converted.path, "reason": converted.reason}
                 self.output.agent(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
                 return
-            self._bridged(converted, "client")
+            self.bridged(converted, "client")
             return
         data = rpc.whole(line)
-        data["id"] = self._to_client.allocate(rpc.Pending(request_id, method))
+        data["id"] = self.client_requests.allocate(rpc.Pending(request_id, method))
         self.output.client(data)

@@ -75,7 +75,7 @@ class _Negotiating(_Reading):
         target = self.client_version if self._asked_agent == "auto" else self._asked_agent
         if target == self.client_version:
             self._asking = target
-            self._to_agent.keep(
+            self.agent_requests.keep(
                 request_id, rpc.Pending(request_id, "initialize", params=(target, params, False))
             )
             self.output.box.to_agent.append(line)
@@ -130,7 +130,8 @@ class _Negotiating(_Reading):
             value = mapped.value
         pending = rpc.Pending(request_id, "initialize", params=(target, params, again))
         self._asking = target
-        self.output.agent(jsonrpc.request(self._to_agent.allocate(pending), "initialize", value))
+        forwarded = self.agent_requests.allocate(pending)
+        self.output.agent(jsonrpc.request(forwarded, "initialize", value))
 
     def _agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
         asked, params, again = pending.params
@@ -184,7 +185,7 @@ class _Negotiating(_Reading):
             return ToV1Client(
                 V2ToV1Bridge(
                     terminal_profile=terminal_profile(self._client_caps),
-                    coalesce=self.coalesce_interval > 0,
+                    coalesce=self.flush_deadline.interval > 0,
                     limits=self.limits,
                     max_message_bytes=self.max_line_bytes,
                     notices=isinstance(session_caps.get("notices"), dict),

@@ -8,6 +8,8 @@ Rules this module owns:
 - No line the proxy writes is longer than the lines it reads (``fits``): a longer answer is
   replaced by an error answer; a longer request is not sent and its sender is answered with an
   error; anything else is not sent (noted).
+- Coalesced tool-call changes wait at most the interval asked (``FlushDeadline``: when
+  ``poll`` sends them; ``0``: they are sent with the line that made them).
 - A memory cap that bites is noted at most once every ``LIMIT_NOTE_INTERVAL`` seconds per cap,
   saying how many more times it bit since; a bridge's cap is one of its ``$.max_*`` losses.
 
@@ -60,6 +62,20 @@ class Outbox:
 
     def __bool__(self) -> bool:
         return bool(self.to_client or self.to_agent or self.notes)
+
+
+class FlushDeadline:
+    """When the coalesced tool-call changes are due (``at``; ``None``: none waits), at most
+    ``interval`` seconds after the first of them."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.at: float | None = None
+
+    def start(self, now: float) -> None:
+        """A change waits in a bridge now: due ``interval`` from now, unless one waits already."""
+        if self.interval > 0 and self.at is None:
+            self.at = now + self.interval
 
 
 class Output:

@@ -53,7 +53,7 @@ class _PassThroughLines(_Bridged):
             if envelope.method is not UNSET:
                 session_id = _session_of(envelope) if envelope.method == "session/prompt" else None
                 pending = rpc.Pending(envelope.id, envelope.method, session_id)
-                self._to_agent.keep(envelope.id, pending)
+                self.agent_requests.keep(envelope.id, pending)
             elif asked and request_key(envelope.id) in asked:
                 answers = True
         return self._checked_answers(line, parsed) if answers else line
@@ -144,7 +144,7 @@ class _PassThroughLines(_Bridged):
         """What the client waits for that an agent line settles: an answer, and (v2) the idle
         ``state_update`` that ends a turn the agent acknowledged."""
         ending = bool(self._turns) and b'"idle"' in line
-        if not ending and (not self._to_agent.pending or line.startswith(_METHOD_FIRST)):
+        if not ending and (not self.agent_requests.pending or line.startswith(_METHOD_FIRST)):
             return  # no answer: a line that opens with a method is a request or notification
         try:
             parsed = rpc.read_line.decode(line)
@@ -155,7 +155,7 @@ class _PassThroughLines(_Bridged):
             if envelope is None:
                 continue
             if envelope.method is UNSET and envelope.id is not UNSET:
-                pending = self._to_agent.pop(envelope.id)
+                pending = self.agent_requests.pop(envelope.id)
                 if (
                     pending is not None
                     and pending.method == "session/prompt"

@@ -55,29 +55,29 @@ class _Bridged(_Connection):
         A client request: the client gets an error (a prompt's turn ends in one). An agent
         request: a permission request is withdrawn through the bridge (``cancelled``), any
         other is answered with an error; the client is sent ``$/cancel_request`` for it."""
-        to_agent, to_client = self._to_agent, self._to_client
+        to_agent, to_client = self.agent_requests, self.client_requests
         if (to_agent.cap is None or len(to_agent.pending) <= to_agent.cap) and (
             to_client.cap is None or len(to_client.pending) <= to_client.cap
         ):
             return  # the common case, checked here: this runs after every line
-        while (over := self._to_agent.over_cap()) is not None:
+        while (over := self.agent_requests.over_cap()) is not None:
             _forwarded, pending = over
             # Passed through, the agent's late answer still reaches the client: it is only
             # no longer answered for the agent if the agent goes away.
             passed = self._policy.mode == "passthrough"
             self.output.limit(
                 "max_pending_requests",
-                f"{self._to_agent.cap} requests of the client wait for the agent: the oldest "
+                f"{self.agent_requests.cap} requests of the client wait for the agent: the oldest "
                 f"({pending.method}) is "
                 + ("no longer tracked" if passed else "answered with an error"),
             )
             if not pending.discard and not passed:
                 self._give_up_on_agent(pending, "too many requests wait for the agent")
-        while (over := self._to_client.over_cap()) is not None:
+        while (over := self.client_requests.over_cap()) is not None:
             forwarded, pending = over
             self.output.limit(
                 "max_pending_requests",
-                f"{self._to_client.cap} requests of the agent wait for the client: the oldest "
+                f"{self.client_requests.cap} requests of the agent wait for the client: the oldest "
                 f"({pending.method}) is withdrawn",
             )
             if pending.discard:
@@ -138,14 +138,14 @@ class _Bridged(_Connection):
             self.output.note(side, f"a message that cannot be read ({exc}): not forwarded", "error")
             return exc
 
-    def _bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None:
+    def bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None:
         """An agent's notification through its bridge (one it cannot read is dropped)."""
         converted = self._convert(bridge, data, "agent")
         if not isinstance(converted, DecodeError):
-            self._bridged(converted, "client")
+            self.bridged(converted, "client")
 
-    def _bridge_typed(self, bridge: V2ToV1Bridge | V1ToV2Bridge, message: Any) -> None:
-        """``_bridge_update`` of a typed update, its common output (session updates) encoded
+    def bridge_typed(self, bridge: V2ToV1Bridge | V1ToV2Bridge, message: Any) -> None:
+        """``bridge_update`` of a typed update, its common output (session updates) encoded
         straight into the client's lines (``_to_client_message`` would send them so)."""
         try:
             converted = bridge.convert(message)
@@ -172,7 +172,7 @@ class _Bridged(_Connection):
         if converted.losses:
             self.output.losses("agent", "tool calls", converted.losses)
 
-    def _bridged(self, converted: Converted, to: Side) -> None:
+    def bridged(self, converted: Converted, to: Side) -> None:
         """A bridge's output: messages to ``to``, replies back, losses noted."""
         if to == "client":
             for message in converted.messages:
@@ -195,13 +195,13 @@ class _Bridged(_Connection):
             self._policy.permission_asked(self, session_id)
             pending = rpc.Pending(message.id, "session/request_permission", session_id)
             pending.params = frozenset(option.option_id for option in message.params.options)
-            self.output.client(replace(message, id=self._to_client.allocate(pending)))
+            self.output.client(replace(message, id=self.client_requests.allocate(pending)))
             return
         if isinstance(message, JsonRpcMessage) and message.method == "$/cancel_request":
             params = message.data.get("params")
             origin = params.get("requestId", UNSET) if isinstance(params, dict) else UNSET
-            forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
-            asked = self._to_client.pending.get(request_key(forwarded))
+            forwarded = self.client_requests.forwarded_id(origin) if origin is not UNSET else UNSET
+            asked = self.client_requests.pending.get(request_key(forwarded))
             if asked is None or asked.discard or asked.withdrawn:
                 self.output.note(
                     "agent", f"$/cancel_request for no pending request ({origin!r}): dropped"
@@ -219,9 +219,9 @@ class _Bridged(_Connection):
         """A bridge answered a request of the agent on the client's behalf. When the client
         has that request, it is settled: the client's late answer will be dropped."""
         origin = reply.data.get("id") if isinstance(reply, JsonRpcMessage) else UNSET
-        forwarded = self._to_client.forwarded_id(origin) if origin is not UNSET else UNSET
+        forwarded = self.client_requests.forwarded_id(origin) if origin is not UNSET else UNSET
         if forwarded is not UNSET:
-            pending = self._to_client.pending[request_key(forwarded)]
+            pending = self.client_requests.pending[request_key(forwarded)]
             if not pending.discard:
                 pending.discard = True
                 session = self.sessions.session(pending.session_id)
@@ -245,7 +245,7 @@ class _Bridged(_Connection):
         converted = None if ambiguity is not None else self._convert(bridge, answer, "client")
         if converted is None or isinstance(converted, DecodeError):  # no approval
             converted = bridge.convert(jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME))
-        self._bridged(converted, "agent")
+        self.bridged(converted, "agent")
         self._policy.turn(self, pending.session_id, session.turns.permission_answered())
 
     def _ambiguous_answer(
@@ -277,11 +277,11 @@ class _Bridged(_Connection):
     def _settle_permissions(self, session_id: Any) -> None:
         """``session/cancel``: the session's pending permission requests are not approved; the
         bridge answers them ``cancelled`` and withdraws them from the client."""
-        for pending in list(self._to_client.pending.values()):
+        for pending in list(self.client_requests.pending.values()):
             if pending.method != "session/request_permission" or pending.discard:
                 continue
             if pending.session_id == session_id:
-                self._bridged(self._bridge().withdraw(pending.origin_id), "client")
+                self.bridged(self._bridge().withdraw(pending.origin_id), "client")
 
     def _forward_cancel_request(
         self, params: Any, ids: rpc.RequestIds, send: Callable[[Any], None], side: Side
@@ -298,11 +298,11 @@ class _Bridged(_Connection):
             return
         send(jsonrpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
 
-    def _close_session(self, session_id: Any) -> None:
+    def close_session(self, session_id: Any) -> None:
         self.sessions.close(session_id)
         bridge = self._policy.bridge
         if bridge is not None and isinstance(session_id, str):
-            self._bridged(bridge.close_session(session_id), "client")
+            self.bridged(bridge.close_session(session_id), "client")
 
 
 def _turn_error(reason: str) -> dict[str, Any]:

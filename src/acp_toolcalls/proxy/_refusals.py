@@ -128,7 +128,7 @@ class _Reading(_PassThroughLines):
                 self.output.agent(error)
                 return "; the agent is answered an error in its place"
             return ""
-        pending = self._to_agent.pop(request_id)
+        pending = self.agent_requests.pop(request_id)
         if pending is None or pending.discard:
             return ""
         detail = {"details": f"the agent's answer could not be read ({reason})"}
@@ -170,7 +170,7 @@ class _Reading(_PassThroughLines):
     def _unreadable_answer(self, request_id: Any, reason: str) -> bool:
         """The client answered a request of the agent with a line that cannot be read: the
         agent gets an answer that approves nothing. ``False``: no such request is pending."""
-        pending = self._to_client.pop(request_id)
+        pending = self.client_requests.pop(request_id)
         if pending is None:
             return False
         if pending.discard:
@@ -408,7 +408,7 @@ class _Reading(_PassThroughLines):
             what = f"a request whose id is {request_id!r} (ids are strings or integers)"
             self._agent_invalid(line, what, INVALID_REQUEST)
             return True
-        if self._to_client.forwarded_id(request_id) is UNSET:
+        if self.client_requests.forwarded_id(request_id) is UNSET:
             return False
         what = f"request {request_id!r} reuses the id of a request still waiting for its answer"
         self.output.agent(
@@ -444,7 +444,7 @@ class _Reading(_PassThroughLines):
                 self.output.agent(error)
             elif envelope.method is UNSET and envelope.id is not UNSET:
                 self.output.note("agent", f"{what}: the client is answered an error", "error")
-                pending = self._to_agent.pop(envelope.id)
+                pending = self.agent_requests.pop(envelope.id)
                 if pending is not None and not pending.discard:
                     detail = {"details": f"the agent's answer could not be read ({exc})"}
                     error = jsonrpc.error(

@@ -13,9 +13,9 @@ Rules this module owns:
   waits on them; the message ids a v1 client has of a session, past ``max_message_ids``,
   oldest first.
 - The policies (``_policy``) and the v1 client's modes (``_agent_modes``) work on the core
-  through ``Core``, the part of ``ConnectionCore`` they use: its ``output`` (``_output``), its
-  ``sessions`` and what the layers from ``_connection`` to ``_permissions`` provide; they sit
-  below the core's layers and import none of them.
+  through ``Core``, the part of ``ConnectionCore`` they use, public members only: its
+  ``output`` and ``flush_deadline`` (``_output``), its ``sessions``, its ``agent_requests``
+  and its bridges' output; they sit below the core's modules and import none of them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ..store import Limits, trim_block
 if TYPE_CHECKING:
     from ..bridge import V1ToV2Bridge, V2ToV1Bridge
     from ..convert import Converted
-    from ._output import Output
+    from ._output import FlushDeadline, Output
     from ._routing import RequestIds
 
 
@@ -67,6 +67,11 @@ class Sessions:
     def get(self, session_id: Any) -> _Session | None:
         """The session, if it is kept (not touched, not made)."""
         return self.table.get(request_key(session_id))
+
+    def modes_of(self, session_id: Any) -> Modes | None:
+        """A v2 client's session: the v1 agent's modes, if it is kept and has them."""
+        session = self.table.get(request_key(session_id))
+        return session.modes if session is not None else None
 
     def session(self, session_id: Any) -> _Session:
         """The session, made if it is not kept, and marked the most recently used."""
@@ -119,16 +124,23 @@ class Sessions:
 
 
 class Core(Protocol):
-    """What a policy asks of the connection core: its output and its sessions (components
-    with public methods), its bridges' output and the deadline of coalesced changes."""
+    """What a policy asks of the connection core, all public: its output, its sessions, the
+    ids of the client's requests to the agent and the deadline of coalesced changes
+    (components), and its bridges' output (methods)."""
 
-    coalesce_interval: float
     output: Output
     sessions: Sessions
-    _deadline: float | None
-    _to_agent: RequestIds
+    agent_requests: RequestIds
+    flush_deadline: FlushDeadline
 
-    def _close_session(self, session_id: Any) -> None: ...
-    def _bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None: ...
-    def _bridge_typed(self, bridge: V2ToV1Bridge | V1ToV2Bridge, message: Any) -> None: ...
-    def _bridged(self, converted: Converted, to: Side) -> None: ...
+    def close_session(self, session_id: Any) -> None:
+        """Forget the session (and its bridge's state of it)."""
+
+    def bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None:
+        """An agent's notification through its bridge."""
+
+    def bridge_typed(self, bridge: V2ToV1Bridge | V1ToV2Bridge, message: Any) -> None:
+        """An agent's typed update through its bridge."""
+
+    def bridged(self, converted: Converted, to: Side) -> None:
+        """A bridge's output: messages to ``to``, replies back, losses noted."""

@@ -38,7 +38,7 @@ class _Updates(_Negotiating):
             cancel = jsonrpc.notification(method, rpc.plain(envelope.params))
             converted = self._convert(self._bridge(), cancel, "agent")
             if not isinstance(converted, DecodeError):
-                self._bridged(converted, "client")
+                self.bridged(converted, "client")
             return
         if method == "session/request_permission" or method.startswith(_CLIENT_OWNED):
             self.output.note(
