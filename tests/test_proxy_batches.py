@@ -26,7 +26,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_toolcalls.proxy import ConnectionCore, Outbox, ProxyConfig, _input, _stdio, _writers
+from acp_toolcalls.proxy import (
+    ConnectionCore,
+    Outbox,
+    ProxyConfig,
+    _input,
+    _stdio,
+    _updates,
+    _writers,
+)
 from fuzz.strategies import SESSION_IDS, examples, traffic
 
 # --------------------------------------------------------------------------------------------
@@ -200,7 +208,7 @@ def _tail(core: ConnectionCore) -> list[Seen]:
 
 
 def _general_only(core: ConnectionCore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(core, "_compact_update", lambda line, now: False)
+    monkeypatch.setattr(_updates, "compact_update", lambda core, policy, line, now: False)
 
 
 _TEXT = st.fixed_dictionaries({"type": st.just("text"), "text": st.sampled_from(["a", "b"])})
@@ -282,8 +290,8 @@ def test_a_compact_tool_call_update_takes_the_typed_path(agent: int) -> None:
         update["title"] = "Read"
     params = {"sessionId": SESSION_IDS[0], "update": update}
     line = _line({"jsonrpc": "2.0", "method": "session/update", "params": params})
-    assert core._typed_update(line, 0.0)
-    assert not core._typed_update(line.replace(b'"jsonrpc"', b'"id":1,"jsonrpc"'), 0.0)
+    assert core._policy.typed_update(core, line, 0.0)
+    assert not core._policy.typed_update(core, line.replace(b'"jsonrpc"', b'"id":1,"jsonrpc"'), 0.0)
 
 
 def test_a_note_names_its_line_in_the_batch() -> None:

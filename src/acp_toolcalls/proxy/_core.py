@@ -17,7 +17,7 @@ bytes), and where the rest of them live:
   is never forwarded raw (it is dropped and reported). An agent request that reuses the id of
   one still pending, or whose id is not a string or integer, is refused (``-32600``): its
   answers could not be told apart. Request ids and permissions: ``_permissions``; bad input:
-  ``_refusals``; the agent's notifications: ``_updates``.
+  ``_refusals``; the agent's notifications: ``_updates`` (functions over the core).
 - The agent gone (its exit, its crash, a line that is not JSON-RPC): every pending client
   request is answered with an error, a v2 client's running turn ends in an idle
   ``state_update`` with stop reason ``error`` (``_end``).
@@ -49,11 +49,12 @@ from ..models import (
     plain_id,
 )
 from . import _routing as rpc
+from . import _updates
+from ._negotiation import _Negotiating
 from ._output import ConnectionNote, Outbox, Version, VersionOption
 from ._passthrough import _PERMISSION_METHOD
 from ._permissions import _turn_error
 from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH, Mode
-from ._updates import _Updates
 
 __all__ = ["ConnectionCore", "ConnectionNote", "Outbox", "Version", "VersionOption"]
 
@@ -64,7 +65,7 @@ _AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
 _FLUSH_BYTES = 4 * 1024 * 1024  # tool-call changes one ``poll`` sends, about (in store bytes)
 
 
-class ConnectionCore(_Updates):
+class ConnectionCore(_Negotiating):
     """The sans-I/O core of the proxy: lines in from either side, lines out to either side.
 
     ``from_client(line, now)`` and ``from_agent(line, now)`` take one line each (without its
@@ -81,7 +82,7 @@ class ConnectionCore(_Updates):
     checks only, unless a request of the client waits for an answer and the line does not
     open with a ``method`` (``_passthrough._METHOD_FIRST``); converting, a compact tool-call
     or terminal update is decoded once, by the strict decoder its bridge would read it with,
-    and handed to the bridge typed (``_typed_update``).
+    and handed to the bridge typed (``_updates.compact_update``).
     """
 
     # ----------------------------------------------------------------------------------------
@@ -198,7 +199,7 @@ class ConnectionCore(_Updates):
                 line = self._unique_options(line)
             self.output.box.to_client.append(line)
             return
-        if state == CONVERTING and self._compact_update(line, now):
+        if state == CONVERTING and _updates.compact_update(self, self._policy, line, now):
             return
         read = self._read_agent(line)
         if read is not None:
@@ -399,9 +400,9 @@ class ConnectionCore(_Updates):
         elif self._state != CONVERTING:
             self.output.box.to_client.append(line)
         elif envelope.id is UNSET:
-            self._agent_notification(method, envelope, line, now)
+            _updates.agent_notification(self, self._policy, method, envelope, line, now)
         elif method in _AGENT_NOTIFICATIONS:  # a notification with an id: handled as one
-            self._agent_notification(method, envelope, line, now)
+            _updates.agent_notification(self, self._policy, method, envelope, line, now)
             self.output.agent(jsonrpc.result(plain_id(envelope.id), {}))
             self.output.note(
                 "agent", f"{method} is a notification but came with an id: answered {{}}"
