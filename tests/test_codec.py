@@ -1113,6 +1113,24 @@ def test_other_v2_session_updates_are_carried_untouched(
     schema_valid(out, "v2")
 
 
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_strict_mode_raises_what_lenient_mode_salvages_first_in_a_union(
+    version: VersionName,
+) -> None:
+    """An embedded resource is text or a blob (an untagged union). Leniently, a bad
+    ``mimeType`` of a text resource is treated as omitted; strict mode raises that, at that
+    path, not "matches none" at the union (found by test_roundtrip's mutated messages)."""
+    resource = {"uri": "file:///a", "text": "", "mimeType": []}
+    item = {"type": "content", "content": {"type": "resource", "resource": resource}}
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "a", "content": [item]}
+    decoded = decode_message(dumps(env(update)), version=version)
+    path = "$.params.update.content[0].content.resource.mimeType"
+    assert [d.path for d in decoded.diagnostics] == [path]
+    with pytest.raises(DecodeError) as raised:
+        decode_message(dumps(env(update)), version=version, strict=True)
+    assert (raised.value.path, raised.value.reason) == (path, "expected a string, got an array")
+
+
 @pytest.mark.encodes_invalid  # lenient input kept verbatim on purpose
 def test_v1_unknown_session_update_is_kept_and_reported(schema_valid: SchemaCheck) -> None:
     update = {"sessionUpdate": "state_update", "state": "idle"}  # a v2-only update leaking

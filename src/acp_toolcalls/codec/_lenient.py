@@ -77,10 +77,13 @@ class Salvage:
 
     strict: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    first: ItemError | None = None  # the first error absorbed: what strict would have raised
 
     def absorb(self, error: ItemError, action: str) -> None:
         if self.strict:
             raise DecodeError(error.path, error.reason)
+        if self.first is None:
+            self.first = error
         self.diagnostics.append(Diagnostic(error.path, f"{error.reason}; {action}"))
 
 
@@ -331,12 +334,18 @@ def _compile_anyof(members: tuple[type, ...]) -> Reader:
     def read(value: Any, path: str, s: Salvage) -> Any:
         errors = []
         for member in members:
-            attempt = Salvage(strict=s.strict)
+            # Leniently, strict or not: strict mode picks the member lenient mode picks, and
+            # raises what lenient mode salvaged first in it, not "matches none".
+            attempt = Salvage()
             try:
                 result = reader_for(member)(value, path, attempt)
             except (ItemError, DecodeError) as exc:
                 errors.append(str(exc.reason))
                 continue
+            if attempt.first is not None:
+                if s.strict:
+                    raise DecodeError(attempt.first.path, attempt.first.reason)
+                s.first = s.first or attempt.first
             s.diagnostics.extend(attempt.diagnostics)
             return result
         names = " or ".join(_split_annotated(m)[0].__name__ for m in members)
