@@ -76,7 +76,7 @@ from ._json import JsonList, Values, encode, json_list, json_object
 from ._replayer import Replayer
 from .terminal_output import TerminalText
 
-__all__ = ["CallHistory", "SideHistory", "TerminalHistory", "wire_calls"]
+__all__ = ["CallHistory", "SideHistory", "TerminalHistory", "cards_and_calls", "wire_calls"]
 
 _CALL_EVENTS = (
     ToolCallCreated,
@@ -465,3 +465,30 @@ class SideHistory:
             if kept is None:
                 kept = self.terminals[key] = TerminalHistory(key[0], key[1], line)
             kept.record(line, terminal, events)
+
+
+def cards_and_calls(
+    histories: list[SideHistory], more: Callable[[CallHistory], dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """The cards, one a call, naming where each side's history lists it, in the order calls
+    were first seen; and each side's calls as the page lists them (the call's index, its asks,
+    and what ``more`` adds from the call's history)."""
+    cards: dict[tuple[str, str], dict[str, Any]] = {}
+    calls_of_sides: list[list[dict[str, Any]]] = []
+    for position, side in enumerate(histories):
+        calls: list[dict[str, Any]] = []
+        for key, history in side.calls.items():
+            card = cards.get(key)
+            if card is None:
+                card = cards[key] = {
+                    "session": key[0],
+                    "id": key[1],
+                    "first": history.first,
+                    "sides": [None] * len(histories),
+                }
+            card["first"] = min(card["first"], history.first)
+            card["sides"][position] = len(calls)
+            calls.append({**history.index(), "asks": [], **more(history)})
+        calls_of_sides.append(calls)
+    ordered = sorted(cards.values(), key=lambda card: card["first"])  # stable: first seen
+    return ordered, calls_of_sides

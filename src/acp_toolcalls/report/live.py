@@ -41,7 +41,7 @@ from ..records import Side, log_line
 from ..store import Limits
 from ..v2 import FINAL_STATUSES
 from .captures import CaptureReader, NotACapture
-from .history import CallHistory, TerminalHistory
+from .history import CallHistory, TerminalHistory, cards_and_calls
 from .model import _SIDE_LABELS, SENDERS, ReportBuilder, _finding_cards
 
 __all__ = ["LiveModel"]
@@ -49,6 +49,16 @@ __all__ = ["LiveModel"]
 _encode = msgspec.json.Encoder().encode
 _RAW_LINE_CHARS = 20_000  # characters of one line kept to show it live
 _MARGIN = 256  # bytes counted per kept thing on top of its JSON
+
+
+def _loaded(history: CallHistory) -> dict[str, Any]:
+    """A call's history so far, in the page's shape: it loads no details."""
+    loaded = b'{"entries":%s,"values":%s,"items":%s}' % (
+        _so_far(history.entries, 1),
+        b"[" + b",".join(history.values.values) + b"]",
+        _so_far(history.items, 1),
+    )
+    return {"loaded": msgspec.Raw(loaded)}
 
 
 def _so_far(listed: Any, start: int) -> bytes:
@@ -382,33 +392,7 @@ class LiveModel:
     def snapshot(self) -> bytes:
         """The page's data now (``seq`` included), as JSON: call ``publish`` first."""
         sides = list(self._builder._sides.values())
-        cards: dict[tuple[str, str], dict[str, Any]] = {}
-        calls_of_sides: list[list[dict[str, Any]]] = []
-        for position, side in enumerate(sides):
-            calls: list[dict[str, Any]] = []
-            for key, history in side.history.calls.items():
-                card = cards.get(key)
-                if card is None:
-                    card = cards[key] = {
-                        "session": key[0],
-                        "id": key[1],
-                        "first": history.first,
-                        "sides": [None] * len(sides),
-                    }
-                card["sides"][position] = len(calls)
-                call = history.index()
-                call["asks"] = []
-                call["loaded"] = msgspec.Raw(
-                    b'{"entries":%s,"values":%s,"items":%s}'
-                    % (
-                        _so_far(history.entries, 1),
-                        b"[" + b",".join(history.values.values) + b"]",
-                        _so_far(history.items, 1),
-                    )
-                )
-                calls.append(call)
-            calls_of_sides.append(calls)
-        ordered = sorted(cards.values(), key=lambda card: card["first"])
+        ordered, calls_of_sides = cards_and_calls([side.history for side in sides], _loaded)
         findings = list(self._findings)
         loose: list[list[int]] = []
         headers = self._header(sides)

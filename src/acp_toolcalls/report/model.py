@@ -59,7 +59,7 @@ from ..records import SIDES, Side, is_record, one_side, read_record
 from ..v2 import FINAL_STATUSES
 from .asks import Asks
 from .captures import Captured
-from .history import SideHistory
+from .history import SideHistory, cards_and_calls
 from .page import LinePacker
 
 __all__ = ["FORMAT", "RAW_LINE_CHARS", "Checks", "Part", "ReportBuilder"]
@@ -309,27 +309,10 @@ class ReportBuilder:
         if "agent" in self._sides:
             self._sides["agent"].findings += self._losses.findings
         self._who_answered()
-        cards: dict[tuple[str, str], dict[str, Any]] = {}
-        calls_of_sides: list[list[dict[str, Any]]] = []
-        for position, side in enumerate(sides):
-            calls: list[dict[str, Any]] = []
-            for key, history in side.history.calls.items():
-                card = cards.get(key)
-                if card is None:
-                    card = cards[key] = {
-                        "session": key[0],
-                        "id": key[1],
-                        "first": history.first,
-                        "sides": [None] * len(sides),
-                    }
-                card["first"] = min(card["first"], history.first)
-                card["sides"][position] = len(calls)
-                call = history.index()
-                call["asks"] = []
-                call["details"] = history  # its JSON: ``take_details()``, once, by the page
-                calls.append(call)
-            calls_of_sides.append(calls)
-        ordered = sorted(cards.values(), key=lambda card: card["first"])  # stable: first seen
+        # A call's JSON is in its details: ``take_details()``, once, by the page.
+        ordered, calls_of_sides = cards_and_calls(
+            [side.history for side in sides], lambda h: {"details": h}
+        )
         loose_asks = self._attach_asks(sides, calls_of_sides)
         findings = sorted(
             (
