@@ -17,6 +17,7 @@ from ..codec import DEFAULT_MAX_BYTES
 from ..store import Limits
 from . import _routing as rpc
 from ._output import FlushDeadline, Output, Version, VersionOption
+from ._passthrough import PassThroughLines
 from ._policy import NEGOTIATION, Policy
 from ._sessions import Sessions
 from ._state import NEGOTIATING, State
@@ -55,7 +56,7 @@ class _Connection:
         self.output = Output(max_line_bytes, self.agent_requests, self.client_requests)
         self.sessions = Sessions(caps, self.output)
         self._client_caps: dict[str, Any] = {}
-        self._turns: dict[Any, Any] = {}  # pass-through, v2: sessions whose turn is running
+        self.passthrough = PassThroughLines(self.output, self.agent_requests)
         self._held: list[bytes] = []  # agent lines before it answered initialize
         self._held_bytes = 0
         self._holding_client = False  # the client's initialize is with the agent, unanswered

@@ -122,13 +122,14 @@ class ConnectionCore(_Negotiating):
         self.output.now = now
         if self._state == PASSTHROUGH:  # kept to cheap byte checks per line
             to_client = self.output.box.to_client
+            passthrough, policy = self.passthrough, self._policy
             for index, line in enumerate(lines):
                 try:
-                    if self.agent_requests.pending or self._turns:
-                        self._untrack_passthrough(line)
+                    if self.agent_requests.pending or passthrough.turns:
+                        passthrough.untrack(line, policy)
                     if _PERMISSION_METHOD in line:
                         self.output.line = index
-                        line = self._unique_options(line)
+                        line = passthrough.unique_options(line, policy)
                 except Exception as exc:  # a bug must cost this line, not the others
                     self.output.line = index
                     self.output.bug("agent", exc)
@@ -183,7 +184,7 @@ class ConnectionCore(_Negotiating):
 
     def _client_line(self, line: bytes, now: float) -> None:
         if self._policy.mode == "passthrough":
-            self.output.box.to_agent.append(self._track_passthrough(line))
+            self.output.box.to_agent.append(self.passthrough.track(line, self._policy))
             return
         read = self._read_client(line)
         if read is not None:
@@ -194,9 +195,9 @@ class ConnectionCore(_Negotiating):
         if state == CLOSED:
             return
         if state == PASSTHROUGH:
-            self._untrack_passthrough(line)
+            self.passthrough.untrack(line, self._policy)
             if _PERMISSION_METHOD in line:
-                line = self._unique_options(line)
+                line = self.passthrough.unique_options(line, self._policy)
             self.output.box.to_client.append(line)
             return
         if state == CONVERTING and _updates.compact_update(self, self._policy, line, now):
@@ -232,9 +233,8 @@ class ConnectionCore(_Negotiating):
                     jsonrpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
                 )
         self._client_held, self._client_held_bytes = [], 0
-        for session_id in self._turns.values():  # pass-through v2 turns acknowledged
+        for session_id in self.passthrough.forget_turns():  # pass-through v2 turns acknowledged
             self.output.client(jsonrpc.update(session_id, _turn_error(reason)))
-        self._turns.clear()
         for session_id, session in self.sessions.table.items():
             self._turn_aborted(session_id, session.turns.abort_all(), reason)
         self.output.note("agent", f"{reason}; the session ends", "error")

@@ -241,7 +241,7 @@ class _Negotiating(_Reading):
         held, self._client_held, self._client_held_bytes = self._client_held, [], 0
         for envelope, line in held:
             if self._policy.mode == "passthrough":
-                self._track_passthrough(line)
+                self.passthrough.track(line, self._policy)
                 self.output.box.to_agent.append(line)
             else:
                 self._client_message(envelope, line, self.output.now)
@@ -250,7 +250,9 @@ class _Negotiating(_Reading):
         held, self._held, self._held_bytes = self._held, [], 0
         for line in held:
             if self._policy.mode == "passthrough":
-                self.output.box.to_client.append(self._unique_options(line))
+                self.output.box.to_client.append(
+                    self.passthrough.unique_options(line, self._policy)
+                )
             else:
                 self._agent_message(rpc.read_envelope.decode(line), line, now)
 

@@ -14,14 +14,15 @@ Rules this module owns:
 - Only an exactly offered option id in an unambiguous answer is a selection (D34 amended
   2026-12-06): an answer whose line repeats a key, that has both ``result`` and ``error``, or
   that selects an id the client was not shown (kept with the forwarded request) reaches the
-  agent as ``cancelled``, with one note (``_ambiguous_answer``; pass-through: ``_passthrough``).
+  agent as ``cancelled``, with one note (``_passthrough.ambiguous_answer``, which pass-through
+  uses too).
 - Past ``max_pending_requests`` waiting one way, the oldest is settled and forgotten
   (``_backlogs``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from msgspec import UNSET
@@ -29,13 +30,14 @@ from msgspec import UNSET
 from .. import v1, v2
 from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..codec import DecodeError, Diagnostic, duplicate_keys, encode
-from ..convert import Converted, answer_ambiguity
+from ..convert import Converted
 from ..lifecycle import EndInError, TurnEffect, jsonrpc, prompt_error_to_v2
 from ..models import CANCELLED_OUTCOME, INTERNAL_ERROR, JsonRpcMessage, replace, request_key
 from ..records import Side
 from . import _routing as rpc
 from ._connection import _Connection
 from ._output import Outbox
+from ._passthrough import ambiguous_answer
 
 
 class _Bridged(_Connection):
@@ -235,44 +237,18 @@ class _Bridged(_Connection):
         self, pending: rpc.Pending, answer: Any, line: bytes | None = None
     ) -> None:
         """The client's answer to a permission request (``line``: the client's text of it),
-        through the bridge to the agent. One that is ambiguous (``_ambiguous_answer``) reaches
+        through the bridge to the agent. One that is ambiguous (``ambiguous_answer``) reaches
         it as ``cancelled``, reported."""
         session = self.sessions.session(pending.session_id)
         bridge = self._bridge()
         offered = pending.params if isinstance(pending.params, frozenset) else frozenset()
         repeated = (*duplicate_keys(line), *self._element_repeats) if line is not None else ()
-        ambiguity = self._ambiguous_answer(answer, repeated, offered)
+        ambiguity = ambiguous_answer(self.output, answer, repeated, offered)
         converted = None if ambiguity is not None else self._convert(bridge, answer, "client")
         if converted is None or isinstance(converted, DecodeError):  # no approval
             converted = bridge.convert(jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME))
         self.bridged(converted, "agent")
         self._policy.turn(self, pending.session_id, session.turns.permission_answered())
-
-    def _ambiguous_answer(
-        self, answer: Any, repeated: Sequence[Diagnostic], offered: frozenset[str]
-    ) -> str | None:
-        """Why the client's answer ``answer`` (``repeated``: the keys its text repeats) to a
-        permission request that offered ``offered`` is no selection, noted; ``None``: it may
-        be one. Only an
-        exactly offered id in an unambiguous answer is a selection (D34 amended 2026-12-06):
-        a key the answer repeats (a reader that keeps the first value could mean the opposite
-        of one that keeps the last), both ``result`` and ``error``, an id never offered."""
-        if repeated:
-            why = f"a repeated key at {repeated[0].path}"
-        elif isinstance(answer, dict):
-            found = answer_ambiguity(answer, offered)
-            if found is None:
-                return None
-            why = found
-        else:
-            return None
-        self.output.note(
-            "client",
-            f"an ambiguous answer to a permission request ({why}): the agent is answered "
-            "`cancelled`",
-            "error",
-        )
-        return why
 
     def _settle_permissions(self, session_id: Any) -> None:
         """``session/cancel``: the session's pending permission requests are not approved; the

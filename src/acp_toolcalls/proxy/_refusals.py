@@ -51,7 +51,7 @@ from ..models import (
 from ..records import Side
 from . import _routing as rpc
 from ._output import Outbox
-from ._passthrough import _PassThroughLines
+from ._permissions import _Bridged
 
 _BATCH_NOTES = 3
 """Notes about the elements of one batch line kept as they are; the rest are counted."""
@@ -69,7 +69,7 @@ class _Left:
     index: int
 
 
-class _Reading(_PassThroughLines):
+class _Reading(_Bridged):
     """Lines read into messages; what cannot be routed, answered. The routing itself is the
     core's (``_client_message``, ``_route_agent_message``, ``_end``). (A base class: what it
     reads goes to those steps of the core, defined above it, over the same state.)"""
