@@ -1,10 +1,13 @@
-"""The connection core's state: the base layer of ``ConnectionCore``.
+"""The connection core's state and components: the base class of ``ConnectionCore``.
 
 Rules this module owns:
 
-- The core holds its output (``_output.Output``: lines, notes, caps' notes) and its sessions
-  (``_sessions.Sessions``) as components, which it gives to its policies; the state here is
-  what the core's layers share.
+- The core holds its parts as components: its output (``_output.Output``: lines, notes,
+  caps' notes), its sessions (``_sessions.Sessions``), the ids of each side's requests
+  (``_routing.RequestIds``), when coalesced changes are due (``_output.FlushDeadline``),
+  pass-through's reading of lines (``_passthrough.PassThroughLines``) and the bridges' output
+  with the requests each side waits on (``_permissions.BridgeOutput``); the policies reach
+  them through ``_sessions.Core``, public members only.
 - A session's directories go to a v2 -> v1 bridge (``_roots``).
 """
 
@@ -12,23 +15,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..bridge import V2ToV1Bridge
+from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES
 from ..store import Limits
 from . import _routing as rpc
-from ._output import FlushDeadline, Output, Version, VersionOption
+from ._output import FlushDeadline, Outbox, Output, Version, VersionOption
 from ._passthrough import PassThroughLines
+from ._permissions import BridgeOutput
 from ._policy import NEGOTIATION, Policy
 from ._sessions import Sessions
 from ._state import NEGOTIATING, State
 
 if TYPE_CHECKING:
     from ..bridge import ReadFile
+    from ..convert import Converted
+    from ..records import Side
 
 
 class _Connection:
-    """The connection's state (``ConnectionCore`` is built on it, one layer per module: each
-    layer adds steps over the same state, so they stay base classes)."""
+    """The connection's state and components. (A base class of ``_refusals._Reading``, which
+    of ``_negotiation._Negotiating``, which of ``ConnectionCore``: those three are one routing
+    split by concern, whose steps call each other both ways over this state.)"""
 
     def __init__(
         self,
@@ -57,6 +64,7 @@ class _Connection:
         self.sessions = Sessions(caps, self.output)
         self._client_caps: dict[str, Any] = {}
         self.passthrough = PassThroughLines(self.output, self.agent_requests)
+        self.bridge_output = BridgeOutput(self, self.client_requests, self._policy)
         self._held: list[bytes] = []  # agent lines before it answered initialize
         self._held_bytes = 0
         self._holding_client = False  # the client's initialize is with the agent, unanswered
@@ -79,3 +87,26 @@ class _Connection:
         if isinstance(bridge, V2ToV1Bridge) and isinstance(session_id, str):
             bridge.set_roots(session_id, params[1], params[2])
         return params
+
+    # ----------------------------------------------------------------------------------------
+    # The bridges' output (``Core``, for the policies): the component's
+
+    def _take(self) -> Outbox:
+        self.bridge_output.backlogs()
+        return self.output.take()
+
+    def bridged(self, converted: Converted, to: Side) -> None:
+        """A bridge's output: messages to ``to``, replies back, losses noted."""
+        self.bridge_output.bridged(converted, to)
+
+    def bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None:
+        """An agent's notification through its bridge (one it cannot read is dropped)."""
+        self.bridge_output.bridge_update(bridge, data)
+
+    def bridge_typed(self, bridge: V2ToV1Bridge | V1ToV2Bridge, message: Any) -> None:
+        """An agent's typed update through its bridge."""
+        self.bridge_output.bridge_typed(bridge, message)
+
+    def close_session(self, session_id: Any) -> None:
+        """Forget the session (and its bridge's state of it)."""
+        self.bridge_output.close_session(session_id)

@@ -236,7 +236,7 @@ class ConnectionCore(_Negotiating):
         for session_id in self.passthrough.forget_turns():  # pass-through v2 turns acknowledged
             self.output.client(jsonrpc.update(session_id, _turn_error(reason)))
         for session_id, session in self.sessions.table.items():
-            self._turn_aborted(session_id, session.turns.abort_all(), reason)
+            self.bridge_output.turn_aborted(session_id, session.turns.abort_all(), reason)
         self.output.note("agent", f"{reason}; the session ends", "error")
 
     # ----------------------------------------------------------------------------------------
@@ -275,11 +275,13 @@ class ConnectionCore(_Negotiating):
             self.output.box.to_agent.append(line)
             return
         if method == "$/cancel_request":
-            self._forward_cancel_request(params, self.agent_requests, self.output.agent, "client")
+            self.bridge_output.forward_cancel_request(
+                params, self.agent_requests, self.output.agent, "client"
+            )
             return
         if method == "session/cancel" and isinstance(params, dict):
             self.output.agent(jsonrpc.notification(method, params))
-            self._settle_permissions(params.get("sessionId"))
+            self.bridge_output.settle_permissions(params.get("sessionId"))
             return
         if method == "initialize" or method in self._policy.client_methods:
             self.output.note(
@@ -321,7 +323,7 @@ class ConnectionCore(_Negotiating):
         target, mapped = map_params(table, method, params)
         self.output.losses("client", method, mapped.losses)
         if replays_history(method, params):  # the history is sent again: the client starts over
-            self._replaying(session_id)
+            self.bridge_output.replaying(session_id)
         if method == "session/resume":
             resumed = policy.resumed(self, session_id, target)
             if resumed is None:
@@ -352,17 +354,6 @@ class ConnectionCore(_Negotiating):
         forwarded = self.agent_requests.allocate(pending)
         self.output.agent(jsonrpc.request(forwarded, target, mapped.value))
 
-    def _replaying(self, session_id: Any) -> None:
-        """A load (or a resume with replay) replays the whole session to a client that starts
-        over: what it was sent of it is forgotten, so that the replay reaches it whole (its
-        tool calls as first sights, its messages as chunks again)."""
-        session = self.sessions.get(session_id)
-        if session is not None:
-            session.forwarded_messages.clear()
-        bridge = self._policy.bridge
-        if bridge is not None and isinstance(session_id, str):
-            self.bridged(bridge.close_session(session_id), "client")
-
     def _client_response(self, envelope: rpc.Envelope, line: bytes) -> None:
         pending = self.client_requests.pop(envelope.id)
         if pending is None:
@@ -381,7 +372,7 @@ class ConnectionCore(_Negotiating):
         data = rpc.whole(line)
         data["id"] = pending.origin_id
         if pending.method == "session/request_permission":
-            self._permission_answered(pending, data, line)
+            self.bridge_output.permission_answered(pending, data, line)
             return
         self.output.agent(data)
 
@@ -486,7 +477,7 @@ class ConnectionCore(_Negotiating):
         ):
             return
         if method == "session/request_permission":
-            converted = self._convert(self._bridge(), line, "agent")
+            converted = self.bridge_output.convert(self.bridge_output.bridge(), line, "agent")
             if isinstance(converted, DecodeError):  # Invalid params; nothing changes (D46)
                 data = {"path": converted.path, "reason": converted.reason}
                 self.output.agent(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))

@@ -46,8 +46,8 @@ _MAX_HELD_BYTES = 64 * 1024 * 1024
 
 class _Negotiating(_Reading):
     """The ``initialize`` exchange, and the lines held while it is under way. (A base class:
-    it sets the state and policy every layer reads, and releases held lines into the core's
-    routing.)"""
+    it sets the state and policy the core's routing reads, and releases held lines into that
+    routing, defined above it.)"""
 
     _asking: Version | None = None
     """The version the agent is being asked in (its ``initialize`` pending), once asked: the
@@ -58,7 +58,7 @@ class _Negotiating(_Reading):
         one chosen on leaving negotiation."""
         self._state = transition(self._state, event)
         if policy is not None:
-            self._policy = policy
+            self._policy = self.bridge_output.policy = policy
             self.sessions.turns_to = policy.turns_to
 
     def _client_initialize(self, request_id: Any, params: Any, line: bytes) -> None:

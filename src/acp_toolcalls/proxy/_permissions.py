@@ -17,13 +17,16 @@ Rules this module owns:
   agent as ``cancelled``, with one note (``_passthrough.ambiguous_answer``, which pass-through
   uses too).
 - Past ``max_pending_requests`` waiting one way, the oldest is settled and forgotten
-  (``_backlogs``).
+  (``backlogs``, after every call of the core).
+
+``BridgeOutput`` is a component of the core (``core.bridge_output``), over the core's
+output, sessions and request ids, with the policy the core chose.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
@@ -35,24 +38,32 @@ from ..lifecycle import EndInError, TurnEffect, jsonrpc, prompt_error_to_v2
 from ..models import CANCELLED_OUTCOME, INTERNAL_ERROR, JsonRpcMessage, replace, request_key
 from ..records import Side
 from . import _routing as rpc
-from ._connection import _Connection
-from ._output import Outbox
 from ._passthrough import ambiguous_answer
 
+if TYPE_CHECKING:
+    from ._output import Output
+    from ._policy import Policy
+    from ._sessions import Core, Sessions
 
-class _Bridged(_Connection):
-    """The connection's output through its bridge, and what each side waits on. (A base
-    class: its steps change the request ids, sessions and policy every layer above reads.)"""
 
-    _element_repeats: tuple[Diagnostic, ...] = ()
-    """The keys the client's batch line repeats inside the element being handled (its text
-    is gone once the element is re-encoded: an answer in it is ambiguous all the same)."""
+class BridgeOutput:
+    """The connection's output through its bridge, and what each side waits on: a component
+    of the core, over the core's output, sessions and request ids; ``policy``: the core's,
+    set when it is chosen; the policy's steps are given the core (``Core``)."""
 
-    def _take(self) -> Outbox:
-        self._backlogs()
-        return self.output.take()
+    def __init__(self, core: Core, client_requests: rpc.RequestIds, policy: Policy) -> None:
+        self.policy = policy
+        self.element_repeats: tuple[Diagnostic, ...] = ()
+        """The keys the client's batch line repeats inside the element being handled (its
+        text is gone once the element is re-encoded: an answer in it is ambiguous all the
+        same)."""
+        self._core = core
+        self.output: Output = core.output
+        self.sessions: Sessions = core.sessions
+        self.agent_requests: rpc.RequestIds = core.agent_requests
+        self.client_requests = client_requests
 
-    def _backlogs(self) -> None:
+    def backlogs(self) -> None:
         """Past ``max_pending_requests`` waiting one way: the oldest is settled and forgotten.
         A client request: the client gets an error (a prompt's turn ends in one). An agent
         request: a permission request is withdrawn through the bridge (``cancelled``), any
@@ -66,7 +77,7 @@ class _Bridged(_Connection):
             _forwarded, pending = over
             # Passed through, the agent's late answer still reaches the client: it is only
             # no longer answered for the agent if the agent goes away.
-            passed = self._policy.mode == "passthrough"
+            passed = self.policy.mode == "passthrough"
             self.output.limit(
                 "max_pending_requests",
                 f"{self.agent_requests.cap} requests of the client wait for the agent: the oldest "
@@ -85,14 +96,16 @@ class _Bridged(_Connection):
             if pending.discard:
                 continue
             if pending.method == "session/request_permission":
-                withdrawn = self._bridge().withdraw(pending.origin_id)
+                withdrawn = self.bridge().withdraw(pending.origin_id)
                 for reply in withdrawn.replies:
                     self.output.agent(reply)
                 for message in withdrawn.messages:
                     if not (isinstance(message, JsonRpcMessage) and message.method):
                         self.output.client(message)  # the call's own state, restored
                 session = self.sessions.session(pending.session_id)
-                self._policy.turn(self, pending.session_id, session.turns.permission_withdrawn())
+                self.policy.turn(
+                    self._core, pending.session_id, session.turns.permission_withdrawn()
+                )
             else:
                 detail = {"details": "too many requests wait for the client"}
                 self.output.agent(
@@ -105,12 +118,12 @@ class _Bridged(_Connection):
         session = self.sessions.get(pending.session_id)
         if pending.method == "session/prompt" and session is not None:
             aborted = session.turns.abort(pending.origin_id)
-            self._turn_aborted(pending.session_id, aborted, reason)
+            self.turn_aborted(pending.session_id, aborted, reason)
             return
         data = {"details": reason}
         self.output.client(jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data))
 
-    def _turn_aborted(self, session_id: Any, effects: Iterable[TurnEffect], reason: str) -> None:
+    def turn_aborted(self, session_id: Any, effects: Iterable[TurnEffect], reason: str) -> None:
         """Turns that will not end by the agent: an idle ``state_update`` with stop reason
         ``error`` where the v2 client was told the turn started, else the prompt's error."""
         for effect in effects:
@@ -125,12 +138,12 @@ class _Bridged(_Connection):
     # ----------------------------------------------------------------------------------------
     # The bridge's output
 
-    def _bridge(self) -> V2ToV1Bridge | V1ToV2Bridge:
-        bridge = self._policy.bridge
+    def bridge(self) -> V2ToV1Bridge | V1ToV2Bridge:
+        bridge = self.policy.bridge
         assert bridge is not None
         return bridge
 
-    def _convert(
+    def convert(
         self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any, side: Side
     ) -> Converted | DecodeError:
         """``bridge.convert(data)``, or the error of a message it cannot read (noted)."""
@@ -142,7 +155,7 @@ class _Bridged(_Connection):
 
     def bridge_update(self, bridge: V2ToV1Bridge | V1ToV2Bridge, data: Any) -> None:
         """An agent's notification through its bridge (one it cannot read is dropped)."""
-        converted = self._convert(bridge, data, "agent")
+        converted = self.convert(bridge, data, "agent")
         if not isinstance(converted, DecodeError):
             self.bridged(converted, "client")
 
@@ -161,7 +174,7 @@ class _Bridged(_Connection):
             kind = type(out)
             if kind is v1.SessionUpdateMessage or kind is v2.SessionUpdateMessage:
                 line = encode(out)
-                if len(line) > self.max_line_bytes:
+                if len(line) > self.output.max_line_bytes:
                     fitted = self.output.fits(line, "client")
                     if fitted is None:
                         continue
@@ -194,7 +207,7 @@ class _Bridged(_Connection):
         ``$/cancel_request`` names that id."""
         if isinstance(message, (v1.PermissionRequestMessage, v2.PermissionRequestMessage)):
             session_id = message.params.session_id
-            self._policy.permission_asked(self, session_id)
+            self.policy.permission_asked(self._core, session_id)
             pending = rpc.Pending(message.id, "session/request_permission", session_id)
             pending.params = frozenset(option.option_id for option in message.params.options)
             self.output.client(replace(message, id=self.client_requests.allocate(pending)))
@@ -227,41 +240,45 @@ class _Bridged(_Connection):
             if not pending.discard:
                 pending.discard = True
                 session = self.sessions.session(pending.session_id)
-                self._policy.turn(self, pending.session_id, session.turns.permission_withdrawn())
+                self.policy.turn(
+                    self._core, pending.session_id, session.turns.permission_withdrawn()
+                )
         self.output.agent(reply)
 
     # ----------------------------------------------------------------------------------------
     # Permissions, cancels, closed sessions
 
-    def _permission_answered(
+    def permission_answered(
         self, pending: rpc.Pending, answer: Any, line: bytes | None = None
     ) -> None:
         """The client's answer to a permission request (``line``: the client's text of it),
         through the bridge to the agent. One that is ambiguous (``ambiguous_answer``) reaches
         it as ``cancelled``, reported."""
         session = self.sessions.session(pending.session_id)
-        bridge = self._bridge()
+        bridge = self.bridge()
         offered = pending.params if isinstance(pending.params, frozenset) else frozenset()
-        repeated = (*duplicate_keys(line), *self._element_repeats) if line is not None else ()
+        repeated = (*duplicate_keys(line), *self.element_repeats) if line is not None else ()
         ambiguity = ambiguous_answer(self.output, answer, repeated, offered)
-        converted = None if ambiguity is not None else self._convert(bridge, answer, "client")
+        converted = None if ambiguity is not None else self.convert(bridge, answer, "client")
         if converted is None or isinstance(converted, DecodeError):  # no approval
             converted = bridge.convert(jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME))
         self.bridged(converted, "agent")
-        self._policy.turn(self, pending.session_id, session.turns.permission_answered())
+        self.policy.turn(self._core, pending.session_id, session.turns.permission_answered())
 
-    def _settle_permissions(self, session_id: Any) -> None:
+    def settle_permissions(self, session_id: Any) -> None:
         """``session/cancel``: the session's pending permission requests are not approved; the
         bridge answers them ``cancelled`` and withdraws them from the client."""
         for pending in list(self.client_requests.pending.values()):
             if pending.method != "session/request_permission" or pending.discard:
                 continue
             if pending.session_id == session_id:
-                self.bridged(self._bridge().withdraw(pending.origin_id), "client")
+                self.bridged(self.bridge().withdraw(pending.origin_id), "client")
 
-    def _forward_cancel_request(
+    def forward_cancel_request(
         self, params: Any, ids: rpc.RequestIds, send: Callable[[Any], None], side: Side
     ) -> None:
+        """A ``$/cancel_request`` of ``side``, sent on (``send``) under the id ``ids`` gave
+        the request it names; one for no pending request is dropped (noted)."""
         if not isinstance(params, dict) or "requestId" not in params:
             self.output.note(side, "$/cancel_request without a requestId: dropped")
             return
@@ -275,8 +292,20 @@ class _Bridged(_Connection):
         send(jsonrpc.notification("$/cancel_request", {**params, "requestId": forwarded}))
 
     def close_session(self, session_id: Any) -> None:
+        """Forget the session, and its bridge's state of it."""
         self.sessions.close(session_id)
-        bridge = self._policy.bridge
+        bridge = self.policy.bridge
+        if bridge is not None and isinstance(session_id, str):
+            self.bridged(bridge.close_session(session_id), "client")
+
+    def replaying(self, session_id: Any) -> None:
+        """A load (or a resume with replay) replays the whole session to a client that starts
+        over: what it was sent of it is forgotten, so that the replay reaches it whole (its
+        tool calls as first sights, its messages as chunks again)."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.forwarded_messages.clear()
+        bridge = self.policy.bridge
         if bridge is not None and isinstance(session_id, str):
             self.bridged(bridge.close_session(session_id), "client")
 

@@ -50,8 +50,8 @@ from ..models import (
 )
 from ..records import Side
 from . import _routing as rpc
+from ._connection import _Connection
 from ._output import Outbox
-from ._permissions import _Bridged
 
 _BATCH_NOTES = 3
 """Notes about the elements of one batch line kept as they are; the rest are counted."""
@@ -69,10 +69,10 @@ class _Left:
     index: int
 
 
-class _Reading(_Bridged):
+class _Reading(_Connection):
     """Lines read into messages; what cannot be routed, answered. The routing itself is the
     core's (``_client_message``, ``_route_agent_message``, ``_end``). (A base class: what it
-    reads goes to those steps of the core, defined above it, over the same state.)"""
+    reads goes to those steps of the core, defined above it, which call its readers back.)"""
 
     def _client_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         raise NotImplementedError
@@ -176,7 +176,9 @@ class _Reading(_Bridged):
         if pending.discard:
             return True
         if pending.method == "session/request_permission":
-            self._permission_answered(pending, jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME))
+            self.bridge_output.permission_answered(
+                pending, jsonrpc.result(pending.origin_id, CANCELLED_OUTCOME)
+            )
             return True
         detail = {"details": f"the client's answer could not be read ({reason})"}
         self.output.agent(
@@ -266,11 +268,11 @@ class _Reading(_Bridged):
                 mark = len(notes)
                 if side == "client":
                     line = msgspec.json.encode(item)
-                    self._element_repeats = repeats.get(index, ())
+                    self.bridge_output.element_repeats = repeats.get(index, ())
                     try:
                         invalid += not self._client_item(item, line, self.output.now, alone=False)
                     finally:
-                        self._element_repeats = ()
+                        self.bridge_output.element_repeats = ()
                 else:
                     invalid += not self._agent_item(item, self.output.now)
                 if len(notes) > mark:
@@ -331,7 +333,7 @@ class _Reading(_Bridged):
                 break
         except Exception as exc:  # a bug must cost this batch, not the others
             self.output.bug(side, exc)
-        self._backlogs()
+        self.bridge_output.backlogs()
         self.output.line = None
         if self.unfinished(side):
             return self._take()
@@ -353,7 +355,7 @@ class _Reading(_Bridged):
             except Exception as exc:  # a bug must cost this line, not the others
                 self.output.bug(side, exc)
                 self._batch_left = None
-            self._backlogs()
+            self.bridge_output.backlogs()
             if self._batch_left is not None:  # the rest is ``more``'s
                 if self._left is None:
                     self._left = {}
