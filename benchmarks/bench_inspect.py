@@ -37,11 +37,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmarks.*`
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `benchmarks.*`, `tests.*`
 
 from benchmarks import messages
-from test_inspect_browser import new_browser, open_report, wait_for
+from tests.report.test_inspect_browser import new_browser, open_report, wait_for
 
 PAINT = """
 const paint = performance.getEntriesByName('first-contentful-paint')[0];

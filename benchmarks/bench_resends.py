@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve()
 SID = "sess-bench"
 CALL = "run"
 MODES = ("delta", "cumulative", "items", "text")
-_WORDS = ("tests/test_store.py::test_case", "PASSED", "FAILED", "collected", "[ 42%]", "ok")
+_WORDS = ("tests/store/test_store.py::test_case", "PASSED", "FAILED", "collected", "[ 42%]", "ok")
 
 
 def output_lines(count: int, size: int) -> list[str]:

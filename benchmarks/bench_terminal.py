@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for `benchmar
 from benchmarks.environment import print_environment
 
 SID = "sess_bench"
-_WORDS = ["PASSED", "FAILED", "tests/test_store.py", "::test_case", "collected", "in 0.12s"]
+_WORDS = ["PASSED", "FAILED", "tests/store/test_store.py", "::test_case", "collected", "in 0.12s"]
 
 
 def _line(update: dict[str, object]) -> bytes:

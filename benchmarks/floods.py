@@ -9,7 +9,7 @@ Peak RSS is the proxy's ``ru_maxrss``, as ``/usr/bin/time -v`` prints it: this s
 that started it, so that is a small one, not the editor; the agent, a child, counts only if it
 grew larger). Sizes scale with ``--scale`` (1 = the issue's
 sizes); ``--scale-caps`` scales the proxy's memory caps by the same factor (``--limit``), as
-tests/test_floods.py runs them.
+tests/proxy/test_floods.py runs them.
 
 Scenarios (editor version / agent version; at scale 1):
 

@@ -2,7 +2,7 @@
 
     python benchmarks/proxy_faults.py [SCENARIO ...]      # all of them: about a minute
 
-The scenarios of ``tests/test_proxy_faults.py`` at the issue's sizes, with the same scripted
+The scenarios of ``tests/proxy/test_proxy_faults.py`` at the issue's sizes, with the same scripted
 agent (``tests/interop/script_agent.py``) and raw editor (``tests/interop/raw.py``, in this
 process). The bridge runs under ``/usr/bin/time -v``: its peak RSS is the bridge's own (not
 the agent's, not the editor's). "to editor" counts the bytes the editor read on the bridge's
@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE.parent / "tests")]  # `benchmarks.*`, test helpers
+sys.path.insert(0, str(HERE.parent))  # `benchmarks.*`, `tests.*` (the test helpers)
 from benchmarks.environment import print_environment  # noqa: E402
-from interop.raw import BRIDGE, RawClient  # noqa: E402
-from test_permission_integrity import Session, editor_init, session_new  # noqa: E402
-from test_proxy_faults import (  # noqa: E402
+from tests.interop.raw import BRIDGE, RawClient  # noqa: E402
+from tests.proxy.test_permission_integrity import Session, editor_init, session_new  # noqa: E402
+from tests.proxy.test_proxy_faults import (  # noqa: E402
     FAKE_AGENT,
     alive,
     chunk,
@@ -149,7 +149,7 @@ async def burst(tmp: Path, *extra: str, name: str = "burst", pairs: Any = None) 
         base = tmp / f"{name}-{editor}{agent}{'-direct' if direct else ''}"
         base.mkdir()
         go = base / "go"
-        steps = [
+        steps: list[dict[str, Any]] = [
             {"wait_file": str(go)},
             {"burst": BURST, "send": chunk(agent, TEXT)},
             {"await": {"method": "session/prompt"}, "as": "prompt"},
@@ -261,7 +261,7 @@ async def wrapped(tmp: Path) -> None:
 async def child_stdout(tmp: Path) -> None:
     """The agent exits (code 3) on the prompt while a child it started holds its stdout."""
     pidfile = tmp / "child"
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"await": {"method": "session/prompt"}, "as": "prompt"},
         {"spawn": ["sleep", "30"], "pidfile": str(pidfile)},
         {"exit": 3},

@@ -1,4 +1,4 @@
-"""The v1 stream of ``bench_bridge_v1.py`` and tests/test_fast_paths.py: its one generator.
+"""The v1 stream of ``bench_bridge_v1.py`` and tests/bridge/test_fast_paths.py: its one generator.
 
 Rules this module owns: ``sequential(calls)`` is ``calls`` tool calls one after another in
 session ``SID``, as a v1 agent sends them: a ``tool_call`` (title, kind, ``pending``,

@@ -13,10 +13,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # `tests.*`: the browser helpers
 
 from acp_toolcalls.cli import main as cli_main  # noqa: E402
-from test_inspect_browser import new_browser, open_report, wait_for  # noqa: E402
+from tests.report.test_inspect_browser import new_browser, open_report, wait_for  # noqa: E402
 
 OUTPUT = ROOT / "docs" / "inspect-demo.png"
 

@@ -45,13 +45,12 @@ import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import atheris
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))  # `fuzz.targets`: the tests/fuzz package
-sys.path.insert(1, str(REPO))  # `benchmarks.messages`, which tests/fuzz/corpus.py imports
+sys.path.insert(0, str(REPO))  # `tests.fuzz` and `benchmarks.messages`, which it imports
 
 INSTRUMENTED = (
     "codec", "codec._lenient", "models._jsonrpc", "models._wire", "v1", "v2", "store", "events",
@@ -67,11 +66,7 @@ with atheris.instrument_imports(include=["acp_toolcalls"]):
         importlib.import_module(f"acp_toolcalls.{module}")
 
 from acp_toolcalls.store import Limits  # noqa: E402
-
-if TYPE_CHECKING:  # mypy, run from the repository, knows tests/fuzz as `tests.fuzz`
-    from tests.fuzz import corpus, targets
-else:
-    from fuzz import corpus, targets
+from tests.fuzz import corpus, targets  # noqa: E402
 
 TINY = Limits(max_content_items=3, max_terminal_bytes=32, max_tool_calls=2)
 MAX_LINES = 40

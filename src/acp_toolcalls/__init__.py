@@ -3,7 +3,7 @@
 Rules this module owns:
 
 - The root API is ``_EXPORTS``: the names a user needs to decode, fold, convert, bridge, emit
-  and check tool calls (tests/test_public_api.py holds the allowlist). The rest lives in its
+  and check tool calls (tests/project/test_public_api.py holds the allowlist). The rest lives in its
   package: the models in ``acp_toolcalls.v2`` / ``acp_toolcalls.v1``, the store's events in
   ``acp_toolcalls.events``, the per-item converters in ``acp_toolcalls.convert``, the agent's
   helpers in ``acp_toolcalls.agent``, the proxy's core in ``acp_toolcalls.proxy``.

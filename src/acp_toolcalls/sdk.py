@@ -15,7 +15,7 @@ omitted)):
   SDK has no public raw path that keeps ``null`` (v1 ``ext_notification`` forces a ``_``
   method prefix; v2 ``send_extension_notification`` refuses a method without one).
 - The SDK's private attributes (``_PRIVATE_CONNECTION``, ``_PRIVATE_GATE``) are read in one
-  function, ``_sdk_private``, and nowhere else; ``tests/test_sdk.py`` pins each of them against
+  function, ``_sdk_private``, and nowhere else; ``tests/sdk/test_sdk.py`` pins each of them against
   the installed SDK, so an SDK release that renames one fails CI with its version named.
 - Our params are not re-validated by the SDK's models (the SDK's own ``session_update`` does
   that): send only what this library built or checked. What the SDK still does on this path:
@@ -119,7 +119,7 @@ def _sdk_private(
 ) -> tuple[Connection | None, Callable[[str], Awaitable[None]] | None]:
     """The raw ``Connection`` an SDK connection object holds and its initialization gate's
     ``require``, each ``None`` when it has none. The one place this module reads the SDK's
-    private attributes, for which the SDK has no public accessor (pinned by tests/test_sdk.py).
+    private attributes, for which the SDK has no public accessor (pinned by tests/sdk/test_sdk.py).
     """
     inner: Connection | None = None
     for attribute in _PRIVATE_CONNECTION:

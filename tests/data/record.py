@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # tests/: the interop helpers
+sys.path.insert(0, str(HERE.parents[1]))  # the repository: tests.interop, the helpers
 
-from interop.raw import bridged  # noqa: E402
-from interop.sessions import bounded, prepared, sdk_v1_session, sdk_v2_session  # noqa: E402
+from tests.interop.raw import bridged  # noqa: E402
+from tests.interop.sessions import bounded, prepared, sdk_v1_session, sdk_v2_session  # noqa: E402
 
 WORK = Path("/tmp/acp-recording/work")
 

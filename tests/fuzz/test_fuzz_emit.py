@@ -158,7 +158,7 @@ FIELDS: dict[str, S[Any]] = {
     "meta": META,
 }
 """Per field of ``v2.ToolCallUpdate``: the values the emitter is asked to send (every field of
-the registry, ``models.TOOL_CALL_FIELDS``; tests/test_field_registry.py holds it to that)."""
+the registry, ``models.TOOL_CALL_FIELDS``; tests/models/test_field_registry.py holds it to that)."""
 
 
 def _kwargs(names: tuple[str, ...], clear: bool = True) -> S[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Fake model servers on 127.0.0.1 for the real agents of ``tests/test_real_agents.py``.
+"""Fake model servers on 127.0.0.1 for the real agents of ``tests/proxy/test_real_agents.py``.
 
 Two HTTP servers, each on a free port of 127.0.0.1 in a thread of the test process:
 

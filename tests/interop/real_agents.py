@@ -32,8 +32,8 @@ from typing import Literal
 
 import pytest
 
-from interop.fake_models import FakeMessagesServer, FakeResponsesServer
-from interop.ts_sdk import REQUIRE_NODE_ENV
+from tests.interop.fake_models import FakeMessagesServer, FakeResponsesServer
+from tests.interop.ts_sdk import REQUIRE_NODE_ENV
 
 AGENTS_DIR = Path(__file__).resolve().parent / "agents"
 INSTALL_COMMAND = "npm ci --prefix tests/interop/agents"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from interop.ts_sdk import NODE_DIR, require_ts_sdk
+from tests.interop.ts_sdk import NODE_DIR, require_ts_sdk
 
 CLIENT_SCRIPT = NODE_DIR / "client.mjs"
 MODES = ("approve", "reject", "cancel")

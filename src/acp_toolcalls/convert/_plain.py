@@ -5,13 +5,13 @@ Rules this module owns: ``plain_tool_call_fields`` (v1 -> v2), ``plain_fields`` 
 field tables) returns for a call whose fields all map without a loss (no unknown keys, known
 enum values, plain text content, locations and ``_meta`` the target accepts), without its
 per-field calls and paths; ``None`` for any other call, which takes that path. Property tests
-(tests/test_fast_paths.py) hold the two equal. They are the bulk of streamed traffic, which is
-why they exist (docs/benchmarks.md).
+(tests/bridge/test_fast_paths.py) hold the two equal. They are the bulk of streamed traffic,
+which is why they exist (docs/benchmarks.md).
 
 Each path is written out field by field (a loop over a table is what they save), so each
 declares the fields it reads (``*_READS``, checked at import against the models' fields,
 ``models.check_handled``; issue 28): a field added to a model without its lines here fails the
-import, naming the path, instead of being dropped. tests/test_field_registry.py holds each
+import, naming the path, instead of being dropped. tests/models/test_field_registry.py holds each
 declaration to the attributes its function reads. ``plain_stored_fields`` needs none: it takes
 the general path for any key it does not know.
 """

@@ -2,7 +2,7 @@
 
 Rules this module owns: every method of either version, who sends it and the versions that have
 it (the bundled schemas' ``x-method``/``x-side``, written out so that reading a log needs no
-schema; tests/test_convert_sessions.py checks it against both schemas).
+schema; tests/sessions/test_convert_sessions.py checks it against both schemas).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Rules this module owns:
   (``check_handled``): a field it misses, or one it names that the model does not have, is an
   ``UnhandledFieldError`` naming the consumer and the fields. A module that derives its list
   from the registry handles every field by construction. docs/design.md ("Adding a field")
-  lists the consumers; tests/test_field_registry.py holds them to this.
+  lists the consumers; tests/models/test_field_registry.py holds them to this.
 """
 
 from __future__ import annotations

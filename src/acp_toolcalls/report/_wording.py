@@ -5,7 +5,7 @@ Rules this module owns: a value from a log never moves the reader's cursor nor r
 text around it (``printable``: control characters escaped as ``\\x0d``, bidirectional
 controls and marks as ``\\u202e``; the bridge's stderr notes escape the same set); a line
 that is not UTF-8 is said to be so, at its byte. (Library messages cite no design decision of
-the specification, which users do not have: tests/test_decisions.py.)
+the specification, which users do not have: tests/project/test_decisions.py.)
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Rules this module owns:
   ``allOf``, ``not`` and local ``$ref``; annotations (``description``, ``format``,
   ``discriminator``, ``x-...``) assert nothing, as in jsonschema without a format checker. A
   keyword it does not know fails when the check is built (``UnsupportedKeyword``), never with
-  a wrong answer: tests/test_bridge_edges.py builds every check the converters use and
+  a wrong answer: tests/proxy/test_bridge_edges.py builds every check the converters use and
   compares the answers with jsonschema's.
 - A check is built once per (version, entry) and kept; ``prepare_checks`` builds checks ahead, so
   that the first message needing one does not wait for a schema file to be read

@@ -1,6 +1,6 @@
 """The wire models held to a schema document, field by field, every difference at once.
 
-Rules this module owns (issue 28; tests/test_models_vs_schema.py runs it on the bundled
+Rules this module owns (issue 28; tests/schema/test_models_vs_schema.py runs it on the bundled
 schemas, overlays applied):
 
 - Each wire struct of ``acp_toolcalls.v1`` / ``acp_toolcalls.v2`` (a ``WireStruct`` defined in
@@ -18,7 +18,7 @@ schemas, overlays applied):
   array field's items are compared the same way (``field[]``).
 - ``compare(document, protocol)`` returns every difference, as ``Difference`` records sorted
   by struct and path; nothing stops at the first. Which differences are deliberate is the
-  caller's table (tests/test_models_vs_schema.py ``ALLOWED``), not this module's.
+  caller's table (tests/schema/test_models_vs_schema.py ``ALLOWED``), not this module's.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Rules this module owns:
 - ``SCHEMA_FILES`` records, per bundled file (``acp_toolcalls/schemas/{v1,v2}/schema.json`` and
   ``schema.unstable.json``), the npm package it is copied from unmodified (``SCHEMA_PACKAGE``
   at ``SCHEMA_PACKAGE_VERSION``, its ``schema/`` folder) and the SHA-256 of its bytes;
-  tests/test_schema_provenance.py checks each digest against the bundled bytes and, where the
+  tests/schema/test_schema_provenance.py checks each digest against the bundled bytes and, where the
   package is installed (tests/interop/node), the bytes against the package's.
 - ``OVERLAYS`` lists the schema overlays (``acp_toolcalls/schemas/overlays/NAME.json``) that
   the loader (``_overlay``) applies to every bundled schema it reads, in this order: stable

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))  # tests/: the interop helpers
+sys.path.insert(0, str(HERE.parents[2]))  # the repository: tests.interop, the helpers
 
-from interop.sessions import (  # noqa: E402
+from tests.interop.sessions import (  # noqa: E402
     AGENT_COMMAND,
     bounded,
     prepared,

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))  # tests/, for interop
+sys.path.insert(0, str(HERE.parents[2]))  # the repository, for tests.interop
 
-from interop.fake_models import FakeMessagesServer, FakeResponsesServer, Turn  # noqa: E402
-from interop.real_agents import AgentSetup, claude_agent, codex_agent  # noqa: E402
+from acp_toolcalls.models import VersionName  # noqa: E402
+from tests.interop.fake_models import FakeMessagesServer, FakeResponsesServer, Turn  # noqa: E402
+from tests.interop.real_agents import AgentSetup, claude_agent, codex_agent  # noqa: E402
 
 BASE = Path("/tmp/acp-real-agents")
 FILES = {"notes.txt": "one\ntwo\nthree\n"}
@@ -146,7 +147,7 @@ def record(name: str, out: Path) -> None:
     shutil.rmtree(BASE, ignore_errors=True)
     BASE.mkdir(parents=True)
     server = FakeResponsesServer() if agent == "codex" else FakeMessagesServer()
-    pinned = "v1" if protocol == 1 else "v2"
+    pinned: VersionName = "v1" if protocol == 1 else "v2"
     with server:
         setup = (
             codex_agent(BASE, server, FILES, pinned)

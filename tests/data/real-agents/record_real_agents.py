@@ -23,17 +23,18 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))  # tests/, for interop
+sys.path.insert(0, str(HERE.parents[2]))  # the repository, for tests.interop
 
-from interop.fake_models import FakeMessagesServer, FakeResponsesServer, Turn  # noqa: E402
-from interop.real_agents import (  # noqa: E402
+from acp_toolcalls.models import VersionName  # noqa: E402
+from tests.interop.fake_models import FakeMessagesServer, FakeResponsesServer, Turn  # noqa: E402
+from tests.interop.real_agents import (  # noqa: E402
     AgentSetup,
     bridge_command,
     claude_agent,
     codex_agent,
     leftover_processes,
 )
-from interop.ts_client import run_ts_client  # noqa: E402
+from tests.interop.ts_client import run_ts_client  # noqa: E402
 
 BASE = Path("/tmp/acp-real-agents")
 FILES = {"notes.txt": "one\ntwo\nthree\n"}
@@ -75,7 +76,7 @@ def record(name: str, out: Path) -> None:
     BASE.mkdir(parents=True)
     server = FakeResponsesServer() if agent == "codex" else FakeMessagesServer()
     with server:
-        protocol = "v2" if editor == 1 and bridged else "v1"
+        protocol: VersionName = "v2" if editor == 1 and bridged else "v1"
         setup: AgentSetup
         if isinstance(server, FakeResponsesServer):
             setup = codex_agent(BASE, server, FILES, protocol)
