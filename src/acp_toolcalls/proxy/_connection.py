@@ -19,6 +19,7 @@ from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..codec import DEFAULT_MAX_BYTES
 from ..store import Limits
 from . import _routing as rpc
+from ._held import HeldLines
 from ._output import FlushDeadline, Outbox, Output, Version, VersionOption
 from ._passthrough import PassThroughLines
 from ._permissions import BridgeOutput
@@ -65,11 +66,7 @@ class _Connection:
         self._client_caps: dict[str, Any] = {}
         self.passthrough = PassThroughLines(self.output, self.agent_requests)
         self.bridge_output = BridgeOutput(self, self.client_requests, self._policy)
-        self._held: list[bytes] = []  # agent lines before it answered initialize
-        self._held_bytes = 0
-        self._holding_client = False  # the client's initialize is with the agent, unanswered
-        self._client_held: list[tuple[rpc.Envelope, bytes]] = []  # client lines meanwhile
-        self._client_held_bytes = 0
+        self.held = HeldLines()  # lines held until the agent answered initialize
 
     # ----------------------------------------------------------------------------------------
     # Sessions

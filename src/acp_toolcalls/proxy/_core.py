@@ -214,7 +214,7 @@ class ConnectionCore(_Negotiating):
         if self._state == CLOSED:
             return
         self._event(AGENT_GONE)
-        self._held, self._held_bytes = [], 0
+        self.held.take_agent()  # dropped
         bridge = self._policy.coalescing
         if bridge is not None:
             self.bridged(bridge.flush(), "client")
@@ -227,12 +227,11 @@ class ConnectionCore(_Negotiating):
                     jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data)
                 )
         self.agent_requests.pending.clear()
-        for envelope, _line in self._client_held:  # held while the agent answered initialize
+        for envelope, _line in self.held.take_client():  # held while initialize was asked
             if envelope.method is not UNSET and envelope.id is not UNSET:
                 self.output.client(
                     jsonrpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
                 )
-        self._client_held, self._client_held_bytes = [], 0
         for session_id in self.passthrough.forget_turns():  # pass-through v2 turns acknowledged
             self.output.client(jsonrpc.update(session_id, _turn_error(reason)))
         for session_id, session in self.sessions.table.items():
@@ -252,7 +251,7 @@ class ConnectionCore(_Negotiating):
             self._client_response(envelope, line)
             return
         params = rpc.plain(envelope.params)
-        if self._holding_client and method != "initialize":
+        if self.held.holding_client and method != "initialize":
             self._hold_client(envelope, line)
         elif envelope.id is UNSET:
             self._client_notification(method, params, line)

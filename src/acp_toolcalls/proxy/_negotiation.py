@@ -8,11 +8,10 @@ Rules this module owns (the states and events are ``_state``'s):
   ``auto``, in the client's, and once more in the other version if it refuses that one or
   answers in the other; its answer decides: the same version as the client's is pass-through,
   the other converting, with the policy for that pairing (``_policy``), chosen here once.
-- Until the agent has answered, its requests and notifications are held (at most
-  ``_MAX_HELD`` lines, ``_MAX_HELD_BYTES`` bytes; past that a request is answered with an
-  error) and then routed like every later one; the client's lines meanwhile are held too
-  (each side gets only messages of its own version) and, past the same bounds, go on as they
-  are.
+- Until the agent has answered, its requests and notifications are held (``_held``'s
+  ``HeldLines``, within its bounds; past them a request is answered with an error) and then
+  routed like every later one; the client's lines meanwhile are held too (each side gets
+  only messages of its own version) and, past the same bounds, go on as they are.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from ..bridge import TerminalProfile, V1ToV2Bridge, V2ToV1Bridge
 from ..lifecycle import TO_V1, TO_V2, jsonrpc, map_params, map_result
 from ..models import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from . import _routing as rpc
+from ._held import MAX_HELD
 from ._output import Version
 from ._policy import Converting, PassThrough, Policy, ToV1Client, ToV2Client
 from ._refusals import _Reading
@@ -38,10 +38,6 @@ from ._state import (
     Event,
     transition,
 )
-
-_MAX_HELD = 1_000
-_MAX_HELD_BYTES = 64 * 1024 * 1024
-"""Agent messages held until the agent has answered ``initialize``, at most."""
 
 
 class _Negotiating(_Reading):
@@ -68,7 +64,7 @@ class _Negotiating(_Reading):
                 return  # answered: the client may try again
             self.client_version = version
         self._event(CLIENT_INITIALIZE)
-        self._holding_client = True
+        self.held.holding_client = True
         params = params if isinstance(params, dict) else {}
         caps = params.get("clientCapabilities") or params.get("capabilities")
         self._client_caps = caps if isinstance(caps, dict) else {}
@@ -204,42 +200,32 @@ class _Negotiating(_Reading):
     def _hold(self, envelope: rpc.Envelope, line: bytes) -> None:
         """An agent request or notification before versions are known waits for them (ids the
         client sees are then allocated like every other, and its version is converted)."""
-        if len(self._held) >= _MAX_HELD or self._held_bytes + len(line) > _MAX_HELD_BYTES:
-            what = f"more than {_MAX_HELD} messages before it answered initialize"
+        if not self.held.hold_agent(line):
+            what = f"more than {MAX_HELD} messages before it answered initialize"
             if envelope.id is not UNSET:
                 self._agent_invalid(line, what, INTERNAL_ERROR)
             else:
                 self.output.note("agent", f"{what}: dropped", "error")
-            return
-        self._held.append(line)
-        self._held_bytes += len(line)
 
     def _hold_client(self, envelope: rpc.Envelope, line: bytes) -> None:
         """A client line while its initialize is with the agent waits for the answer: the
         agent may answer in the other version (or be asked again in it), and each side gets
         only messages of its own version. Past the bound it goes on as it is."""
-        if (
-            len(self._client_held) >= _MAX_HELD
-            or self._client_held_bytes + len(line) > _MAX_HELD_BYTES
-        ):
+        if not self.held.hold_client(envelope, line):
             self.output.note(
                 "client",
-                f"more than {_MAX_HELD} messages before the agent answered initialize: "
+                f"more than {MAX_HELD} messages before the agent answered initialize: "
                 "forwarded as they are",
                 "error",
             )
             self._release_client_held()
             self.output.box.to_agent.append(line)
-            return
-        self._client_held.append((envelope, line))
-        self._client_held_bytes += len(line)
 
     def _release_client_held(self) -> None:
         """The client's lines held while the agent answered initialize, in the mode that
         answer chose (as they are when it refused)."""
-        self._holding_client = False
-        held, self._client_held, self._client_held_bytes = self._client_held, [], 0
-        for envelope, line in held:
+        self.held.holding_client = False
+        for envelope, line in self.held.take_client():
             if self._policy.mode == "passthrough":
                 self.passthrough.track(line, self._policy)
                 self.output.box.to_agent.append(line)
@@ -247,8 +233,7 @@ class _Negotiating(_Reading):
                 self._client_message(envelope, line, self.output.now)
 
     def _release_held(self, now: float) -> None:
-        held, self._held, self._held_bytes = self._held, [], 0
-        for line in held:
+        for line in self.held.take_agent():
             if self._policy.mode == "passthrough":
                 self.output.box.to_client.append(
                     self.passthrough.unique_options(line, self._policy)
