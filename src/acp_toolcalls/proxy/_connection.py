@@ -1,4 +1,4 @@
-"""The connection core's state and components: the base class of ``ConnectionCore``.
+"""The connection core's state and components: the base class of its negotiation.
 
 Rules this module owns:
 
@@ -6,8 +6,10 @@ Rules this module owns:
   caps' notes), its sessions (``_sessions.Sessions``), the ids of each side's requests
   (``_routing.RequestIds``), when coalesced changes are due (``_output.FlushDeadline``),
   pass-through's reading of lines (``_passthrough.PassThroughLines``) and the bridges' output
-  with the requests each side waits on (``_permissions.BridgeOutput``); the policies reach
-  them through ``_sessions.Core``, public members only.
+  with the requests each side waits on (``_permissions.BridgeOutput``), the lines held while
+  versions are not known (``_held.HeldLines``); the policies reach them through
+  ``_sessions.Core``, public members only. Its line reader (``_refusals.LineReader``) is
+  made by ``ConnectionCore``, which gives it its routing steps.
 - A session's directories go to a v2 -> v1 bridge (``_roots``).
 """
 
@@ -34,9 +36,9 @@ if TYPE_CHECKING:
 
 
 class _Connection:
-    """The connection's state and components. (A base class of ``_refusals._Reading``, which
-    of ``_negotiation._Negotiating``, which of ``ConnectionCore``: those three are one routing
-    split by concern, whose steps call each other both ways over this state.)"""
+    """The connection's state and components. (A base class of ``_negotiation._Negotiating``,
+    which of ``ConnectionCore``: the negotiation sets this state, which the core's routing
+    reads, and releases held lines into that routing.)"""
 
     def __init__(
         self,

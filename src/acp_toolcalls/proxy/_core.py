@@ -27,11 +27,11 @@ bytes), and where the rest of them live:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
-from ..codec import DecodeError
+from ..codec import DEFAULT_MAX_BYTES, DecodeError
 from ..lifecycle import (
     MODES_TO_V1,
     EndInError,
@@ -54,7 +54,13 @@ from ._negotiation import _Negotiating
 from ._output import ConnectionNote, Outbox, Version, VersionOption
 from ._passthrough import _PERMISSION_METHOD
 from ._permissions import _turn_error
+from ._refusals import LineReader
 from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH, Mode
+
+if TYPE_CHECKING:
+    from ..bridge import ReadFile
+    from ..records import Side
+    from ..store import Limits
 
 __all__ = ["ConnectionCore", "ConnectionNote", "Outbox", "Version", "VersionOption"]
 
@@ -69,14 +75,11 @@ class ConnectionCore(_Negotiating):
     """The sans-I/O core of the proxy: lines in from either side, lines out to either side.
 
     ``from_client(line, now)`` and ``from_agent(line, now)`` take one line each (without its
-    newline), ``from_client_lines`` and ``from_agent_lines`` several (those of one read: the
-    same result, in one ``Outbox``, each note naming the index of its line); ``poll(now)``
-    sends coalesced tool-call changes that are due (``next_deadline``), ``flush()`` all of
-    them; ``agent_gone(reason)`` answers everything the client still waits for;
-    ``oversized_line(side, size, id, has_method, now)`` answers a line over
-    ``max_line_bytes`` the edge skipped, from what it read of it (``_refusals``). Each
-    returns an ``Outbox``. With ``slice_batches`` (the edge's), a batch line is handled a
-    slice of its elements at a time: ``more(side, now)`` while ``unfinished(side)``.
+    newline), ``from_client_lines`` and ``from_agent_lines`` several (those of one read, in
+    one ``Outbox``); ``poll(now)`` sends coalesced tool-call changes that are due
+    (``next_deadline``), ``flush()`` all of them; ``agent_gone(reason)`` answers all the
+    client still waits for; ``oversized_line`` a line over ``max_line_bytes`` the edge
+    skipped, from what it read of it. Each returns an ``Outbox``.
 
     Kept cheap per line (issue 19): in pass-through an agent line is looked at with byte
     checks only, unless a request of the client waits for an answer and the line does not
@@ -84,6 +87,30 @@ class ConnectionCore(_Negotiating):
     or terminal update is decoded once, by the strict decoder its bridge would read it with,
     and handed to the bridge typed (``_updates.compact_update``).
     """
+
+    slice_batches = False
+    """Set by the edge: a batch line in a ``from_*_lines`` call is handled a slice at a time
+    (``more(side, now)`` while ``unfinished(side)``; ``LineReader.batch``)."""
+
+    def __init__(
+        self,
+        *,
+        client_version: VersionOption = "auto",
+        agent_version: VersionOption = "auto",
+        coalesce_interval: float = 0.05,
+        limits: Limits | None = None,
+        max_line_bytes: int = DEFAULT_MAX_BYTES,
+        read_file: ReadFile | None = None,
+    ) -> None:
+        super().__init__(
+            client_version=client_version,
+            agent_version=agent_version,
+            coalesce_interval=coalesce_interval,
+            limits=limits,
+            max_line_bytes=max_line_bytes,
+            read_file=read_file,
+        )
+        self.reader = LineReader(self, self._client_message, self._route_agent_message, self._end)
 
     # ----------------------------------------------------------------------------------------
     # Public API
@@ -112,32 +139,17 @@ class ConnectionCore(_Negotiating):
 
     def from_client_lines(self, lines: Sequence[bytes], now: float) -> Outbox:
         """Lines the client wrote, in order (those of one read): what ``from_client`` would
-        return for each, in one ``Outbox``; each note's ``line`` is the index in ``lines`` of
-        the line it is about. A line whose handling raises (a bug) costs that line alone: it
-        is noted (``error``) and the next one is handled."""
-        return self._lines(self._client_line, "client", lines, now)
+        return for each, in one ``Outbox``, each note's ``line`` the index of its line in
+        ``lines``; a line whose handling raises (a bug) costs that line alone (noted)."""
+        return self.reader.lines(self._client_line, "client", lines, now)
 
     def from_agent_lines(self, lines: Sequence[bytes], now: float) -> Outbox:
         """Lines the agent wrote, in order: as ``from_client_lines``, the other way."""
         self.output.now = now
         if self._state == PASSTHROUGH:  # kept to cheap byte checks per line
-            to_client = self.output.box.to_client
-            passthrough, policy = self.passthrough, self._policy
-            for index, line in enumerate(lines):
-                try:
-                    if self.agent_requests.pending or passthrough.turns:
-                        passthrough.untrack(line, policy)
-                    if _PERMISSION_METHOD in line:
-                        self.output.line = index
-                        line = passthrough.unique_options(line, policy)
-                except Exception as exc:  # a bug must cost this line, not the others
-                    self.output.line = index
-                    self.output.bug("agent", exc)
-                else:
-                    to_client.append(line)
-                self.output.line = None
+            self.passthrough.agent_lines(lines, self._policy)
             return self._take()
-        return self._lines(self._agent_line, "agent", lines, now)
+        return self.reader.lines(self._agent_line, "agent", lines, now)
 
     def poll(self, now: float) -> Outbox:
         """Send the coalesced tool-call changes whose time has come."""
@@ -160,15 +172,19 @@ class ConnectionCore(_Negotiating):
             self.bridged(bridge.flush(), "client")
         return self._take()
 
-    @property
-    def agent_side_version(self) -> Version | None:
-        """The version the agent speaks, or is being asked in while that is not known yet (the
-        other one once the proxy falls back to it: its retry, and the answer that made it)."""
-        if self.agent_version is not None:
-            return self.agent_version
-        if self._asking is not None:
-            return self._asking
-        return self.client_version if self._asked_agent == "auto" else self._asked_agent
+    def oversized_line(
+        self, side: Side, size: int, request_id: Any, has_method: bool, now: float
+    ) -> Outbox:
+        """A line over ``max_line_bytes`` the edge skipped: ``LineReader.oversized_line``."""
+        return self.reader.oversized_line(side, size, request_id, has_method, now)
+
+    def unfinished(self, side: Side) -> bool:
+        """Whether a batch line of ``side`` is not handled whole yet (``more``)."""
+        return self.reader.unfinished(side)
+
+    def more(self, side: Side, now: float) -> Outbox:
+        """The next slice of ``side``'s unfinished batch, then the lines after it."""
+        return self.reader.more(side, now)
 
     def next_deadline(self) -> float | None:
         """When ``poll`` has something to send (``None``: nothing is waiting)."""
@@ -186,9 +202,9 @@ class ConnectionCore(_Negotiating):
         if self._policy.mode == "passthrough":
             self.output.box.to_agent.append(self.passthrough.track(line, self._policy))
             return
-        read = self._read_client(line)
+        read = self.reader.read_client(line)
         if read is not None:
-            self._client_values(*read, now)
+            self.reader.client_values(*read, now)
 
     def _agent_line(self, line: bytes, now: float) -> None:
         state = self._state
@@ -202,19 +218,18 @@ class ConnectionCore(_Negotiating):
             return
         if state == CONVERTING and _updates.compact_update(self, self._policy, line, now):
             return
-        read = self._read_agent(line)
+        read = self.reader.read_agent(line)
         if read is not None:
             parsed, line = read
             if isinstance(parsed, list):
-                self._batch("agent", parsed, now)
+                self.reader.batch("agent", parsed, now)
             else:
-                self._agent_message(parsed, line, now)
+                self.reader.agent_message(parsed, line, now)
 
     def _end(self, reason: str) -> None:
         if self._state == CLOSED:
             return
         self._event(AGENT_GONE)
-        self.held.take_agent()  # dropped
         bridge = self._policy.coalescing
         if bridge is not None:
             self.bridged(bridge.flush(), "client")
@@ -227,11 +242,7 @@ class ConnectionCore(_Negotiating):
                     jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data)
                 )
         self.agent_requests.pending.clear()
-        for envelope, _line in self.held.take_client():  # held while initialize was asked
-            if envelope.method is not UNSET and envelope.id is not UNSET:
-                self.output.client(
-                    jsonrpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
-                )
+        self._drop_held(data)
         for session_id in self.passthrough.forget_turns():  # pass-through v2 turns acknowledged
             self.output.client(jsonrpc.update(session_id, _turn_error(reason)))
         for session_id, session in self.sessions.table.items():
@@ -471,7 +482,7 @@ class ConnectionCore(_Negotiating):
     def _agent_request(
         self, request_id: Any, method: str, envelope: rpc.Envelope, line: bytes
     ) -> None:
-        if self._refused_id(request_id, method, line) or self._policy.refused(
+        if self.reader.refused_id(request_id, method, line) or self._policy.refused(
             self, request_id, method
         ):
             return

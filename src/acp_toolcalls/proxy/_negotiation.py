@@ -23,12 +23,13 @@ from msgspec import UNSET
 
 from ..bridge import TerminalProfile, V1ToV2Bridge, V2ToV1Bridge
 from ..lifecycle import TO_V1, TO_V2, jsonrpc, map_params, map_result
-from ..models import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from ..models import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, plain_id
 from . import _routing as rpc
+from ._connection import _Connection
 from ._held import MAX_HELD
 from ._output import Version
 from ._policy import Converting, PassThrough, Policy, ToV1Client, ToV2Client
-from ._refusals import _Reading
+from ._refusals import LineReader, Route
 from ._state import (
     AGENT_ASKED_AGAIN,
     AGENT_OTHER_VERSION,
@@ -40,14 +41,27 @@ from ._state import (
 )
 
 
-class _Negotiating(_Reading):
+class _Negotiating(_Connection):
     """The ``initialize`` exchange, and the lines held while it is under way. (A base class:
     it sets the state and policy the core's routing reads, and releases held lines into that
     routing, defined above it.)"""
 
+    reader: LineReader  # the core's line reader, which held agent lines are released to
+    _client_message: Route  # the core's routing step, which held client lines are released to
+
     _asking: Version | None = None
     """The version the agent is being asked in (its ``initialize`` pending), once asked: the
     other one after a fallback, so the log records the agent's answer and the retry in it."""
+
+    @property
+    def agent_side_version(self) -> Version | None:
+        """The version the agent speaks, or is being asked in while that is not known yet (the
+        other one once the proxy falls back to it: its retry, and the answer that made it)."""
+        if self.agent_version is not None:
+            return self.agent_version
+        if self._asking is not None:
+            return self._asking
+        return self.client_version if self._asked_agent == "auto" else self._asked_agent
 
     def _event(self, event: Event, policy: Policy | None = None) -> None:
         """``event`` happened: the state moves by ``_state.TRANSITIONS``; ``policy``: the
@@ -203,7 +217,7 @@ class _Negotiating(_Reading):
         if not self.held.hold_agent(line):
             what = f"more than {MAX_HELD} messages before it answered initialize"
             if envelope.id is not UNSET:
-                self._agent_invalid(line, what, INTERNAL_ERROR)
+                self.reader.agent_invalid(line, what, INTERNAL_ERROR)
             else:
                 self.output.note("agent", f"{what}: dropped", "error")
 
@@ -232,6 +246,16 @@ class _Negotiating(_Reading):
             else:
                 self._client_message(envelope, line, self.output.now)
 
+    def _drop_held(self, data: dict[str, Any]) -> None:
+        """The agent is gone: its held lines are dropped, and the client's held requests
+        answered an error (``data``)."""
+        self.held.take_agent()
+        for envelope, _line in self.held.take_client():
+            if envelope.method is not UNSET and envelope.id is not UNSET:
+                self.output.client(
+                    jsonrpc.error(plain_id(envelope.id), INTERNAL_ERROR, "Internal error", data)
+                )
+
     def _release_held(self, now: float) -> None:
         for line in self.held.take_agent():
             if self._policy.mode == "passthrough":
@@ -239,7 +263,7 @@ class _Negotiating(_Reading):
                     self.passthrough.unique_options(line, self._policy)
                 )
             else:
-                self._agent_message(rpc.read_envelope.decode(line), line, now)
+                self.reader.agent_message(rpc.read_envelope.decode(line), line, now)
 
 
 def _version_of(value: Any) -> Version | None:

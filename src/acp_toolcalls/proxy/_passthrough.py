@@ -151,6 +151,25 @@ class PassThroughLines:
                 )
         return msgspec.json.encode(value) if changed else line
 
+    def agent_lines(self, lines: Sequence[bytes], policy: Policy) -> None:
+        """The agent's lines of one read, to the client, kept to byte checks per line; a line
+        whose handling raises (a bug) costs that line alone (noted with its index)."""
+        output = self._output
+        to_client = output.box.to_client
+        for index, line in enumerate(lines):
+            try:
+                if self._agent_requests.pending or self.turns:
+                    self.untrack(line, policy)
+                if _PERMISSION_METHOD in line:
+                    output.line = index
+                    line = self.unique_options(line, policy)
+            except Exception as exc:  # a bug must cost this line, not the others
+                output.line = index
+                output.bug("agent", exc)
+            else:
+                to_client.append(line)
+            output.line = None
+
     def untrack(self, line: bytes, policy: Policy) -> None:
         """What the client waits for that an agent line settles: an answer, and (v2) the idle
         ``state_update`` that ends a turn the agent acknowledged."""

@@ -15,9 +15,9 @@ Rules this module owns (bad input costs nothing else):
   id to answer them under (``0``, ``{}``, ``{"method": 5}``) are counted, not answered or noted
   one by one: the line gets one note saying how many and, from the client, one ``-32600``
   (id null); of the notes about its other elements the first ``_BATCH_NOTES`` are kept, the
-  rest counted in that note. With ``slice_batches`` (the stdio edge sets it) a batch line is
-  handled ``_SLICE`` elements at a time (``unfinished``, ``more``): the other side's lines
-  are handled, and what a slice made is written, before the next slice.
+  rest counted in that note. With the core's ``slice_batches`` (the stdio edge sets it) a
+  batch line is handled ``_SLICE`` elements at a time (``unfinished``, ``more``): the other
+  side's lines are handled, and what a slice made is written, before the next slice.
 - A line over ``max_line_bytes`` is skipped unread (``_input`` reads its top-level ``id`` and
   whether it has a ``method`` as it streams by) and nothing waits for it forever, in every
   mode: a request of either side is answered ``-32600`` with its id; an answer is one that
@@ -25,7 +25,10 @@ Rules this module owns (bad input costs nothing else):
   agent's, an error for the client); a notification, or a line whose id cannot be read, is
   only noted (``oversized_line``).
 - An agent request whose id is not a string or an integer, or reuses the id of one still
-  waiting for its answer, is refused ``-32600`` (``_refused_id``).
+  waiting for its answer, is refused ``-32600`` (``refused_id``).
+
+``LineReader`` is a component of the core: it reads through ``ReadingCore`` (public members)
+and hands what it read to the routing steps the core gives it.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from msgspec import UNSET
@@ -50,8 +53,12 @@ from ..models import (
 )
 from ..records import Side
 from . import _routing as rpc
-from ._connection import _Connection
 from ._output import Outbox
+
+if TYPE_CHECKING:
+    from ._output import Output
+    from ._permissions import BridgeOutput
+    from ._state import Mode
 
 _BATCH_NOTES = 3
 """Notes about the elements of one batch line kept as they are; the rest are counted."""
@@ -69,19 +76,45 @@ class _Left:
     index: int
 
 
-class _Reading(_Connection):
-    """Lines read into messages; what cannot be routed, answered. The routing itself is the
-    core's (``_client_message``, ``_route_agent_message``, ``_end``). (A base class: what it
-    reads goes to those steps of the core, defined above it, which call its readers back.)"""
+Route = Callable[[rpc.Envelope, bytes, float], None]  # a routing step of the core
 
-    def _client_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
-        raise NotImplementedError
 
-    def _route_agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
-        raise NotImplementedError
+class ReadingCore(Protocol):
+    """What the reader asks of the connection core, all public: its components, its line
+    limit, its mode and whether the edge asked for batches a slice at a time."""
 
-    def _end(self, reason: str) -> None:
-        raise NotImplementedError
+    output: Output
+    agent_requests: rpc.RequestIds
+    client_requests: rpc.RequestIds
+    bridge_output: BridgeOutput
+    max_line_bytes: int
+    slice_batches: bool
+
+    @property
+    def mode(self) -> Mode: ...
+
+
+class LineReader:
+    """Lines read into messages; what cannot be routed, answered. A component of the core,
+    given its routing: ``route_client`` and ``route_agent`` take the messages read, ``end``
+    ends the session (an agent line that is not JSON-RPC)."""
+
+    def __init__(
+        self, core: ReadingCore, route_client: Route, route_agent: Route, end: Callable[[str], None]
+    ) -> None:
+        self._core = core
+        self.output = core.output
+        self.bridge_output = core.bridge_output
+        self._route_client = route_client
+        self._route_agent = route_agent
+        self._end = end
+        self._batch_left: Iterator[None] | None = None  # the batch a line just left unfinished
+        self._left: dict[str, _Left] = {}  # per side: the batch and the lines after it
+
+    def take(self) -> Outbox:
+        """What the lines made, once the backlogs are settled."""
+        self.bridge_output.backlogs()
+        return self.output.take()
 
     # ----------------------------------------------------------------------------------------
     # Lines over the limit
@@ -96,9 +129,11 @@ class _Reading(_Connection):
         self.output.now = now
         self.output.line = 0
         try:
-            what = f"{size} bytes is over the limit of {self.max_line_bytes} bytes; skipped"
+            what = f"{size} bytes is over the limit of {self._core.max_line_bytes} bytes; skipped"
             if request_id is not UNSET and has_method:
-                limit = f"over the line limit of {self.max_line_bytes} bytes (--max-line-bytes)"
+                limit = (
+                    f"over the line limit of {self._core.max_line_bytes} bytes (--max-line-bytes)"
+                )
                 detail = {"details": f"a request of {size} bytes, {limit}: not read"}
                 answer = jsonrpc.error(
                     plain_id(request_id), INVALID_REQUEST, "Invalid Request", detail
@@ -110,17 +145,17 @@ class _Reading(_Connection):
             self.output.note(side, what, "error")
         finally:
             self.output.line = None
-        return self._take()
+        return self.take()
 
     def _oversized_answer(self, side: Side, request_id: Any, reason: str) -> str:
         """An answer of ``side`` that was over the limit: what waits for it is settled; the
         end of the note says how."""
         if side == "client":
-            if self._policy.mode == "converting":
+            if self._core.mode == "converting":
                 if self._unreadable_answer(request_id, reason):
                     return "; the agent is answered in its place"
                 return ""
-            if self._policy.mode == "passthrough":  # the agent's own id: it waits for it
+            if self._core.mode == "passthrough":  # the agent's own id: it waits for it
                 detail = {"details": f"the client's answer could not be read ({reason})"}
                 error = jsonrpc.error(
                     plain_id(request_id), INTERNAL_ERROR, "Internal error", detail
@@ -128,7 +163,7 @@ class _Reading(_Connection):
                 self.output.agent(error)
                 return "; the agent is answered an error in its place"
             return ""
-        pending = self.agent_requests.pop(request_id)
+        pending = self._core.agent_requests.pop(request_id)
         if pending is None or pending.discard:
             return ""
         detail = {"details": f"the agent's answer could not be read ({reason})"}
@@ -140,7 +175,7 @@ class _Reading(_Connection):
     # ----------------------------------------------------------------------------------------
     # The client
 
-    def _read_client(self, line: bytes) -> tuple[Any, bytes] | None:
+    def read_client(self, line: bytes) -> tuple[Any, bytes] | None:
         """The client's line as JSON values (and the line they were read from), or ``None``
         when it is not JSON: then it has been answered."""
         try:
@@ -170,7 +205,7 @@ class _Reading(_Connection):
     def _unreadable_answer(self, request_id: Any, reason: str) -> bool:
         """The client answered a request of the agent with a line that cannot be read: the
         agent gets an answer that approves nothing. ``False``: no such request is pending."""
-        pending = self.client_requests.pop(request_id)
+        pending = self._core.client_requests.pop(request_id)
         if pending is None:
             return False
         if pending.discard:
@@ -186,14 +221,14 @@ class _Reading(_Connection):
         )
         return True
 
-    def _client_values(self, value: Any, line: bytes, now: float) -> None:
+    def client_values(self, value: Any, line: bytes, now: float) -> None:
         """What the client's line read as: a batch, element by element, or one value."""
         if isinstance(value, list):
             if not value:  # JSON-RPC: an empty batch is one Invalid Request, id null
                 self.output.client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
                 self.output.note("client", "an empty batch: answered -32600", "error")
             else:
-                self._batch("client", value, now, line)
+                self.batch("client", value, now, line)
         else:
             self._client_value(value, line, now)
 
@@ -210,7 +245,7 @@ class _Reading(_Connection):
     def _client_item(self, value: dict[str, Any], line: bytes, now: float, alone: bool) -> bool:
         """One object of the client (``alone``: a line; else an element of its batch);
         ``False``: it is not a message and has no id to answer it under (answered ``-32600``,
-        id null: here when ``alone``, else once for all such elements, by ``_batch``)."""
+        id null: here when ``alone``, else once for all such elements, by ``batch``)."""
         if "method" not in value and "id" not in value:
             if alone:
                 self.output.client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
@@ -229,22 +264,19 @@ class _Reading(_Connection):
                 "client", f"a JSON value that is not a message ({exc}): answered -32600", "error"
             )
             return True
-        self._client_message(envelope, line, now)
+        self._route_client(envelope, line, now)
         return True
 
     # ----------------------------------------------------------------------------------------
     # Batches
 
-    def _batch(self, side: Side, items: list[Any], now: float, line: bytes = b"") -> None:
+    def batch(self, side: Side, items: list[Any], now: float, line: bytes = b"") -> None:
         """A batch of ``side``, element by element in array order (D16), its cost linear in
-        its size (D16 amended): the elements that are not messages with an id to answer them
-        under (``0``, ``{}``, ``{"method": 5}``) are counted, and the line gets one note saying
-        how many, and from the client one ``-32600`` (id null); of the notes about its other
-        elements the first ``_BATCH_NOTES`` are kept as they are, the rest counted (a cap's
-        note is always kept: it is rate-limited already). With ``slice_batches``, in a
-        ``from_*_lines`` call, only its first slice is handled here (``_lines``, ``more``)."""
+        its size (D16 amended, the module's rules; a cap's note is always kept: it is
+        rate-limited already). With ``slice_batches``, in a ``from_*_lines`` call, only its
+        first slice is handled here (``lines``, ``more``)."""
         steps = self._batch_slices(side, items, _repeats_by_element(line))
-        if not self.slice_batches or self.output.line is None:
+        if not self._core.slice_batches or self.output.line is None:
             deque(steps, maxlen=0)
             return
         for _ in steps:  # more than one slice: the rest is the edge's to ask for
@@ -254,7 +286,7 @@ class _Reading(_Connection):
     def _batch_slices(
         self, side: Side, items: list[Any], repeats: dict[int, tuple[Diagnostic, ...]]
     ) -> Iterator[None]:
-        """``_batch``'s work, pausing after each ``_SLICE`` elements (read at each element:
+        """``batch``'s work, pausing after each ``_SLICE`` elements (read at each element:
         the time and the outbox, which may be another call's by then)."""
         invalid = shown = hidden = 0
         for start in range(0, len(items), _SLICE):
@@ -306,29 +338,20 @@ class _Reading(_Connection):
     # ----------------------------------------------------------------------------------------
     # Lines, and batches a slice at a time
 
-    slice_batches = False
-    """Set by the edge: a batch line in a ``from_*_lines`` call is handled ``_SLICE`` elements
-    at a time; the call returns after its first slice and ``more(side, now)`` handles the
-    next one, then the lines after it, while ``unfinished(side)``: the other side's lines are
-    handled in between, and what each slice makes is written before the next."""
-    _batch_left: Iterator[None] | None = None  # the batch a line just left unfinished
-    _left: dict[str, _Left] | None = None  # per side: the batch and the lines after it
-
     def unfinished(self, side: Side) -> bool:
         """Whether a batch line of ``side`` is not handled whole yet (``more``)."""
-        return self._left is not None and side in self._left
+        return side in self._left
 
     def more(self, side: Side, now: float) -> Outbox:
         """The next slice of ``side``'s unfinished batch; once it is done, the lines that came
         after it in its ``from_*_lines`` call (each note's ``line`` the index in that call)."""
         self.output.now = now
-        left = self._left.pop(side, None) if self._left is not None else None
+        left = self._left.pop(side, None)
         if left is None:
-            return self._take()
+            return self.take()
         self.output.line = left.index
         try:
             for _ in left.steps:
-                assert self._left is not None
                 self._left[side] = left
                 break
         except Exception as exc:  # a bug must cost this batch, not the others
@@ -336,10 +359,10 @@ class _Reading(_Connection):
         self.bridge_output.backlogs()
         self.output.line = None
         if self.unfinished(side):
-            return self._take()
-        return self._lines(left.handle, side, left.lines, now, left.index + 1)
+            return self.take()
+        return self.lines(left.handle, side, left.lines, now, left.index + 1)
 
-    def _lines(
+    def lines(
         self,
         handle: Callable[[bytes, float], None],
         side: Side,
@@ -357,24 +380,22 @@ class _Reading(_Connection):
                 self._batch_left = None
             self.bridge_output.backlogs()
             if self._batch_left is not None:  # the rest is ``more``'s
-                if self._left is None:
-                    self._left = {}
                 self._left[side] = _Left(self._batch_left, handle, lines, index)
                 self._batch_left = None
                 break
         self.output.line = None
-        return self._take()
+        return self.take()
 
     # ----------------------------------------------------------------------------------------
     # The agent
 
-    def _read_agent(self, line: bytes) -> tuple[Any, bytes] | None:
+    def read_agent(self, line: bytes) -> tuple[Any, bytes] | None:
         """The agent's line read for routing (and the line it was read from), or ``None``: not
         JSON-RPC, which ends the session, or dropped and noted."""
         try:
             return rpc.read_line.decode(line), line
         except msgspec.ValidationError as exc:  # JSON, but not a message: e.g. "method": 5
-            self._agent_invalid(line, f"a line that is not a message ({exc})", INVALID_REQUEST)
+            self.agent_invalid(line, f"a line that is not a message ({exc})", INVALID_REQUEST)
             return None
         except (msgspec.DecodeError, RecursionError) as exc:
             reason = "nesting is too deep" if isinstance(exc, RecursionError) else str(exc)
@@ -388,12 +409,12 @@ class _Reading(_Connection):
                 self.output.note("agent", _surrogates_replaced(count))
                 return parsed, fixed
         if reason == "nesting is too deep":
-            self._agent_invalid(line, "a message nested too deeply to read", PARSE_ERROR)
+            self.agent_invalid(line, "a message nested too deeply to read", PARSE_ERROR)
             return None
         self._end(f"the agent wrote a line that is not JSON-RPC ({reason})")
         return None
 
-    def _agent_invalid(self, line: bytes, what: str, code: int) -> None:
+    def agent_invalid(self, line: bytes, what: str, code: int) -> None:
         """A line of the agent the proxy cannot route: dropped, and a request answered."""
         request_id, has_method = rpc.salvage_id(line)
         answered = has_method and request_id is not UNSET
@@ -402,15 +423,15 @@ class _Reading(_Connection):
             message = "Parse error" if code == PARSE_ERROR else "Invalid Request"
             self.output.agent(jsonrpc.error(plain_id(request_id), code, message, {"details": what}))
 
-    def _refused_id(self, request_id: Any, method: str, line: bytes) -> bool:
+    def refused_id(self, request_id: Any, method: str, line: bytes) -> bool:
         """Whether an agent request's id is refused (``-32600``): not a string or an integer,
         or the id of a request of the agent still waiting for its answer (two answers would go
         back under one id)."""
         if type(request_id) is not str and type(request_id) is not int:
             what = f"a request whose id is {request_id!r} (ids are strings or integers)"
-            self._agent_invalid(line, what, INVALID_REQUEST)
+            self.agent_invalid(line, what, INVALID_REQUEST)
             return True
-        if self.client_requests.forwarded_id(request_id) is UNSET:
+        if self._core.client_requests.forwarded_id(request_id) is UNSET:
             return False
         what = f"request {request_id!r} reuses the id of a request still waiting for its answer"
         self.output.agent(
@@ -428,16 +449,16 @@ class _Reading(_Connection):
             if "method" not in item or plain_id(item.get("id")) is None:
                 return False
             what = f"a batch element that is not a message ({exc})"
-            self._agent_invalid(line, what, INVALID_REQUEST)
+            self.agent_invalid(line, what, INVALID_REQUEST)
             return True
         if envelope.method is UNSET and envelope.id is UNSET:
             return False
-        self._agent_message(envelope, line, now)
+        self.agent_message(envelope, line, now)
         return True
 
-    def _agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
+    def agent_message(self, envelope: rpc.Envelope, line: bytes, now: float) -> None:
         try:
-            self._route_agent_message(envelope, line, now)
+            self._route_agent(envelope, line, now)
         except rpc.Unreadable as exc:  # a payload the envelope read skipped cannot be read
             what = f"a message that cannot be read ({exc})"
             if envelope.method is not UNSET and envelope.id is not UNSET:
@@ -446,7 +467,7 @@ class _Reading(_Connection):
                 self.output.agent(error)
             elif envelope.method is UNSET and envelope.id is not UNSET:
                 self.output.note("agent", f"{what}: the client is answered an error", "error")
-                pending = self.agent_requests.pop(envelope.id)
+                pending = self._core.agent_requests.pop(envelope.id)
                 if pending is not None and not pending.discard:
                     detail = {"details": f"the agent's answer could not be read ({exc})"}
                     error = jsonrpc.error(
