@@ -290,8 +290,9 @@ def test_a_compact_tool_call_update_takes_the_typed_path(agent: int) -> None:
         update["title"] = "Read"
     params = {"sessionId": SESSION_IDS[0], "update": update}
     line = _line({"jsonrpc": "2.0", "method": "session/update", "params": params})
-    assert core._policy.typed_update(core, line, 0.0)
-    assert not core._policy.typed_update(core, line.replace(b'"jsonrpc"', b'"id":1,"jsonrpc"'), 0.0)
+    policy = core.negotiation.policy
+    assert policy.typed_update(core, line, 0.0)
+    assert not policy.typed_update(core, line.replace(b'"jsonrpc"', b'"id":1,"jsonrpc"'), 0.0)
 
 
 def test_a_note_names_its_line_in_the_batch() -> None:

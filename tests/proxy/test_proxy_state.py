@@ -57,6 +57,6 @@ def test_the_policy_is_chosen_once_by_the_agents_answer() -> None:
         (2, 1, ToV2Client, "converting"),
     ):
         core = _initialized(client, agent)
-        assert isinstance(core._policy, policy) and core.mode == mode and not core.gone
+        assert isinstance(core.negotiation.policy, policy) and core.mode == mode and not core.gone
         core.agent_gone("the agent exited with code 0")
-        assert core.gone and core._state == "closed" and core.mode == mode
+        assert core.gone and core.negotiation.state == "closed" and core.mode == mode

@@ -34,11 +34,9 @@ from msgspec import UNSET
 from ..codec import DEFAULT_MAX_BYTES, DecodeError
 from ..lifecycle import (
     MODES_TO_V1,
-    EndInError,
     jsonrpc,
     map_params,
     map_result,
-    prompt_error_to_v2,
     replays_history,
 )
 from ..models import (
@@ -50,7 +48,8 @@ from ..models import (
 )
 from . import _routing as rpc
 from . import _updates
-from ._negotiation import _Negotiating
+from ._connection import _Connection
+from ._negotiation import Negotiation
 from ._output import ConnectionNote, Outbox, Version, VersionOption
 from ._passthrough import _PERMISSION_METHOD
 from ._permissions import _turn_error
@@ -71,7 +70,7 @@ _AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
 _FLUSH_BYTES = 4 * 1024 * 1024  # tool-call changes one ``poll`` sends, about (in store bytes)
 
 
-class ConnectionCore(_Negotiating):
+class ConnectionCore(_Connection):
     """The sans-I/O core of the proxy: lines in from either side, lines out to either side.
 
     ``from_client(line, now)`` and ``from_agent(line, now)`` take one line each (without its
@@ -103,14 +102,14 @@ class ConnectionCore(_Negotiating):
         read_file: ReadFile | None = None,
     ) -> None:
         super().__init__(
-            client_version=client_version,
-            agent_version=agent_version,
             coalesce_interval=coalesce_interval,
             limits=limits,
             max_line_bytes=max_line_bytes,
             read_file=read_file,
         )
         self.reader = LineReader(self, self._client_message, self._route_agent_message, self._end)
+        versions = {"client_version": client_version, "agent_version": agent_version}
+        self.negotiation = Negotiation(self, self.reader, self._client_message, **versions)
 
     # ----------------------------------------------------------------------------------------
     # Public API
@@ -118,12 +117,12 @@ class ConnectionCore(_Negotiating):
     @property
     def mode(self) -> Mode:
         """How the client's lines are handled: by the policy chosen (kept once it is closed)."""
-        return self._policy.mode
+        return self.negotiation.policy.mode
 
     @property
     def gone(self) -> bool:
         """The agent is gone: the connection is closed."""
-        return self._state == CLOSED
+        return self.negotiation.state == CLOSED
 
     def from_client(self, line: bytes, now: float) -> Outbox:
         """One line the client wrote."""
@@ -146,8 +145,8 @@ class ConnectionCore(_Negotiating):
     def from_agent_lines(self, lines: Sequence[bytes], now: float) -> Outbox:
         """Lines the agent wrote, in order: as ``from_client_lines``, the other way."""
         self.output.now = now
-        if self._state == PASSTHROUGH:  # kept to cheap byte checks per line
-            self.passthrough.agent_lines(lines, self._policy)
+        if self.negotiation.state == PASSTHROUGH:  # kept to cheap byte checks per line
+            self.passthrough.agent_lines(lines, self.negotiation.policy)
             return self._take()
         return self.reader.lines(self._agent_line, "agent", lines, now)
 
@@ -157,7 +156,7 @@ class ConnectionCore(_Negotiating):
         deadline = self.flush_deadline
         if deadline.at is not None and now >= deadline.at:
             deadline.at = None
-            bridge = self._policy.coalescing
+            bridge = self.negotiation.policy.coalescing
             if bridge is not None:
                 self.bridged(bridge.flush(max_bytes=_FLUSH_BYTES), "client")
                 if bridge.pending:  # the rest goes once this is written
@@ -167,7 +166,7 @@ class ConnectionCore(_Negotiating):
     def flush(self) -> Outbox:
         """Send every coalesced tool-call change now (the client's input ended, say)."""
         self.flush_deadline.at = None
-        bridge = self._policy.coalescing
+        bridge = self.negotiation.policy.coalescing
         if bridge is not None:
             self.bridged(bridge.flush(), "client")
         return self._take()
@@ -186,6 +185,21 @@ class ConnectionCore(_Negotiating):
         """The next slice of ``side``'s unfinished batch, then the lines after it."""
         return self.reader.more(side, now)
 
+    @property
+    def client_version(self) -> Version | None:
+        """The version the client speaks, once known (configured, or its ``initialize``)."""
+        return self.negotiation.client_version
+
+    @property
+    def agent_version(self) -> Version | None:
+        """The version the agent speaks, once it has answered ``initialize``."""
+        return self.negotiation.agent_version
+
+    @property
+    def agent_side_version(self) -> Version | None:
+        """``Negotiation.agent_side_version``: the agent's version, or the one it is asked in."""
+        return self.negotiation.agent_side_version
+
     def next_deadline(self) -> float | None:
         """When ``poll`` has something to send (``None``: nothing is waiting)."""
         return self.flush_deadline.at
@@ -199,24 +213,26 @@ class ConnectionCore(_Negotiating):
     # Lines
 
     def _client_line(self, line: bytes, now: float) -> None:
-        if self._policy.mode == "passthrough":
-            self.output.box.to_agent.append(self.passthrough.track(line, self._policy))
+        if self.negotiation.policy.mode == "passthrough":
+            self.output.box.to_agent.append(self.passthrough.track(line, self.negotiation.policy))
             return
         read = self.reader.read_client(line)
         if read is not None:
             self.reader.client_values(*read, now)
 
     def _agent_line(self, line: bytes, now: float) -> None:
-        state = self._state
+        state = self.negotiation.state
         if state == CLOSED:
             return
         if state == PASSTHROUGH:
-            self.passthrough.untrack(line, self._policy)
+            self.passthrough.untrack(line, self.negotiation.policy)
             if _PERMISSION_METHOD in line:
-                line = self.passthrough.unique_options(line, self._policy)
+                line = self.passthrough.unique_options(line, self.negotiation.policy)
             self.output.box.to_client.append(line)
             return
-        if state == CONVERTING and _updates.compact_update(self, self._policy, line, now):
+        if state == CONVERTING and _updates.compact_update(
+            self, self.negotiation.policy, line, now
+        ):
             return
         read = self.reader.read_agent(line)
         if read is not None:
@@ -227,14 +243,14 @@ class ConnectionCore(_Negotiating):
                 self.reader.agent_message(parsed, line, now)
 
     def _end(self, reason: str) -> None:
-        if self._state == CLOSED:
+        if self.negotiation.state == CLOSED:
             return
-        self._event(AGENT_GONE)
-        bridge = self._policy.coalescing
+        self.negotiation.event(AGENT_GONE)
+        bridge = self.negotiation.policy.coalescing
         if bridge is not None:
             self.bridged(bridge.flush(), "client")
         data = {"details": reason}
-        passed = self._policy.mode == "passthrough"
+        passed = self.negotiation.policy.mode == "passthrough"
         for pending in list(self.agent_requests.pending.values()):
             # A converted prompt ends below with its session; a passed-through one is here.
             if not pending.discard and (pending.method != "session/prompt" or passed):
@@ -242,7 +258,7 @@ class ConnectionCore(_Negotiating):
                     jsonrpc.error(pending.origin_id, INTERNAL_ERROR, "Internal error", data)
                 )
         self.agent_requests.pending.clear()
-        self._drop_held(data)
+        self.negotiation.drop_held(data)
         for session_id in self.passthrough.forget_turns():  # pass-through v2 turns acknowledged
             self.output.client(jsonrpc.update(session_id, _turn_error(reason)))
         for session_id, session in self.sessions.table.items():
@@ -259,16 +275,16 @@ class ConnectionCore(_Negotiating):
                 self.output.client(jsonrpc.error(None, INVALID_REQUEST, "Invalid Request"))
                 self.output.note("client", "a message with neither method nor id: answered -32600")
                 return
-            self._client_response(envelope, line)
+            self.bridge_output.client_answered(envelope, line)
             return
         params = rpc.plain(envelope.params)
-        if self.held.holding_client and method != "initialize":
-            self._hold_client(envelope, line)
+        if self.negotiation.held.holding_client and method != "initialize":
+            self.negotiation.hold_client(envelope, line)
         elif envelope.id is UNSET:
             self._client_notification(method, params, line)
-        elif method == "initialize" and self._policy.mode == "negotiating":
-            self._client_initialize(envelope.id, params, line)
-        elif self._policy.mode == "negotiating":  # before versions are known: as it is
+        elif method == "initialize" and self.negotiation.policy.mode == "negotiating":
+            self.negotiation.client_initialize(envelope.id, params, line)
+        elif self.negotiation.policy.mode == "negotiating":  # before versions are known: as it is
             self.agent_requests.keep(envelope.id, rpc.Pending(envelope.id, method))
             self.output.box.to_agent.append(line)
         elif method in _CLIENT_NOTIFICATIONS:  # a cancel is a cancel, with or without an id
@@ -281,7 +297,7 @@ class ConnectionCore(_Negotiating):
             self._client_request(envelope.id, method, params, line)
 
     def _client_notification(self, method: str, params: Any, line: bytes) -> None:
-        if self._policy.mode != "converting":
+        if self.negotiation.policy.mode != "converting":
             self.output.box.to_agent.append(line)
             return
         if method == "$/cancel_request":
@@ -293,7 +309,7 @@ class ConnectionCore(_Negotiating):
             self.output.agent(jsonrpc.notification(method, params))
             self.bridge_output.settle_permissions(params.get("sessionId"))
             return
-        if method == "initialize" or method in self._policy.client_methods:
+        if method == "initialize" or method in self.negotiation.policy.client_methods:
             self.output.note(
                 "client",
                 f"{method} is a request but came without an id: not forwarded (its answer "
@@ -304,7 +320,7 @@ class ConnectionCore(_Negotiating):
         self.output.box.to_agent.append(line)  # extension and unknown notifications
 
     def _client_request(self, request_id: Any, method: str, params: Any, line: bytes) -> None:
-        policy = self._policy
+        policy = self.negotiation.policy
         missing = policy.missing.get(method)
         if missing is not None:
             self.output.client(jsonrpc.error(request_id, policy.missing_code, missing))
@@ -358,33 +374,11 @@ class ConnectionCore(_Negotiating):
             policy.turn(self, session_id, sent)
         pending = rpc.Pending(request_id, method, session_id)  # its params are not kept
         if method in _SESSION_SETUP:  # where its diffs' files are read (a load replays first)
-            pending.params = self._roots(session_id, params)
+            pending.params = self.bridge_output.roots(session_id, params)
         if table is MODES_TO_V1:
             pending.params = ("mode", mapped.value.get("modeId"))
         forwarded = self.agent_requests.allocate(pending)
         self.output.agent(jsonrpc.request(forwarded, target, mapped.value))
-
-    def _client_response(self, envelope: rpc.Envelope, line: bytes) -> None:
-        pending = self.client_requests.pop(envelope.id)
-        if pending is None:
-            self.output.note(
-                "client", f"an answer to no pending request (id {envelope.id!r}): dropped"
-            )
-            return
-        if pending.discard:
-            self.output.note(
-                "client",
-                f"an answer to request {envelope.id!r}, which the proxy answered already (the "
-                "agent was sent `cancelled`): dropped",
-                "error",
-            )
-            return
-        data = rpc.whole(line)
-        data["id"] = pending.origin_id
-        if pending.method == "session/request_permission":
-            self.bridge_output.permission_answered(pending, data, line)
-            return
-        self.output.agent(data)
 
     # ----------------------------------------------------------------------------------------
     # From the agent
@@ -396,14 +390,14 @@ class ConnectionCore(_Negotiating):
                 self.output.note("agent", "a message with neither method nor id: dropped", "error")
                 return
             self._agent_response(envelope, line)
-        elif self._state == NEGOTIATING:  # until the agent has answered initialize: held
-            self._hold(envelope, line)
-        elif self._state != CONVERTING:
+        elif self.negotiation.state == NEGOTIATING:  # until the agent has answered initialize: held
+            self.negotiation.hold(envelope, line)
+        elif self.negotiation.state != CONVERTING:
             self.output.box.to_client.append(line)
         elif envelope.id is UNSET:
-            _updates.agent_notification(self, self._policy, method, envelope, line, now)
+            _updates.agent_notification(self, self.negotiation.policy, method, envelope, line, now)
         elif method in _AGENT_NOTIFICATIONS:  # a notification with an id: handled as one
-            _updates.agent_notification(self, self._policy, method, envelope, line, now)
+            _updates.agent_notification(self, self.negotiation.policy, method, envelope, line, now)
             self.output.agent(jsonrpc.result(plain_id(envelope.id), {}))
             self.output.note(
                 "agent", f"{method} is a notification but came with an id: answered {{}}"
@@ -421,21 +415,21 @@ class ConnectionCore(_Negotiating):
             return
         if pending.discard:
             return
-        if pending.method == "initialize" and self._state == NEGOTIATING:
-            self._agent_initialized(pending, data)
+        if pending.method == "initialize" and self.negotiation.state == NEGOTIATING:
+            self.negotiation.agent_initialized(pending, data)
             return
-        if self._state != CONVERTING:
+        if self.negotiation.state != CONVERTING:
             data["id"] = pending.origin_id
             self.output.client(data)
             return
         if "error" in data:
-            self._agent_error(pending, data["error"])
+            self.bridge_output.agent_error(pending, data["error"])
             return
         result = data.get("result")
         if pending.method == "session/prompt":
-            self._policy.prompt_answered(self, pending, result)
+            self.negotiation.policy.prompt_answered(self, pending, result)
             return
-        table = self._policy.requests
+        table = self.negotiation.policy.requests
         if pending.method not in table:
             self.output.client(jsonrpc.result(pending.origin_id, result))
             return
@@ -456,33 +450,22 @@ class ConnectionCore(_Negotiating):
         if pending.method in _SESSION_SETUP and isinstance(session_id, str):
             session = self.sessions.session(session_id)
             session.established = True
-            self._policy.established(session, result, value)
+            self.negotiation.policy.established(session, result, value)
             if pending.method == "session/new":  # its id is known now
-                self._roots(session_id, pending.params)
+                self.bridge_output.roots(session_id, pending.params)
         self.output.client(jsonrpc.result(pending.origin_id, value))
         for update in mapped.updates:
             self.output.client(jsonrpc.update(session_id, update))
-        self._policy.answered(self, pending, result)
+        self.negotiation.policy.answered(self, pending, result)
         if pending.method == "session/close":
             self.close_session(session_id)
         if pending.method in ("session/load", "session/resume"):
             self.sessions.session(session_id).replay_suppressed = False
 
-    def _agent_error(self, pending: rpc.Pending, error: Any) -> None:
-        if pending.method == "session/prompt" and pending.session_id in self.sessions.table:
-            turns = self.sessions.table[pending.session_id].turns
-            for effect in turns.answered(pending.origin_id, error=True):
-                if isinstance(effect, EndInError) and effect.as_update:  # the client was told
-                    self.output.client(
-                        jsonrpc.update(pending.session_id, prompt_error_to_v2(error))
-                    )
-                    return
-        self.output.client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
-
     def _agent_request(
         self, request_id: Any, method: str, envelope: rpc.Envelope, line: bytes
     ) -> None:
-        if self.reader.refused_id(request_id, method, line) or self._policy.refused(
+        if self.reader.refused_id(request_id, method, line) or self.negotiation.policy.refused(
             self, request_id, method
         ):
             return

@@ -1,6 +1,7 @@
 """Negotiation: the ``initialize`` exchange that decides the versions, and the policy chosen.
 
-Rules this module owns (the states and events are ``_state``'s):
+Rules this module owns (the states and events are ``_state``'s; ``Negotiation`` keeps the
+connection's state and moves it only through ``_state.transition``):
 
 - The client's version is its ``protocolVersion`` (1 for 1, 2 for 2 and above; version 0 is
   answered ``-32022``, a missing or unreadable one ``-32602``), or the one configured. The
@@ -12,11 +13,15 @@ Rules this module owns (the states and events are ``_state``'s):
   ``HeldLines``, within its bounds; past them a request is answered with an error) and then
   routed like every later one; the client's lines meanwhile are held too (each side gets
   only messages of its own version) and, past the same bounds, go on as they are.
+
+``Negotiation`` is a component of the core: it reads the core through ``NegotiatingCore``
+(public members only) and releases held lines into the reader and the routing step the
+core gives it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from msgspec import UNSET
@@ -24,11 +29,11 @@ from msgspec import UNSET
 from ..bridge import TerminalProfile, V1ToV2Bridge, V2ToV1Bridge
 from ..lifecycle import TO_V1, TO_V2, jsonrpc, map_params, map_result
 from ..models import INTERNAL_ERROR, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, plain_id
+from ..store import Limits
 from . import _routing as rpc
-from ._connection import _Connection
-from ._held import MAX_HELD
-from ._output import Version
-from ._policy import Converting, PassThrough, Policy, ToV1Client, ToV2Client
+from ._held import MAX_HELD, HeldLines
+from ._output import FlushDeadline, Output, Version, VersionOption
+from ._policy import NEGOTIATION, Converting, PassThrough, Policy, ToV1Client, ToV2Client
 from ._refusals import LineReader, Route
 from ._state import (
     AGENT_ASKED_AGAIN,
@@ -36,22 +41,63 @@ from ._state import (
     AGENT_REFUSED,
     AGENT_SAME_VERSION,
     CLIENT_INITIALIZE,
+    NEGOTIATING,
     Event,
+    State,
     transition,
 )
 
+if TYPE_CHECKING:
+    from ..bridge import ReadFile
+    from ._passthrough import PassThroughLines
+    from ._permissions import BridgeOutput
+    from ._sessions import Sessions
 
-class _Negotiating(_Connection):
-    """The ``initialize`` exchange, and the lines held while it is under way. (A base class:
-    it sets the state and policy the core's routing reads, and releases held lines into that
-    routing, defined above it.)"""
 
-    reader: LineReader  # the core's line reader, which held agent lines are released to
-    _client_message: Route  # the core's routing step, which held client lines are released to
+class NegotiatingCore(Protocol):
+    """What the negotiation asks of the connection core, all public: its components and the
+    options its bridges are made with."""
 
-    _asking: Version | None = None
-    """The version the agent is being asked in (its ``initialize`` pending), once asked: the
-    other one after a fallback, so the log records the agent's answer and the retry in it."""
+    output: Output
+    agent_requests: rpc.RequestIds
+    passthrough: PassThroughLines
+    bridge_output: BridgeOutput
+    sessions: Sessions
+    flush_deadline: FlushDeadline
+    limits: Limits | None
+    max_line_bytes: int
+    read_file: ReadFile | None
+
+
+class Negotiation:
+    """The ``initialize`` exchange, the connection's state and policy it decides (``state``,
+    ``policy``: read by the core's routing), and the lines held while it is under way. A
+    component of the core, given the core's reader and its routing step for the client's
+    messages, which the held lines are released into."""
+
+    def __init__(
+        self,
+        core: NegotiatingCore,
+        reader: LineReader,
+        route_client: Route,
+        *,
+        client_version: VersionOption,
+        agent_version: VersionOption,
+    ) -> None:
+        self._core = core
+        self.output = core.output
+        self._reader = reader
+        self._route_client = route_client
+        self.state: State = NEGOTIATING
+        self.policy: Policy = NEGOTIATION  # chosen once the agent has answered initialize
+        self.client_version: Version | None = None if client_version == "auto" else client_version
+        self.agent_version: Version | None = None
+        self._asked_agent: VersionOption = agent_version
+        # The version the agent is being asked in (its initialize pending), once asked: the
+        # other one after a fallback, so the log records the agent's answer and the retry in it.
+        self._asking: Version | None = None
+        self._client_caps: dict[str, Any] = {}
+        self.held = HeldLines()  # lines held until the agent answered initialize
 
     @property
     def agent_side_version(self) -> Version | None:
@@ -63,21 +109,23 @@ class _Negotiating(_Connection):
             return self._asking
         return self.client_version if self._asked_agent == "auto" else self._asked_agent
 
-    def _event(self, event: Event, policy: Policy | None = None) -> None:
+    def event(self, event: Event, policy: Policy | None = None) -> None:
         """``event`` happened: the state moves by ``_state.TRANSITIONS``; ``policy``: the
         one chosen on leaving negotiation."""
-        self._state = transition(self._state, event)
+        self.state = transition(self.state, event)
         if policy is not None:
-            self._policy = self.bridge_output.policy = policy
-            self.sessions.turns_to = policy.turns_to
+            self.policy = self._core.bridge_output.policy = policy
+            self._core.sessions.turns_to = policy.turns_to
 
-    def _client_initialize(self, request_id: Any, params: Any, line: bytes) -> None:
+    def client_initialize(self, request_id: Any, params: Any, line: bytes) -> None:
+        """The client's ``initialize`` while negotiating: its version read (or answered), and
+        the agent asked."""
         if self.client_version is None:
             version = self._requested_version(request_id, params)
             if version is None:
                 return  # answered: the client may try again
             self.client_version = version
-        self._event(CLIENT_INITIALIZE)
+        self.event(CLIENT_INITIALIZE)
         self.held.holding_client = True
         params = params if isinstance(params, dict) else {}
         caps = params.get("clientCapabilities") or params.get("capabilities")
@@ -85,7 +133,7 @@ class _Negotiating(_Connection):
         target = self.client_version if self._asked_agent == "auto" else self._asked_agent
         if target == self.client_version:
             self._asking = target
-            self.agent_requests.keep(
+            self._core.agent_requests.keep(
                 request_id, rpc.Pending(request_id, "initialize", params=(target, params, False))
             )
             self.output.box.to_agent.append(line)
@@ -140,14 +188,16 @@ class _Negotiating(_Connection):
             value = mapped.value
         pending = rpc.Pending(request_id, "initialize", params=(target, params, again))
         self._asking = target
-        forwarded = self.agent_requests.allocate(pending)
+        forwarded = self._core.agent_requests.allocate(pending)
         self.output.agent(jsonrpc.request(forwarded, "initialize", value))
 
-    def _agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
+    def agent_initialized(self, pending: rpc.Pending, data: dict[str, Any]) -> None:
+        """The agent's answer to ``initialize``: asked again, or the policy chosen and the
+        held lines released."""
         asked, params, again = pending.params
         other: Version = 2 if asked == 1 else 1
         if "error" in data:
-            self._event(AGENT_REFUSED)
+            self.event(AGENT_REFUSED)
             if not again:  # an agent that refuses one version may speak the other
                 self.output.note(
                     "agent", f"initialize refused in v{asked}: asked again in v{other}"
@@ -163,7 +213,7 @@ class _Negotiating(_Connection):
         if answered == other and not again:
             # It speaks the other version: it is asked again in that one, so that the
             # client's capabilities and info reach it in the shape it reads.
-            self._event(AGENT_ASKED_AGAIN)
+            self.event(AGENT_ASKED_AGAIN)
             self.output.note(
                 "agent", f"initialize answered in v{answered} when asked in v{asked}: asked again"
             )
@@ -171,16 +221,17 @@ class _Negotiating(_Connection):
             return
         self.agent_version = answered or asked
         if self.client_version is None or self.agent_version in (None, self.client_version):
-            cap = self._caps.max_pending_permissions
+            limits = self._core.limits
+            cap = (limits if limits is not None else Limits()).max_pending_permissions
             same = PassThrough(tracks_turns=self.client_version == 2, max_asked=cap)
-            self._event(AGENT_SAME_VERSION, same)
+            self.event(AGENT_SAME_VERSION, same)
             data["id"] = pending.origin_id
             self.output.client(data)
             self._release_held(0.0)
             self._release_client_held()
             return
         policy = self._converting(result)
-        self._event(AGENT_OTHER_VERSION, policy)
+        self.event(AGENT_OTHER_VERSION, policy)
         mapped = map_result(policy.requests, "initialize", result)
         self.output.losses("agent", "initialize result", mapped.losses)
         self.output.client(jsonrpc.result(pending.origin_id, mapped.value))
@@ -195,33 +246,33 @@ class _Negotiating(_Connection):
             return ToV1Client(
                 V2ToV1Bridge(
                     terminal_profile=terminal_profile(self._client_caps),
-                    coalesce=self.flush_deadline.interval > 0,
-                    limits=self.limits,
-                    max_message_bytes=self.max_line_bytes,
+                    coalesce=self._core.flush_deadline.interval > 0,
+                    limits=self._core.limits,
+                    max_message_bytes=self._core.max_line_bytes,
                     notices=isinstance(session_caps.get("notices"), dict),
                     compaction=isinstance(session_caps.get("compaction"), dict),
                     subagents=isinstance(self._client_caps.get("subagents"), dict),
                     plan=isinstance(self._client_caps.get("plan"), dict),
-                    read_file=self.read_file,
+                    read_file=self._core.read_file,
                 )
             )
         agent_caps = (result.get("agentCapabilities") or {}) if isinstance(result, dict) else {}
-        return ToV2Client(V1ToV2Bridge(limits=self.limits), agent_caps)
+        return ToV2Client(V1ToV2Bridge(limits=self._core.limits), agent_caps)
 
     # ----------------------------------------------------------------------------------------
     # Lines held while versions are not known
 
-    def _hold(self, envelope: rpc.Envelope, line: bytes) -> None:
+    def hold(self, envelope: rpc.Envelope, line: bytes) -> None:
         """An agent request or notification before versions are known waits for them (ids the
         client sees are then allocated like every other, and its version is converted)."""
         if not self.held.hold_agent(line):
             what = f"more than {MAX_HELD} messages before it answered initialize"
             if envelope.id is not UNSET:
-                self.reader.agent_invalid(line, what, INTERNAL_ERROR)
+                self._reader.agent_invalid(line, what, INTERNAL_ERROR)
             else:
                 self.output.note("agent", f"{what}: dropped", "error")
 
-    def _hold_client(self, envelope: rpc.Envelope, line: bytes) -> None:
+    def hold_client(self, envelope: rpc.Envelope, line: bytes) -> None:
         """A client line while its initialize is with the agent waits for the answer: the
         agent may answer in the other version (or be asked again in it), and each side gets
         only messages of its own version. Past the bound it goes on as it is."""
@@ -240,13 +291,13 @@ class _Negotiating(_Connection):
         answer chose (as they are when it refused)."""
         self.held.holding_client = False
         for envelope, line in self.held.take_client():
-            if self._policy.mode == "passthrough":
-                self.passthrough.track(line, self._policy)
+            if self.policy.mode == "passthrough":
+                self._core.passthrough.track(line, self.policy)
                 self.output.box.to_agent.append(line)
             else:
-                self._client_message(envelope, line, self.output.now)
+                self._route_client(envelope, line, self.output.now)
 
-    def _drop_held(self, data: dict[str, Any]) -> None:
+    def drop_held(self, data: dict[str, Any]) -> None:
         """The agent is gone: its held lines are dropped, and the client's held requests
         answered an error (``data``)."""
         self.held.take_agent()
@@ -258,12 +309,12 @@ class _Negotiating(_Connection):
 
     def _release_held(self, now: float) -> None:
         for line in self.held.take_agent():
-            if self._policy.mode == "passthrough":
+            if self.policy.mode == "passthrough":
                 self.output.box.to_client.append(
-                    self.passthrough.unique_options(line, self._policy)
+                    self._core.passthrough.unique_options(line, self.policy)
                 )
             else:
-                self.reader.agent_message(rpc.read_envelope.decode(line), line, now)
+                self._reader.agent_message(rpc.read_envelope.decode(line), line, now)
 
 
 def _version_of(value: Any) -> Version | None:

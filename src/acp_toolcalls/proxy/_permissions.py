@@ -18,6 +18,9 @@ Rules this module owns:
   uses too).
 - Past ``max_pending_requests`` waiting one way, the oldest is settled and forgotten
   (``backlogs``, after every call of the core).
+- The client's answers reach the agent under the agent's id (``client_answered``); the
+  agent's error answer to a converted prompt ends its turn (``agent_error``). A session's
+  directories go to a v2 -> v1 bridge (``roots``).
 
 ``BridgeOutput`` is a component of the core (``core.bridge_output``), over the core's
 output, sessions and request ids, with the policy the core chose.
@@ -308,6 +311,56 @@ class BridgeOutput:
         bridge = self.policy.bridge
         if bridge is not None and isinstance(session_id, str):
             self.bridged(bridge.close_session(session_id), "client")
+
+    def client_answered(self, envelope: rpc.Envelope, line: bytes) -> None:
+        """The client's answer to a request of the agent: to the agent under its id (a
+        permission's, through the bridge); one nothing waits for is dropped."""
+        pending = self.client_requests.pop(envelope.id)
+        if pending is None:
+            self.output.note(
+                "client", f"an answer to no pending request (id {envelope.id!r}): dropped"
+            )
+            return
+        if pending.discard:
+            self.output.note(
+                "client",
+                f"an answer to request {envelope.id!r}, which the proxy answered already (the "
+                "agent was sent `cancelled`): dropped",
+                "error",
+            )
+            return
+        data = rpc.whole(line)
+        data["id"] = pending.origin_id
+        if pending.method == "session/request_permission":
+            self.permission_answered(pending, data, line)
+            return
+        self.output.agent(data)
+
+    def agent_error(self, pending: rpc.Pending, error: Any) -> None:
+        """The agent's error answer to a converted request (a prompt's ends its turn)."""
+        if pending.method == "session/prompt" and pending.session_id in self.sessions.table:
+            turns = self.sessions.table[pending.session_id].turns
+            for effect in turns.answered(pending.origin_id, error=True):
+                if isinstance(effect, EndInError) and effect.as_update:  # the client was told
+                    self.output.client(
+                        jsonrpc.update(pending.session_id, prompt_error_to_v2(error))
+                    )
+                    return
+        self.output.client({"jsonrpc": "2.0", "id": pending.origin_id, "error": error})
+
+    def roots(self, session_id: Any, params: Any) -> Any:
+        """A session's directories (``cwd``, ``additionalDirectories`` of its setup params, or
+        what this returned for them) told to a v2 -> v1 bridge, which may rebuild diffs of
+        files under them from disk (D27 amended); returns them, kept until the session's id
+        is known (``session/new``)."""
+        if isinstance(params, dict):
+            params = ("roots", params.get("cwd"), params.get("additionalDirectories"))
+        if not (isinstance(params, tuple) and len(params) == 3 and params[0] == "roots"):
+            return None
+        bridge = self.policy.bridge
+        if isinstance(bridge, V2ToV1Bridge) and isinstance(session_id, str):
+            bridge.set_roots(session_id, params[1], params[2])
+        return params
 
 
 def _turn_error(reason: str) -> dict[str, Any]:

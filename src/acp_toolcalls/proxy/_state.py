@@ -2,8 +2,9 @@
 
 Rules this module owns:
 
-1. Everything that changes the connection's state is an event in ``TRANSITIONS``; the core
-   (``_core.ConnectionCore``) keeps one ``State`` and changes it only through ``transition``.
+1. Everything that changes the connection's state is an event in ``TRANSITIONS``; the core's
+   negotiation (``_negotiation.Negotiation``) keeps one ``State`` and changes it only through
+   ``transition``.
 2. It knows nothing of messages: the core reads them and says which event happened.
 
 Theory of operation
