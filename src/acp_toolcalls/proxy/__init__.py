@@ -2,13 +2,13 @@
 
 One concept per module (all private; the public names are this package's):
 
-- ``_core``: ``ConnectionCore``, lines in from either side, lines out, and its routing; its
-  base class ``_connection`` builds its components. Its components: ``_negotiation.Negotiation``
-  (``initialize``, the state and policy it decides; ``_held.HeldLines``),
-  ``_refusals.LineReader`` (reading lines, bad input), ``_output.Output`` (the outbox, notes,
-  caps' notes; ``FlushDeadline``), ``_sessions``, ``_passthrough.PassThroughLines``,
-  ``_permissions.BridgeOutput`` (the bridges' output, request ids, permissions, cancels);
-  ``_updates``: the agent's notifications, functions over the core and its policy.
+- ``_core``: ``ConnectionCore``, lines in from either side, lines out, and its routing; no
+  base class. Its components: ``_negotiation.Negotiation`` (``initialize``, the state and
+  policy it decides; ``_held.HeldLines``), ``_refusals.LineReader`` (reading lines, bad
+  input), ``_output.Output`` (the outbox, notes, caps' notes; ``FlushDeadline``),
+  ``_sessions``, ``_passthrough.PassThroughLines``, ``_permissions.BridgeOutput`` (the
+  bridges' output, request ids, permissions, cancels); ``_updates``: the agent's
+  notifications, functions over the core and its policy.
 - ``_state``: the negotiation state table (negotiating -> pass-through | converting ->
   closed); ``_policy``: what differs by the versions' pairing, chosen once; ``_sessions``:
   the sessions the core keeps, and what a policy asks of the core (``Core``).

@@ -21,6 +21,10 @@ bytes), and where the rest of them live:
 - The agent gone (its exit, its crash, a line that is not JSON-RPC): every pending client
   request is answered with an error, a v2 client's running turn ends in an idle
   ``state_update`` with stop reason ``error`` (``_end``).
+- The core's parts are components, no base classes: ``negotiation`` (the state and policy),
+  ``reader``, ``output``, ``flush_deadline``, ``sessions``, ``passthrough``, ``bridge_output``
+  and the request ids; its policies reach them through ``_sessions.Core`` (public members
+  only); ``negotiation`` and ``reader`` are given its routing steps.
 - Nothing here reads a clock or does I/O: time is the ``now`` the caller passes.
 """
 
@@ -46,20 +50,21 @@ from ..models import (
     METHOD_NOT_FOUND,
     plain_id,
 )
+from ..store import Limits
 from . import _routing as rpc
 from . import _updates
-from ._connection import _Connection
 from ._negotiation import Negotiation
-from ._output import ConnectionNote, Outbox, Version, VersionOption
-from ._passthrough import _PERMISSION_METHOD
-from ._permissions import _turn_error
+from ._output import ConnectionNote, FlushDeadline, Outbox, Output, Version, VersionOption
+from ._passthrough import _PERMISSION_METHOD, PassThroughLines
+from ._permissions import BridgeOutput, _turn_error
+from ._policy import NEGOTIATION
 from ._refusals import LineReader
+from ._sessions import Sessions
 from ._state import AGENT_GONE, CLOSED, CONVERTING, NEGOTIATING, PASSTHROUGH, Mode
 
 if TYPE_CHECKING:
     from ..bridge import ReadFile
     from ..records import Side
-    from ..store import Limits
 
 __all__ = ["ConnectionCore", "ConnectionNote", "Outbox", "Version", "VersionOption"]
 
@@ -70,7 +75,7 @@ _AGENT_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request"})
 _FLUSH_BYTES = 4 * 1024 * 1024  # tool-call changes one ``poll`` sends, about (in store bytes)
 
 
-class ConnectionCore(_Connection):
+class ConnectionCore:
     """The sans-I/O core of the proxy: lines in from either side, lines out to either side.
 
     ``from_client(line, now)`` and ``from_agent(line, now)`` take one line each (without its
@@ -101,12 +106,17 @@ class ConnectionCore(_Connection):
         max_line_bytes: int = DEFAULT_MAX_BYTES,
         read_file: ReadFile | None = None,
     ) -> None:
-        super().__init__(
-            coalesce_interval=coalesce_interval,
-            limits=limits,
-            max_line_bytes=max_line_bytes,
-            read_file=read_file,
-        )
+        self.max_line_bytes = max_line_bytes
+        self.read_file = read_file  # a v1 client's diffs: files read by the edge (D27 amended)
+        self.flush_deadline = FlushDeadline(coalesce_interval)
+        self.limits = limits
+        caps = limits if limits is not None else Limits()
+        self.agent_requests = rpc.RequestIds(caps.max_pending_requests)
+        self.client_requests = rpc.RequestIds(caps.max_pending_requests)
+        self.output = Output(max_line_bytes, self.agent_requests, self.client_requests)
+        self.sessions = Sessions(caps, self.output)
+        self.passthrough = PassThroughLines(self.output, self.agent_requests)
+        self.bridge_output = BridgeOutput(self, self.client_requests, NEGOTIATION)
         self.reader = LineReader(self, self._client_message, self._route_agent_message, self._end)
         versions = {"client_version": client_version, "agent_version": agent_version}
         self.negotiation = Negotiation(self, self.reader, self._client_message, **versions)
@@ -158,7 +168,7 @@ class ConnectionCore(_Connection):
             deadline.at = None
             bridge = self.negotiation.policy.coalescing
             if bridge is not None:
-                self.bridged(bridge.flush(max_bytes=_FLUSH_BYTES), "client")
+                self.bridge_output.bridged(bridge.flush(max_bytes=_FLUSH_BYTES), "client")
                 if bridge.pending:  # the rest goes once this is written
                     deadline.at = now
         return self._take()
@@ -168,7 +178,7 @@ class ConnectionCore(_Connection):
         self.flush_deadline.at = None
         bridge = self.negotiation.policy.coalescing
         if bridge is not None:
-            self.bridged(bridge.flush(), "client")
+            self.bridge_output.bridged(bridge.flush(), "client")
         return self._take()
 
     def oversized_line(
@@ -209,6 +219,10 @@ class ConnectionCore(_Connection):
         self._end(reason)
         return self._take()
 
+    def _take(self) -> Outbox:
+        self.bridge_output.backlogs()
+        return self.output.take()
+
     # ----------------------------------------------------------------------------------------
     # Lines
 
@@ -248,7 +262,7 @@ class ConnectionCore(_Connection):
         self.negotiation.event(AGENT_GONE)
         bridge = self.negotiation.policy.coalescing
         if bridge is not None:
-            self.bridged(bridge.flush(), "client")
+            self.bridge_output.bridged(bridge.flush(), "client")
         data = {"details": reason}
         passed = self.negotiation.policy.mode == "passthrough"
         for pending in list(self.agent_requests.pending.values()):
@@ -458,7 +472,7 @@ class ConnectionCore(_Connection):
             self.output.client(jsonrpc.update(session_id, update))
         self.negotiation.policy.answered(self, pending, result)
         if pending.method == "session/close":
-            self.close_session(session_id)
+            self.bridge_output.close_session(session_id)
         if pending.method in ("session/load", "session/resume"):
             self.sessions.session(session_id).replay_suppressed = False
 
@@ -475,7 +489,7 @@ class ConnectionCore(_Connection):
                 data = {"path": converted.path, "reason": converted.reason}
                 self.output.agent(jsonrpc.error(request_id, INVALID_PARAMS, "Invalid params", data))
                 return
-            self.bridged(converted, "client")
+            self.bridge_output.bridged(converted, "client")
             return
         data = rpc.whole(line)
         data["id"] = self.client_requests.allocate(rpc.Pending(request_id, method))

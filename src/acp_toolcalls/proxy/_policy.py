@@ -255,21 +255,21 @@ class ToV1Client(Converting):
             return  # the prompt's acknowledgement: a v1 client shows its own prompt
         bridge = self.bridge
         if tag in _V2_TYPED:
-            core.bridge_update(bridge, line)
+            core.bridge_output.bridge_update(bridge, line)
             self._coalesce(core, now)
             return
         message = rpc.whole(line) if plain is None else plain
         params = message.get("params")
         body = params.get("update") if isinstance(params, dict) else None
         if not isinstance(body, dict):
-            core.bridge_update(bridge, line)  # the bridge says what it cannot read
+            core.bridge_output.bridge_update(bridge, line)  # the bridge says what it cannot read
             return
         if tag in MESSAGE_UPSERTS:
             self._fan_out(core, session_id, session, body)
             return
         if tag == "state_update":  # v1 has none; a flush point, and idle may end a turn
             if isinstance(session_id, str):
-                core.bridged(bridge.flush(session_id), "client")
+                core.bridge_output.bridged(bridge.flush(session_id), "client")
             if body.get("state") == "idle" and body.get("stopReason") is not None:
                 self.turn(core, session_id, session.turns.idle(body))  # it may end a turn
             return
@@ -277,9 +277,9 @@ class ToV1Client(Converting):
             core.sessions.forwarded_message(session, body["messageId"])
         typed = rpc.opaque_message(message, 2)
         if typed is not None:
-            core.bridge_typed(bridge, typed)
+            core.bridge_output.bridge_typed(bridge, typed)
         else:
-            core.bridge_update(bridge, line)
+            core.bridge_output.bridge_update(bridge, line)
         if tag == "config_option_update":
             _agent_modes.options_changed(core, session, session_id, body)
 
@@ -295,14 +295,14 @@ class ToV1Client(Converting):
             return  # no content to show (a `_meta` patch, a clear of nothing v1 has)
         core.sessions.forwarded_message(session, update["messageId"])
         for chunk in chunks:
-            core.bridge_update(self.bridge, jsonrpc.update(session_id, chunk))
+            core.bridge_output.bridge_update(self.bridge, jsonrpc.update(session_id, chunk))
 
     def typed_update(self, core: Core, line: bytes, now: float) -> bool:
         message = self._typed(line)
         if message is None:
             return False
         core.sessions.touch(message.params.session_id)
-        core.bridge_typed(self.bridge, message)
+        core.bridge_output.bridge_typed(self.bridge, message)
         self._coalesce(core, now)
         return True
 
@@ -343,7 +343,9 @@ class ToV2Client(Converting):
             core.output.note(
                 "client", "session/close: the v1 agent cannot close sessions; answered {}"
             )
-            core.close_session(params.get("sessionId") if isinstance(params, dict) else None)
+            core.bridge_output.close_session(
+                params.get("sessionId") if isinstance(params, dict) else None
+            )
             return True
         if method == "session/list" and not isinstance(session_caps.get("list"), dict):
             core.output.client(
@@ -416,16 +418,16 @@ class ToV2Client(Converting):
             return
         bridge = self.bridge
         if typed is not None:
-            core.bridge_typed(bridge, typed)
+            core.bridge_output.bridge_typed(bridge, typed)
             return
         if tag in _V1_TYPED:
-            core.bridge_update(bridge, line)
+            core.bridge_output.bridge_update(bridge, line)
             return
         typed = rpc.opaque_message(rpc.whole(line) if plain is None else plain, 1)
         if typed is not None:
-            core.bridge_typed(bridge, typed)
+            core.bridge_output.bridge_typed(bridge, typed)
         else:
-            core.bridge_update(bridge, line)
+            core.bridge_output.bridge_update(bridge, line)
 
     @staticmethod
     def _mode_update(core: Core, modes: Modes, line: bytes) -> None:

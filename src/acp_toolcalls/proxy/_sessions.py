@@ -15,7 +15,8 @@ Rules this module owns:
 - The policies (``_policy``) and the v1 client's modes (``_agent_modes``) work on the core
   through ``Core``, the part of ``ConnectionCore`` they use, public members only: its
   ``output`` and ``flush_deadline`` (``_output``), its ``sessions``, its ``agent_requests``
-  and its bridges' output; they sit below the core's modules and import none of them.
+  and its ``bridge_output`` (``Bridges``); they sit below the core's modules and import none
+  of them.
 """
 
 from __future__ import annotations
@@ -123,15 +124,8 @@ class Sessions:
         self._output.limit("max_sessions", f"forgot {len(forgotten)} idle session(s) (cap {cap})")
 
 
-class Core(Protocol):
-    """What a policy asks of the connection core, all public: its output, its sessions, the
-    ids of the client's requests to the agent and the deadline of coalesced changes
-    (components), and its bridges' output (methods)."""
-
-    output: Output
-    sessions: Sessions
-    agent_requests: RequestIds
-    flush_deadline: FlushDeadline
+class Bridges(Protocol):
+    """The bridges' output, as a policy asks for it (``_permissions.BridgeOutput``)."""
 
     def close_session(self, session_id: Any) -> None:
         """Forget the session (and its bridge's state of it)."""
@@ -144,3 +138,18 @@ class Core(Protocol):
 
     def bridged(self, converted: Converted, to: Side) -> None:
         """A bridge's output: messages to ``to``, replies back, losses noted."""
+
+
+class Core(Protocol):
+    """What a policy asks of the connection core, all public: its output, its sessions, the
+    ids of the client's requests to the agent, the deadline of coalesced changes and its
+    bridges' output (components)."""
+
+    output: Output
+    sessions: Sessions
+    agent_requests: RequestIds
+    flush_deadline: FlushDeadline
+
+    @property
+    def bridge_output(self) -> Bridges:
+        """The bridges' output."""

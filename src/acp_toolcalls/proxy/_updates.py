@@ -42,7 +42,9 @@ def agent_notification(
     if method == "$/cancel_request":  # the bridge settles what it forwarded; ids mapped
         bridge = policy.bridge
         assert bridge is not None
-        core.bridge_update(bridge, jsonrpc.notification(method, rpc.plain(envelope.params)))
+        core.bridge_output.bridge_update(
+            bridge, jsonrpc.notification(method, rpc.plain(envelope.params))
+        )
         return
     if method == "session/request_permission" or method.startswith(_CLIENT_OWNED):
         core.output.note(
