@@ -21,10 +21,9 @@ bytes), and where the rest of them live:
 - The agent gone (its exit, its crash, a line that is not JSON-RPC): every pending client
   request is answered with an error, a v2 client's running turn ends in an idle
   ``state_update`` with stop reason ``error`` (``_end``).
-- The core's parts are components, no base classes: ``negotiation`` (the state and policy),
-  ``reader``, ``output``, ``flush_deadline``, ``sessions``, ``passthrough``, ``bridge_output``
-  and the request ids; its policies reach them through ``_sessions.Core`` (public members
-  only); ``negotiation`` and ``reader`` are given its routing steps.
+- The core's parts are components, no base classes (``negotiation``: the state and policy;
+  ``reader``, ``output``, ``sessions``, ``bridge_output``, ...), the policies reach them
+  through ``_sessions.Core``; ``negotiation`` and ``reader`` are given its routing steps.
 - Nothing here reads a clock or does I/O: time is the ``now`` the caller passes.
 """
 
@@ -93,8 +92,7 @@ class ConnectionCore:
     """
 
     slice_batches = False
-    """Set by the edge: a batch line in a ``from_*_lines`` call is handled a slice at a time
-    (``more(side, now)`` while ``unfinished(side)``; ``LineReader.batch``)."""
+    """Set by the edge: batch lines a slice at a time (``more``, ``unfinished``; ``_refusals``)."""
 
     def __init__(
         self,
@@ -118,8 +116,13 @@ class ConnectionCore:
         self.passthrough = PassThroughLines(self.output, self.agent_requests)
         self.bridge_output = BridgeOutput(self, self.client_requests, NEGOTIATION)
         self.reader = LineReader(self, self._client_message, self._route_agent_message, self._end)
-        versions = {"client_version": client_version, "agent_version": agent_version}
-        self.negotiation = Negotiation(self, self.reader, self._client_message, **versions)
+        self.negotiation = Negotiation(
+            self,
+            self.reader,
+            self._client_message,
+            client_version=client_version,
+            agent_version=agent_version,
+        )
 
     # ----------------------------------------------------------------------------------------
     # Public API
