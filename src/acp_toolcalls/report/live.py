@@ -69,23 +69,6 @@ def _so_far(listed: Any, start: int) -> bytes:
     return b"[" + bytes(tail[1:] if tail[:1] == b"," else tail) + b"]"
 
 
-class _Builder(ReportBuilder):
-    """``ReportBuilder`` keeping the raw lines in the live model's window, not packed."""
-
-    def __init__(self, model: LiveModel, **options: Any) -> None:
-        super().__init__(part="whole", **options)
-        self.model = model
-
-    def _keep(self, line: int, data: bytes | int) -> None:
-        if isinstance(data, int):
-            text = f"(a line of {data} bytes or more, over the line limit: not read)"
-        else:
-            text = data[: _RAW_LINE_CHARS * 4].decode("utf-8", "replace")
-            if len(text) > _RAW_LINE_CHARS:
-                text = text[:_RAW_LINE_CHARS] + f" [… cut: the line has {len(data)} bytes]"
-        self.model._keep_line(line, text)
-
-
 class _Sent:
     """What watchers were sent of one call or terminal: byte offsets and counts."""
 
@@ -115,8 +98,9 @@ class LiveModel:
         self.limits = limits or Limits()
         self.state_bytes = self.limits.max_store_bytes or 128 * 1024 * 1024
         self.events_bytes = events_bytes or self.limits.max_call_bytes or 8 * 1024 * 1024
-        self._builder = _Builder(
-            self,
+        self._builder = ReportBuilder(  # the raw lines kept in this model's window, not packed
+            keep_line=self._keep_line,
+            raw_line_chars=_RAW_LINE_CHARS,
             version=version,
             side=side,
             max_line_bytes=max_line_bytes,

@@ -189,7 +189,11 @@ class ReportBuilder:
         report: Callable[[str], None] = lambda text: None,
         name: str = "log",
         part: Part = "whole",
+        keep_line: Callable[[int, str], None] | None = None,
+        raw_line_chars: int = RAW_LINE_CHARS,
     ) -> None:
+        """``keep_line``: where each line's text for display goes, at most ``raw_line_chars``
+        characters of it (default: packed for the page, ``finish``'s ``lines``)."""
         self.name = name
         self.part = part
         self._checks: Checks | None = None  # taken from the checks' part
@@ -200,6 +204,8 @@ class ReportBuilder:
         self._sides: dict[str, _Side] = {}
         self._losses = _Losses()
         self._lines = LinePacker()
+        self._keep_line = keep_line or self._pack_line
+        self._raw_line_chars = raw_line_chars
         self._times: list[float] = []
 
     def _side(self, name: str) -> _Side:
@@ -219,7 +225,7 @@ class ReportBuilder:
         is its message, on the plain log's side, with who sent it and when)."""
         tells = self.part != "checks"
         if self.part != "history":
-            self._keep(line, data)
+            self._keep_line(line, raw_line_text(data, self._raw_line_chars))
         if capture is not None and (capture.sender is not None or capture.note is not None):
             side = self._side("log")
             if capture.note is not None:  # a line of another shape: said, not read
@@ -256,15 +262,9 @@ class ReportBuilder:
                 version = client.wire_version if client is not None else None
                 self._losses.feed(line, message, side.wire_version, version)
 
-    def _keep(self, line: int, data: bytes | int) -> None:
+    def _pack_line(self, line: int, text: str) -> None:
         while self._lines.count < line - 1:  # numbering never skips; be safe
             self._lines.add("")
-        if isinstance(data, int):
-            text = f"(a line of {data} bytes or more, over the line limit: not read)"
-        else:
-            text = data[: RAW_LINE_CHARS * 4].decode("utf-8", "replace")
-            if len(text) > RAW_LINE_CHARS or len(data) > RAW_LINE_CHARS * 4:
-                text = text[:RAW_LINE_CHARS] + f" [… cut: the line has {len(data)} bytes]"
         self._lines.add(text)
 
     def checks(self) -> Checks:
@@ -401,6 +401,17 @@ class ReportBuilder:
                 else:
                     loose.append([position, number])
         return loose
+
+
+def raw_line_text(data: bytes | int, chars: int) -> str:
+    """A line's text as the page shows it: at most ``chars`` characters, said when cut; a line
+    over the line limit (its size) said as such."""
+    if isinstance(data, int):
+        return f"(a line of {data} bytes or more, over the line limit: not read)"
+    text = data[: chars * 4].decode("utf-8", "replace")
+    if len(text) > chars or len(data) > chars * 4:
+        text = text[:chars] + f" [… cut: the line has {len(data)} bytes]"
+    return text
 
 
 def _finding_cards(
