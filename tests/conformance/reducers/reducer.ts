@@ -1,0 +1,494 @@
+// A minimal ACP tool-call reducer in TypeScript: the adapter a client author writes to run the
+// conformance suite (`acp-toolcalls conformance`) against a client's own fold.
+//
+// Contract: read JSON Lines on stdin (one JSON-RPC message, or a batch, per line) until EOF,
+// fold the tool calls and terminals of every session, and write the folded state as ONE JSON
+// document on stdout, exit status 0: the document `acp-toolcalls replay --json` prints,
+//
+//   {"sessions": {"<sessionId>": {"toolCalls": [<ToolCallUpdate>, ...],
+//                                 "terminals": [<terminal_update without sessionUpdate>, ...]}}}
+//
+// each tool call as one v2 `tool_call_update` holding every field ever set (a cleared one as
+// `null`), calls and terminals in first-seen order, sessions in the order they were created.
+// The rules below are quoted from docs/decisions.md (Dn, and the rows of D46).
+//
+// Run it (Node 20; TypeScript from tests/interop/node, `npm ci --prefix tests/interop/node`):
+//
+//   tests/interop/node/node_modules/.bin/tsc -p tests/conformance/reducers --outDir /tmp/reducers
+//   acp-toolcalls conformance --reducer 'node /tmp/reducers/reducer.js'
+//   node /tmp/reducers/reducer.js < examples/session-v2.jsonl   # one document, as replay --json
+//
+// The protocol version comes from the stream: an `initialize` request's `protocolVersion`, the
+// response's winning over it (1 or less: v1, more: v2); v2 when no `initialize` says.
+// A client's own overlays (what it concludes after `session/cancel`, D15) are never part of the
+// document, so `session/cancel`, `tool_call/cancel` and `state_update` change nothing here.
+//
+// `broken.ts` switches on one known client bug at a time by overriding one method of `Reducer`.
+
+import { gitPatch } from "./gitpatch";
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** A call or a terminal: its state in the exported shape (the id and every field set). */
+export type Held = JsonObject;
+
+export interface Session {
+  toolCalls: Map<string, Held>;
+  terminals: Map<string, Held>;
+}
+
+/** A field's reading: the value to store, or `undefined` for an invalid value, which changes
+ * nothing (D11: "An invalid value is 'no change', never a clear"). `null` never reaches one. */
+type Reading = (value: Json) => Json | undefined;
+
+export const FINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
+
+/** Fields whose `[]` is stored as received, a clear (D2). */
+export const COLLECTIONS: ReadonlySet<string> = new Set(["content", "locations"]);
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const anyValue: Reading = (value) => value;
+const text: Reading = (value) => (typeof value === "string" ? value : undefined);
+const object: Reading = (value) => (isObject(value) ? value : undefined);
+
+/** An array whose bad items are skipped, the rest kept (D46 (schema markers)). */
+function listOf(item: Reading): Reading {
+  return (value) => {
+    if (!Array.isArray(value)) return undefined;
+    const kept: Json[] = [];
+    for (const element of value) {
+      const read = item(element);
+      if (read !== undefined) kept.push(read);
+    }
+    return kept;
+  };
+}
+
+function isInteger(value: Json | undefined, min: number, max: number): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+
+/** A location keeps its path; a `line` below 1 or past 2^32-1 is dropped (D7). */
+const location: Reading = (value) => {
+  if (!isObject(value) || typeof value.path !== "string") return undefined;
+  if ("line" in value && value.line !== null && !isInteger(value.line, 1, 2 ** 32 - 1)) {
+    const { line: _dropped, ...rest } = value;
+    return rest;
+  }
+  return value;
+};
+
+/** A content item: `content`, `diff`, `terminal`, `session`, or an unknown type kept verbatim
+ * (D46 (content items)); a known type with a malformed payload is an item error (skipped). */
+const CONTENT_ITEMS: Record<string, (item: JsonObject) => boolean> = {
+  content: (item) =>
+    isObject(item.content) &&
+    typeof item.content.type === "string" &&
+    (item.content.type !== "text" || typeof item.content.text === "string"),
+  diff: (item) => Array.isArray(item.changes),
+  terminal: (item) => typeof item.terminalId === "string",
+  session: (item) => typeof item.sessionId === "string",
+};
+
+const contentItem: Reading = (value) => {
+  if (!isObject(value) || typeof value.type !== "string") return undefined;
+  const check = CONTENT_ITEMS[value.type];
+  return check === undefined || check(value) ? value : undefined;
+};
+
+/** Terminal output: standard padded base64 (RFC 4648), anything else invalid (D22). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export function base64Bytes(data: Json | undefined): Uint8Array | undefined {
+  return typeof data === "string" && BASE64.test(data) ? Buffer.from(data, "base64") : undefined;
+}
+
+/** An `output` snapshot: its bytes, re-encoded (the snapshot's own `_meta` is not kept). */
+const terminalOutput: Reading = (value) => {
+  const bytes = isObject(value) ? base64Bytes(value.data) : undefined;
+  return bytes === undefined ? undefined : { data: Buffer.from(bytes).toString("base64") };
+};
+
+/** An exit status: present means exited, even `{}`; a `null` inside reads as omitted (T5), and
+ * so does an invalid `exitCode` (not a 64-bit integer) or `signal` (not a string). */
+const EXIT_STATUS_FIELDS: Record<string, Reading> = {
+  exitCode: (value) => (isInteger(value, -(2 ** 63), 2 ** 63 - 1) ? value : undefined),
+  signal: text,
+  _meta: object,
+};
+
+const exitStatus: Reading = (value) => {
+  if (!isObject(value)) return undefined;
+  const kept: JsonObject = {};
+  for (const [key, inner] of Object.entries(value)) {
+    const read = inner === null ? undefined : (EXIT_STATUS_FIELDS[key] ?? anyValue)(inner);
+    if (read !== undefined) kept[key] = read;
+  }
+  return kept;
+};
+
+const terminalSize: Reading = (value) =>
+  isObject(value) && isInteger(value.cols, 1, 65535) && isInteger(value.rows, 1, 65535)
+    ? value
+    : undefined;
+
+/** The patch fields of a v2 tool call (D46 (tool-call update)); unknown keys are kept and
+ * patched like fields (D19). */
+export const TOOL_CALL_FIELDS: Record<string, Reading> = {
+  name: text,
+  title: text,
+  kind: text,
+  status: text,
+  content: listOf(contentItem),
+  locations: listOf(location),
+  rawInput: anyValue,
+  rawOutput: anyValue,
+  capabilities: object,
+};
+
+/** The patch fields of a v2 terminal (D46 (terminals)); other keys are not stored. */
+export const TERMINAL_FIELDS: Record<string, Reading> = {
+  command: text,
+  cwd: text,
+  output: terminalOutput,
+  exitStatus,
+  size: terminalSize,
+  capabilities: object,
+};
+
+/** v1: what a field of a `tool_call`/`tool_call_update` becomes in the v2 patch it is read as
+ * (D46 (field mapping)); keys not listed are dropped, as conversion drops them (D19). */
+const V1_FIELDS: Record<string, Reading> = {
+  title: text,
+  name: text,
+  kind: text, // a string v1 does not define is kept and sent on as received (D32)
+  status: text,
+  content: listOf((item) => v1ContentItem(item)),
+  locations: listOf((item) => v1Location(item)),
+  rawInput: anyValue,
+  rawOutput: anyValue,
+  _meta: object,
+};
+
+/** What a repeated v1 `tool_call` for a known id cannot tell from omitted (D9). */
+const V1_CREATE_DEFAULTS: Record<string, (value: Json) => boolean> = {
+  kind: (value) => value === "other",
+  status: (value) => value === "pending",
+  content: (value) => Array.isArray(value) && value.length === 0,
+  locations: (value) => Array.isArray(value) && value.length === 0,
+};
+
+/** The known keys of each v1 content block; others are dropped toward v2. */
+const V1_BLOCK_KEYS: Record<string, readonly string[]> = {
+  text: ["type", "text", "annotations", "_meta"],
+  image: ["type", "data", "mimeType", "uri", "annotations", "_meta"],
+  audio: ["type", "data", "mimeType", "annotations", "_meta"],
+  resource_link: [
+    "type", "uri", "name", "title", "description", "mimeType", "size", "annotations", "_meta",
+  ],
+  resource: ["type", "resource", "annotations", "_meta"],
+};
+
+function pick(value: JsonObject, keys: readonly string[]): JsonObject {
+  const kept: JsonObject = {};
+  for (const key of keys) {
+    const found = value[key];
+    if (found !== undefined) kept[key] = found;
+  }
+  return kept;
+}
+
+/** A v1 content item as v2 reads it: a `content` item is copied (its v1 unions are closed: an
+ * unknown block type is skipped), a `session` reference too (D41), a whole-file diff becomes a
+ * v2 diff; a client-owned v1 `terminal` has no v2 form (D38) and other types are skipped. */
+function v1ContentItem(value: Json): Json | undefined {
+  if (isObject(value) && value.type === "session" && typeof value.sessionId === "string") {
+    return pick(value, ["type", "sessionId", "_meta"]);
+  }
+  if (isObject(value) && value.type === "diff") return v1Diff(value);
+  if (!isObject(value) || value.type !== "content" || !isObject(value.content)) return undefined;
+  const block = value.content;
+  const keys = typeof block.type === "string" ? V1_BLOCK_KEYS[block.type] : undefined;
+  if (keys === undefined || (block.type === "text" && typeof block.text !== "string")) {
+    return undefined;
+  }
+  const item: JsonObject = { type: "content", content: pick(block, keys) };
+  if (isObject(value._meta)) item._meta = value._meta;
+  return item;
+}
+
+/** A v1 diff as a v2 one: `oldText` omitted or `null` is a new file (`add`), any string, `""`
+ * included, an existing one (`modify`, D26); the patch is left out when the texts are equal. */
+function v1Diff(value: JsonObject): Json | undefined {
+  const { path, oldText, newText } = value;
+  if (typeof path !== "string" || typeof newText !== "string") return undefined;
+  const before = typeof oldText === "string" ? oldText : null;
+  const operation = before === null ? "add" : "modify";
+  const item: JsonObject = { type: "diff", changes: [{ operation, fileType: "text", path }] };
+  if (before !== newText) {
+    item.patch = { format: "git_patch", text: gitPatch(path, before, newText) };
+  }
+  if (isObject(value._meta)) item._meta = value._meta;
+  return item;
+}
+
+/** A v1 location: v1 allows `line: 0`, which readers drop (D7). */
+function v1Location(value: Json): Json | undefined {
+  if (!isObject(value) || typeof value.path !== "string") return undefined;
+  const kept = pick(value, ["path", "_meta"]);
+  const line = value.line;
+  if (line !== undefined && isInteger(line, 1, 2 ** 32 - 1)) kept.line = line;
+  return kept;
+}
+
+/** The folded state of a stream, one message at a time. */
+export class Reducer {
+  readonly sessions = new Map<string, Session>();
+  version: 1 | 2 | undefined;
+  private readonly initializeIds = new Set<string>();
+
+  /** Apply one JSON-RPC message, or a batch element by element, in array order (D16). */
+  apply(message: Json): void {
+    if (Array.isArray(message)) {
+      for (const element of message) this.apply(element);
+      return;
+    }
+    if (!isObject(message)) return;
+    const method = message.method;
+    const params = isObject(message.params) ? message.params : undefined;
+    if (method === "initialize") {
+      this.initializeIds.add(JSON.stringify(message.id ?? null));
+      if (this.version === undefined) this.negotiate(params?.protocolVersion);
+    } else if (method === undefined && this.initializeIds.has(JSON.stringify(message.id ?? null))) {
+      const result = isObject(message.result) ? message.result : undefined;
+      this.negotiate(result?.protocolVersion); // the response wins
+    } else if (method === "session/update" && params !== undefined) {
+      this.sessionUpdate(params);
+    } else if (method === "session/request_permission" && params !== undefined) {
+      this.permissionRequest(params);
+    }
+  }
+
+  private negotiate(version: Json | undefined): void {
+    if (typeof version === "number" && Number.isInteger(version)) {
+      this.version = version <= 1 ? 1 : 2;
+    }
+  }
+
+  /** The document `replay --json` prints. */
+  document(): JsonObject {
+    const sessions: JsonObject = {};
+    for (const [id, session] of this.sessions) {
+      sessions[id] = {
+        toolCalls: [...session.toolCalls.values()].map((call) => this.exportCall(call)),
+        terminals: [...session.terminals.values()],
+      };
+    }
+    return { sessions };
+  }
+
+  protected exportCall(call: Held): Json {
+    return call;
+  }
+
+  protected session(id: string): Session {
+    let session = this.sessions.get(id);
+    if (session === undefined) {
+      session = { toolCalls: new Map(), terminals: new Map() };
+      this.sessions.set(id, session);
+    }
+    return session;
+  }
+
+  private sessionUpdate(params: JsonObject): void {
+    const sessionId = params.sessionId;
+    const update = params.update;
+    if (typeof sessionId !== "string" || !isObject(update)) return;
+    const tag = update.sessionUpdate;
+    if (this.version === 1) {
+      if (tag === "tool_call" || tag === "tool_call_update") {
+        this.v1ToolCall(sessionId, update, tag === "tool_call");
+      }
+      return;
+    }
+    // v2. Any other update (a v1-only `tool_call` too, D17) changes no tool-call state.
+    if (tag === "tool_call_update" && typeof update.toolCallId === "string") {
+      const { sessionUpdate: _tag, ...patch } = update;
+      this.toolCallUpdate(this.session(sessionId), patch);
+    } else if (tag === "tool_call_content_chunk" && typeof update.toolCallId === "string") {
+      const item = contentItem(update.content ?? null); // an invalid item drops the chunk
+      if (item !== undefined) {
+        // The first reference to an id creates the call (D1); the chunk's `_meta` is its own.
+        this.appendChunk(this.call(this.session(sessionId), update.toolCallId), item);
+      }
+    } else if (tag === "terminal_update" && typeof update.terminalId === "string") {
+      this.terminalUpdate(this.session(sessionId), update);
+    } else if (tag === "terminal_output_chunk" && typeof update.terminalId === "string") {
+      if (typeof update.data === "string") {
+        this.terminalOutput(this.session(sessionId), update.terminalId, update.data);
+      }
+    }
+  }
+
+  /** A permission request's `tool_call` subject is applied like an update when the request is
+   * read; its `title` and `description` never touch the call (D18). */
+  private permissionRequest(params: JsonObject): void {
+    const sessionId = params.sessionId;
+    if (typeof sessionId !== "string") return;
+    if (this.version === 1) {
+      // The v1 `toolCall` patches the displayed call as a v1 `tool_call_update` (D33).
+      if (isObject(params.toolCall) && typeof params.toolCall.toolCallId === "string") {
+        this.v1ToolCall(sessionId, params.toolCall, false);
+      }
+      return;
+    }
+    const subject = params.subject;
+    if (!isObject(subject) || subject.type !== "tool_call") return; // other subjects: no state
+    const call = subject.toolCall;
+    if (!isObject(call) || typeof call.toolCallId !== "string") return;
+    const { sessionUpdate: _ignored, ...patch } = call; // the update's tag, not a field
+    this.toolCallUpdate(this.session(sessionId), patch);
+  }
+
+  /** The call, created with protocol defaults on first sight: no title, kind `other`, status
+   * `pending`, no content, all left unset (D1, D46 (upsert)). */
+  protected call(session: Session, id: string): Held {
+    let call = session.toolCalls.get(id);
+    if (call === undefined) {
+      call = { toolCallId: id };
+      session.toolCalls.set(id, call);
+    }
+    return call;
+  }
+
+  /** A v2 patch (D46 (patch semantics)): omitted leaves a field, `null` clears it, a value
+   * replaces it; `_meta` patches by key. */
+  protected toolCallUpdate(session: Session, patch: JsonObject): void {
+    const call = this.call(session, patch.toolCallId as string);
+    for (const [key, value] of Object.entries(patch)) {
+      if (key === "toolCallId") continue;
+      if (key === "_meta") {
+        this.patchMeta(call, value);
+        continue;
+      }
+      const reading = TOOL_CALL_FIELDS[key] ?? anyValue; // unknown keys: kept (D19)
+      const read = value === null ? null : reading(value);
+      if (read !== undefined) this.setField(call, key, read);
+    }
+  }
+
+  /** One field of a patch: `null` clears (stored as `null`), a value replaces; `[]` is stored
+   * as received (D2). A replacement `content` replaces everything, chunks included. */
+  protected setField(held: Held, key: string, value: Json): void {
+    held[key] = value;
+  }
+
+  /** `_meta` patches by top-level key: a key set to `null` is removed, `_meta: null` clears
+   * the whole map, no nested merge; on a new map the object applies to `{}` (D13). */
+  protected patchMeta(held: Held, incoming: Json): void {
+    if (incoming === null) {
+      held._meta = null;
+      return;
+    }
+    if (!isObject(incoming)) return; // invalid: no change (D11)
+    const base: JsonObject = isObject(held._meta) ? { ...held._meta } : {};
+    for (const [key, value] of Object.entries(incoming)) {
+      if (value === null) delete base[key];
+      else base[key] = value;
+    }
+    held._meta = base;
+  }
+
+  /** A chunk appends exactly one item; on absent or `null` content it starts a new list
+   * (D46 (content chunks), D2). */
+  protected appendChunk(call: Held, item: Json): void {
+    const content = call.content;
+    if (Array.isArray(content)) content.push(item);
+    else call.content = [item];
+  }
+
+  protected terminal(session: Session, id: string): Held {
+    let terminal = session.terminals.get(id);
+    if (terminal === undefined) {
+      terminal = { terminalId: id };
+      session.terminals.set(id, terminal);
+    }
+    return terminal;
+  }
+
+  /** A `terminal_update` is a patch; an `output` replaces every byte (D46 (terminals)). */
+  protected terminalUpdate(session: Session, update: JsonObject): void {
+    const terminal = this.terminal(session, update.terminalId as string);
+    for (const [key, value] of Object.entries(update)) {
+      if (key === "_meta") {
+        this.patchMeta(terminal, value);
+        continue;
+      }
+      const reading = TERMINAL_FIELDS[key];
+      if (reading === undefined) continue;
+      const read = value === null ? null : reading(value);
+      if (read !== undefined) this.setField(terminal, key, read);
+    }
+  }
+
+  /** Each `terminal_output_chunk` is decoded on its own and appended; invalid base64 drops the
+   * chunk, and the terminal exists all the same (D22). */
+  private terminalOutput(session: Session, id: string, data: string): void {
+    const terminal = this.terminal(session, id);
+    const bytes = base64Bytes(data);
+    if (bytes === undefined) return;
+    const before = isObject(terminal.output) ? base64Bytes(terminal.output.data) : undefined;
+    const all = before === undefined ? bytes : Buffer.concat([before, bytes]);
+    terminal.output = { data: Buffer.from(all).toString("base64") };
+  }
+
+  /** A v1 `tool_call` or `tool_call_update`, read as the v2 patch it maps to (D46 (v1 store)):
+   * a v1 `null` means unchanged (D8); a repeated `tool_call` merges, its default values read
+   * as omitted (D9); `title` is required on a `tool_call`. */
+  private v1ToolCall(sessionId: string, update: JsonObject, create: boolean): void {
+    const id = update.toolCallId;
+    if (typeof id !== "string") return;
+    if (create && typeof update.title !== "string") return; // an invalid item
+    const session = this.session(sessionId);
+    const repeated = create && session.toolCalls.has(id);
+    const patch: JsonObject = { toolCallId: id };
+    for (const [key, reading] of Object.entries(V1_FIELDS)) {
+      const value = update[key];
+      if (value === undefined || value === null) continue;
+      const read = reading(value);
+      if (read === undefined) continue;
+      if (repeated && V1_CREATE_DEFAULTS[key]?.(read)) continue;
+      patch[key] = read;
+    }
+    this.toolCallUpdate(session, patch);
+  }
+}
+
+/** Read every line of stdin, fold it with `reducer`, write the document. */
+export function main(reducer: Reducer): void {
+  let input = "";
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", (chunk) => {
+    input += chunk;
+  });
+  process.stdin.on("end", () => {
+    for (const [index, line] of input.split("\n").entries()) {
+      if (line.trim() === "") continue;
+      let message: Json;
+      try {
+        message = JSON.parse(line) as Json;
+      } catch {
+        process.stderr.write(`line ${index + 1}: not JSON: skipped\n`);
+        continue;
+      }
+      reducer.apply(message);
+    }
+    process.stdout.write(JSON.stringify(reducer.document()) + "\n");
+  });
+}
+
+if (require.main === module) main(new Reducer());
