@@ -46,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -211,12 +212,34 @@ def _request(request_id: int, method: str, params: dict[str, Any]) -> bytes:
     return _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
 
-def _start(command: list[str], client_version: int) -> subprocess.Popen[bytes]:
-    """``command`` started, initialized and given a session; the prompt is next."""
+Watch = Callable[[str], None]
+"""Given the URL a ``bridge --inspect`` said, before the client says anything."""
+AtEnd = Callable[[subprocess.Popen[bytes]], None]
+"""Given the process at the end of the turn, before its input is closed."""
+
+
+def _start(
+    command: list[str], client_version: int, watch: Watch | None = None
+) -> subprocess.Popen[bytes]:
+    """``command`` started, initialized and given a session; the prompt is next. With
+    ``watch``, the command is a ``bridge --inspect``: the URL on its stderr's first line goes
+    to ``watch``, the rest of its stderr is read (and dropped) by a thread."""
     # Buffered: a raw pipe's readline reads one byte per system call (issue 19); a buffered
     # reader's returns as soon as a whole line has arrived, so the stamps are not delayed.
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if watch is not None else None,
+    )
     assert process.stdin is not None and process.stdout is not None
+    if watch is not None:
+        assert process.stderr is not None
+        first = process.stderr.readline().decode()
+        if " live at " not in first:
+            raise RuntimeError(f"{command[:3]}: no URL on stderr: {first!r}")
+        threading.Thread(target=process.stderr.read, daemon=True).start()
+        watch(first.split(" live at ")[1].split()[0])
     init: dict[str, Any]
     new: dict[str, Any]
     if client_version == 2:
@@ -241,9 +264,15 @@ def _send(process: subprocess.Popen[bytes], line: bytes) -> None:
 _PROMPT = {"sessionId": "sess-1", "prompt": [{"type": "text", "text": "go"}]}
 
 
-def measure(command: list[str], client_version: int, count: int) -> list[float]:
+def measure(
+    command: list[str],
+    client_version: int,
+    count: int,
+    watch: Watch | None = None,
+    at_end: AtEnd | None = None,
+) -> list[float]:
     """Latencies in µs of the N measured messages through ``command`` (a proxy or the agent)."""
-    process = _start(command, client_version)
+    process = _start(command, client_version, watch)
     assert process.stdin is not None and process.stdout is not None
     reader = process.stdout  # an io.BufferedReader (Popen's default bufsize)
     _send(process, _request(2, "session/prompt", _PROMPT))
@@ -259,16 +288,24 @@ def measure(command: list[str], client_version: int, count: int) -> list[float]:
             if update not in ("user_message", "state_update"):
                 received.append(stamp)
     reader.readline()  # the end of the turn
+    if at_end is not None:
+        at_end(process)
     process.stdin.close()
     process.wait(timeout=30)
     return [(r - s) / 1000.0 for r, s in zip(received, _stamps(command), strict=True)]
 
 
-def rate(command: list[str], client_version: int, count: int) -> float:
+def rate(
+    command: list[str],
+    client_version: int,
+    count: int,
+    watch: Watch | None = None,
+    at_end: AtEnd | None = None,
+) -> float:
     """Seconds from the prompt to the end of its turn through ``command``: the agent writes
     the N updates at once, and the driver reads in 1 MiB chunks, counting lines, so that the
     proxy is what takes the time."""
-    process = _start(command, client_version)
+    process = _start(command, client_version, watch)
     assert process.stdin is not None and process.stdout is not None
     fd = process.stdout.fileno()
     start = time.perf_counter()
@@ -285,6 +322,8 @@ def rate(command: list[str], client_version: int, count: int) -> float:
     elapsed = time.perf_counter() - start
     if lines < count:
         raise RuntimeError(f"{command[:3]}: {lines} lines for {count} messages")
+    if at_end is not None:
+        at_end(process)
     process.stdin.close()
     process.wait(timeout=30)
     return elapsed

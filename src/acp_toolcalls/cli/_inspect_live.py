@@ -26,7 +26,6 @@ from ..models import VersionChoice
 from ..records import Side
 from ..report import printable
 from ..report.live import LiveModel
-from ..report.page import live_page
 from ._follow import FollowReader, changed, is_regular
 from .lines import DEMO, ReadError, open_log, shown
 
@@ -52,7 +51,7 @@ def serve(
     max_line_bytes: int,
 ) -> int:
     """Serve the log's live report until Ctrl-C; the exit code."""
-    from ._serve import LiveServer, MissingExtra
+    from ._serve import start_server
 
     title = os.path.basename(DEMO if demo else ("stdin" if name in (None, "-") else name))
     model = LiveModel(
@@ -62,20 +61,12 @@ def serve(
         max_line_bytes=max_line_bytes,
         report=_say,
     )
-    try:
-        server = LiveServer(
-            model, live_page(title), port=port, say=lambda text: _say(f"{PROG}: {text}")
-        )
-    except MissingExtra as exc:
-        _say(f"{PROG}: --serve {exc}")
+    server = start_server(
+        model, title, port=port, prog=PROG, option="--serve", what=title, until="Ctrl-C to stop"
+    )
+    if server is None:
         return 2
     try:
-        server.start()
-    except OSError as exc:
-        _say(f"{PROG}: error: cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
-        return 2
-    try:
-        _say(f"{PROG}: serving {title} live at {server.url} (Ctrl-C to stop)")
         return _read(server, name, demo, follow, max_line_bytes)
     finally:
         server.stop()

@@ -29,6 +29,7 @@ __all__ = [
     "add_max_line_bytes",
     "add_protocol",
     "add_side",
+    "port_number",
     "positive_int",
 ]
 
@@ -46,6 +47,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """argparse ``type`` of a TCP port: 0 (a free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
     return value
 
 

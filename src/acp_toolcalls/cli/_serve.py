@@ -18,6 +18,12 @@ Rules this module owns (issue 31):
   ``Last-Event-ID`` (or ``since``), or ``resync`` when those are no longer kept. A watcher is a
   sequence number and the one event being written: a slow one waits on its socket (aiohttp
   stops at its write buffer's high mark), then resynchronises; it never grows the server.
+- A wire line offered with its direction (``bridge --inspect``) is made its ``bridge --log``
+  record in this thread, not by whoever offers it; with ``redact``, its credentials replaced
+  as the log replaces them (``records.Redactor``, fed every line in order).
+- ``start_server`` is how a command starts one: it says in one line why it could not (the
+  extra missing, the port not bound: the command then exits 2), and otherwise the URL, with
+  its token, once.
 - A failure of the live view (a bug: the model on a line, a request's handler) is said once,
   in one line (``say``), never as a traceback, and the serving goes on: whoever feeds the
   server never sees it.
@@ -34,12 +40,13 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
+from ..records import Direction, Redactor, log_line, skipped_line
 from ..report import printable
 from ..report.live import LiveModel
 
-__all__ = ["INBOX_BYTES", "LiveServer", "MissingExtra"]
+__all__ = ["INBOX_BYTES", "LiveServer", "MissingExtra", "start_server"]
 
 INBOX_BYTES = 8 * 1024 * 1024
 """Bytes of lines waiting for the server's thread, at most."""
@@ -72,13 +79,32 @@ def _stderr(text: str) -> None:
     print(printable(text), file=sys.stderr, flush=True)
 
 
+def _record(
+    redactor: Redactor | None, direction: str, protocol: int | None, data: bytes | int, now: float
+) -> bytes:
+    """The ``bridge --log`` record of a wire line (or of one skipped), without its newline."""
+    way = cast(Direction, direction)
+    if not isinstance(data, bytes):
+        return skipped_line(way, protocol, data, now)[:-1]
+    if redactor is None:
+        return log_line(way, protocol, data, now)[:-1]
+    return redactor.record(way, protocol, data, now)[:-1]
+
+
 class LiveServer:
     """A ``LiveModel`` served to browsers from a thread of its own."""
 
     def __init__(
-        self, model: LiveModel, page: str, *, port: int = 0, say: Callable[[str], None] = _stderr
+        self,
+        model: LiveModel,
+        page: str,
+        *,
+        port: int = 0,
+        redact: bool = False,
+        say: Callable[[str], None] = _stderr,
     ) -> None:
         self._web = _web()
+        self._redactor = Redactor() if redact else None
         self._say = say
         self._failed_once = False
         self.model = model
@@ -225,7 +251,11 @@ class LiveServer:
             more = bool(self._inbox)
             self._scheduled = more
         before = self.model.seq
+        redactor = self._redactor
         for data, direction, protocol, when in lines:
+            if direction is not None:  # the line's record: what the log would hold
+                data = _record(redactor, direction, protocol, data, when or 0.0)
+                direction = None
             try:
                 self.model.feed(data, direction=direction, protocol=protocol, when=when)
             except Exception as exc:  # a bug of the live view must not end the serving
@@ -288,3 +318,36 @@ class LiveServer:
                 except asyncio.TimeoutError:
                     await response.write(b": still here\n\n")
         return response
+
+
+def start_server(
+    model: LiveModel,
+    title: str,
+    *,
+    port: int,
+    prog: str,
+    option: str,
+    what: str,
+    until: str,
+    redact: bool = False,
+) -> LiveServer | None:
+    """A started ``LiveServer`` of ``model`` (its page titled ``title``) whose URL was said on
+    stderr ("serving ``what`` live at URL (``until``)"), or ``None`` once one line said why
+    there is none, naming the command's ``option`` (the command then exits 2)."""
+    from ..report.page import live_page
+
+    def say(text: str) -> None:
+        _stderr(f"{prog}: {text}")
+
+    try:
+        server = LiveServer(model, live_page(title), port=port, redact=redact, say=say)
+    except MissingExtra as exc:
+        say(f"{option} {exc}")
+        return None
+    try:
+        server.start()
+    except OSError as exc:
+        say(f"error: cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
+        return None
+    say(f"serving {what} live at {server.url} ({until})")
+    return server

@@ -5,8 +5,12 @@ Rules this module owns (issue 7; the command line is fixed):
 - ``acp-toolcalls bridge [--client-version 1|2|auto] [--agent-version 1|2|auto]
   [--coalesce-ms N] [--log FILE] -- AGENT_COMMAND [ARGS...]``, plus ``--log-max-bytes``,
   ``--log-secrets``, ``--max-line-bytes``, ``--limit NAME=N`` (a field of ``Limits``),
-  ``--no-disk-diffs``, ``--disk-diff-max-bytes N`` (D27 amended) and ``--verbose``. The
-  editor starts it in place of the agent command.
+  ``--no-disk-diffs``, ``--disk-diff-max-bytes N`` (D27 amended), ``--verbose`` and
+  ``--inspect[=PORT]`` (issue 31). The editor starts it in place of the agent command.
+- ``--inspect``: the session's report, live, served on 127.0.0.1 (``_serve.LiveServer``,
+  started before the agent; its URL with its token said once on stderr) while the session
+  runs, both sides, credentials redacted as ``--log`` redacts them. The proxy hands it every
+  line and never waits for it (``ProxyConfig.watch``); it stops with the session.
 - Exit 0 when the client ended the session; 1 when the agent exited, crashed or broke the
   protocol first; 2 for a usage error, an agent that cannot be started or a log that cannot be
   opened (a symbolic link is refused); 130 when interrupted.
@@ -15,13 +19,15 @@ Rules this module owns (issue 7; the command line is fixed):
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
 from typing import Any
 
 from ..codec import DEFAULT_MAX_BYTES
 from ..proxy import DEFAULT_DISK_DIFF_BYTES, ProxyConfig, run_proxy
 from ..store import Limits
-from ._options import positive_int
+from ._options import port_number, positive_int
 
 __all__ = ["register", "run"]
 
@@ -173,6 +179,18 @@ def register(subparsers: Any) -> None:
         f"(default {DEFAULT_DISK_DIFF_BYTES}); a larger one is shown as text",
     )
     parser.add_argument(
+        "--inspect",
+        type=port_number,
+        nargs="?",
+        const=0,
+        default=None,
+        metavar="PORT",
+        help="watch the session live in a browser: its report is served on 127.0.0.1 (PORT, "
+        "or a free one), at a URL with a token printed once on stderr, until the session ends; "
+        "credentials redacted as in --log. Needs the inspect extra: pip install "
+        "'acp-toolcalls[inspect]'",
+    )
+    parser.add_argument(
         "--verbose", "-v", action="store_true", help="report every conversion loss on stderr"
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
@@ -205,4 +223,35 @@ def run(args: argparse.Namespace) -> int:
         disk_diff_max_bytes=args.disk_diff_max_bytes,
         adopt_orphans=True,  # this process starts no other children: the agent's orphans
     )
-    return run_proxy(config)
+    if args.inspect is None:
+        return run_proxy(config)
+    return _inspected(config, args.inspect)
+
+
+def _inspected(config: ProxyConfig, port: int) -> int:
+    """``run_proxy`` with every line handed to a live report's server."""
+    from ..report.live import LiveModel
+    from ._serve import start_server
+
+    title = f"bridge: {os.path.basename(config.command[0])}"
+    model = LiveModel(name=title, max_line_bytes=config.max_line_bytes, limits=config.limits)
+    server = start_server(
+        model,
+        title,
+        port=port,
+        prog=PROG,
+        option="--inspect",
+        what="the session",
+        until="until it ends",
+        redact=True,
+    )
+    if server is None:
+        return 2
+
+    def watch(direction: str, protocol: int | None, data: bytes | int, when: float) -> None:
+        server.offer(data, direction=direction, protocol=protocol, when=when)
+
+    try:
+        return run_proxy(dataclasses.replace(config, watch=watch))
+    finally:
+        server.stop()

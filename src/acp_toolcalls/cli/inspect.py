@@ -145,7 +145,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=_options.port_number,
         default=0,
         metavar="PORT",
         help="with --serve: the port on 127.0.0.1 (default: a free one)",

@@ -6,10 +6,11 @@ Rules this module owns: the options of one proxy run, read by the edge (``_stdio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..codec import DEFAULT_MAX_BYTES
+from ..records import Direction
 from ..store import Limits
 from ._files import DEFAULT_DISK_DIFF_BYTES
 from ._output import VersionOption
@@ -45,3 +46,8 @@ class ProxyConfig:
     """Make this process the agent's child subreaper (Linux; a no-op elsewhere) and end the
     agent's processes that left its group with the session (the ``bridge`` command: this
     process starts no other children)."""
+    watch: Callable[[Direction, int | None, bytes | int, float], None] | None = None
+    """Given every line read and written, as ``--log`` records it: its direction, the
+    version of its side (``None`` while unknown), the line (or the size of one over the
+    limit, skipped unread) and the time (``time.time()``). It must return at once
+    (``bridge --inspect``: ``cli._serve.LiveServer.offer``)."""

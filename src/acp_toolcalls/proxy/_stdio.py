@@ -23,6 +23,12 @@ the log ``_log``'s):
 - Nothing on the message path loads lazily mid-stream: what the converters check rare
   session updates with is built as the proxy starts (``prepare_update_checks``), while the
   agent starts, before the first line is read.
+- With ``watch`` (``bridge --inspect``), every line read and written is handed to it as the
+  log gets it (direction, the versions known after the line, the time), in the same order,
+  before what the line makes is written; a line over the limit as its size. The watcher
+  must return at once (``cli._serve.LiveServer.offer`` only appends to a bounded inbox): the
+  proxy never waits for it. While a side's version is unknown its lines are taken one at a
+  time, so that each carries the version its own line decided.
 - Our stderr gets one line per note (errors and caps that bite; ``--verbose`` adds losses),
   naming the line it is about (``agent line 7: ...``).
 - The session ends when the client's input ends (the agent's stdin is closed and it gets
@@ -48,6 +54,7 @@ import os
 import select
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -95,6 +102,7 @@ class _Proxy:
         self.loop = asyncio.get_running_loop()
         self.wake = asyncio.Event()
         self.log: _Log | None = None
+        self.watch = config.watch
         self.to_client = _Writer()
         self.to_agent = _Writer()
         self.agent: _Agent | None = None
@@ -113,9 +121,14 @@ class _Proxy:
     def _agent_protocol(self) -> int | None:
         return self.core.agent_side_version
 
-    def _log(self, direction: Direction, protocol: int | None, lines: list[bytes]) -> None:
+    def _record(self, direction: Direction, protocol: int | None, lines: list[bytes]) -> None:
+        """The lines to the log and the watcher."""
         if self.log is not None:
             self.log.lines(direction, protocol, lines)
+        if self.watch is not None:
+            now = time.time()
+            for line in lines:
+                self.watch(direction, protocol, line, now)
 
     # -- output
 
@@ -125,10 +138,10 @@ class _Proxy:
         it), named by the notes about them."""
         self._say(out, side, first)
         if out.to_client:
-            self._log("proxy->client", self._client_protocol(), out.to_client)
+            self._record("proxy->client", self._client_protocol(), out.to_client)
             self.to_client.put(out.to_client)
         if out.to_agent:
-            self._log("proxy->agent", self._agent_protocol(), out.to_agent)
+            self._record("proxy->agent", self._agent_protocol(), out.to_agent)
             self.to_agent.put(out.to_agent)
         if self.core.next_deadline() is not None:
             self.wake.set()
@@ -177,6 +190,8 @@ class _Proxy:
         direction: Direction = "client->proxy" if client else "agent->proxy"
         protocol = self._client_protocol if client else self._agent_protocol
         step, burst = (1, 0) if self.log is not None else (_STEP, _BURST_BYTES)
+        if self.watch is not None and protocol() is None:
+            step = 1  # each line with the version known after it
         held, size = Outbox(), 0
         start = 0
         while start < len(batch):
@@ -187,6 +202,8 @@ class _Proxy:
                 start += 1
                 if self.log is not None:
                     self.log.skipped(direction, protocol(), item.size)
+                if self.watch is not None:
+                    self.watch(direction, protocol(), item.size, time.time())
                 try:
                     out = self.core.oversized_line(
                         side, item.size, item.request_id, item.has_method, self.loop.time()
@@ -208,8 +225,7 @@ class _Proxy:
                         f"{side} line {number}: not handled ({type(exc).__name__}: {exc}); a bug"
                     )
                     out = Outbox()
-                if self.log is not None:
-                    self.log.lines(direction, protocol(), lines)
+                self._record(direction, protocol(), lines)
                 while self.core.unfinished(side):  # a batch line, a slice at a time: what a
                     self._say(out, side, number)  # slice makes is written, the other side
                     held.to_client += out.to_client  # read, before the next (issue 27)
