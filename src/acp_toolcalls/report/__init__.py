@@ -17,7 +17,8 @@ Modules: ``captures`` (the log formats read: plain, ``bridge --log``, wrapped ca
 ``_replayer`` (lines applied to a store, with diagnostics), ``_json`` (JSON kept as JSON),
 ``_wording`` (how a line's problems are said, shared with the commands), ``terminal_output``
 (a terminal's text as it grows), ``history`` (one side's calls and terminals, entry by entry),
-``asks`` (permission requests and their answers), ``model`` (the whole log: sides, findings,
+``asks`` (permission requests, their answers and their audit), ``latency`` (each
+request's time to its response, per method and side), ``model`` (the whole log: sides, findings,
 losses, summary), ``page`` (the HTML, with ``assets/``), ``live`` (the report of a log as it
 grows, for ``inspect --serve``: the same fold, events of what changed, bounded in bytes).
 """

@@ -19,38 +19,62 @@ Rules this module owns:
   proxy for the agent's requests).
 - How long it waited comes from the records' times; a plain log has none (the page then
   says on which line it was answered).
+- The audit (issue 31): each answer's ``verdict`` (``VERDICTS``, by the chosen option's kind:
+  ``allowed`` or ``rejected``; ``cancelled``; ``error``; ``other``: an option of no known
+  kind, or an outcome of no known shape). A request is about an ``edit`` when the tool call
+  it carries has the kind ``edit``, or its call has that kind in the side's history (read
+  when the request comes, and again when its answer does), or what it shows holds a diff;
+  ``diff`` says whether what it showed the user (``content``) holds a ``diff`` item. An edit
+  asked without its diff is a warning of the audit. ``Asks.totals`` counts the verdicts,
+  the requests not answered (yet), the edits and the edits asked without their diff, kept as
+  the requests and answers come (the live page sends them with each change).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from ..codec import DecodeError, check_depth
+from .history import CallHistory
+from .latency import request_key
 
-__all__ = ["Asks"]
+__all__ = ["VERDICTS", "Asks"]
 
 _parse = msgspec.json.Decoder()
 _ANSWERED_BY = {"client->proxy": "the editor", "proxy->agent": "the proxy"}
+VERDICTS = {
+    "allow_once": "allowed",
+    "allow_always": "allowed",
+    "reject_once": "rejected",
+    "reject_always": "rejected",
+}
+"""The audit's verdict of a selected option, by its kind (any other kind: ``other``)."""
+_TOTALS = ("allowed", "rejected", "cancelled", "error", "other", "unanswered", "edits")
 
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _id_key(value: Any) -> bytes | None:
-    if isinstance(value, (str, int)) and not isinstance(value, bool):
-        return msgspec.json.encode(value)
-    return None
+def _has_diff(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(item, dict) and item.get("type") == "diff" for item in content
+    )
 
 
 class Asks:
     """Every permission request of one side, in log order, each with its answer."""
 
-    def __init__(self) -> None:
+    def __init__(self, calls: Mapping[tuple[str, str], CallHistory] | None = None) -> None:
+        """``calls``: the side's calls, whose kind says whether a request is about an edit."""
         self.requests: list[dict[str, Any]] = []
         self._pending: dict[bytes, dict[str, Any]] = {}
+        self._calls = calls if calls is not None else {}
+        self.totals: dict[str, int] = dict.fromkeys(_TOTALS, 0)
+        self.totals["editsWithoutDiff"] = 0
 
     def feed(self, line: int, data: bytes | int, when: float | None, direction: str | None) -> None:
         """Look at one line (the side's message); lines without a request or an awaited
@@ -72,7 +96,7 @@ class Asks:
     def _message(
         self, line: int, message: dict[str, Any], when: float | None, direction: str | None
     ) -> None:
-        key = _id_key(message.get("id"))
+        key = request_key(message.get("id"))
         if key is None:
             return
         method = message.get("method")
@@ -82,13 +106,30 @@ class Asks:
                 request = _request(line, message["id"], params, when, direction)
                 self.requests.append(request)
                 self._pending[key] = request
+                self.totals["unanswered"] += 1
+                self._audit_edit(request)
             return
         if method is not None or key not in self._pending:
             return
         result = message.get("result")
         if "error" in message or (isinstance(result, dict) and "outcome" in result):
             request = self._pending.pop(key)
-            request["answer"] = _answer(line, message, request["options"], when, direction)
+            answer = _answer(line, message, request["options"], when, direction)
+            request["answer"] = answer
+            self.totals["unanswered"] -= 1
+            self.totals[answer["verdict"]] += 1
+            self._audit_edit(request)
+
+    def _audit_edit(self, request: dict[str, Any]) -> None:
+        """Whether ``request`` is about an edit, now that more may be known of its call."""
+        if request["edit"]:
+            return
+        call = self._calls.get((request["session"], request["call"]))
+        kind = call.kinds[-1][1] if call is not None and call.kinds else None
+        if "edit" in (request["kind"], kind) or request["diff"]:
+            request["edit"] = True
+            self.totals["edits"] += 1
+            self.totals["editsWithoutDiff"] += not request["diff"]
 
 
 def _request(
@@ -99,12 +140,14 @@ def _request(
     call_id: str | None = None
     shown_subject: dict[str, Any] | None = None
     content: Any = None
+    call_kind: str | None = None
     if isinstance(subject, dict):
         kind = subject.get("type")
         shown_subject = {"type": kind}
         if kind == "tool_call" and isinstance(subject.get("toolCall"), dict):
             call_id = _text(subject["toolCall"].get("toolCallId"))
             content = subject["toolCall"].get("content")
+            call_kind = _text(subject["toolCall"].get("kind"))
         elif kind == "command":
             shown_subject["command"] = _text(subject.get("command"))
             shown_subject["cwd"] = _text(subject.get("cwd"))
@@ -114,6 +157,7 @@ def _request(
         call_id = _text(v1_call.get("toolCallId"))
         title = title or _text(v1_call.get("title"))
         content = v1_call.get("content")
+        call_kind = _text(v1_call.get("kind"))
     options = [
         [_text(o.get("optionId")), _text(o.get("name")), _text(o.get("kind"))]
         for o in params.get("options") or ()
@@ -131,6 +175,9 @@ def _request(
         "content": content if isinstance(content, list) else None,
         "options": options,
         "direction": direction,
+        "kind": call_kind,
+        "edit": False,
+        "diff": _has_diff(content),
         "answer": None,
     }
 
@@ -150,18 +197,20 @@ def _answer(
     }
     error = message.get("error")
     if error is not None:
-        answer["outcome"] = "error"
+        answer["outcome"] = answer["verdict"] = "error"
         answer["error"] = _text(error.get("message")) if isinstance(error, dict) else None
         return answer
     outcome = message["result"]["outcome"]
     kind = outcome.get("outcome") if isinstance(outcome, dict) else None
     if kind == "selected":
         chosen = _text(outcome.get("optionId"))
-        answer.update(outcome="selected", option=chosen)
+        answer.update(outcome="selected", option=chosen, verdict="other")
         for option_id, name, option_kind in options:
             if option_id == chosen:
                 answer.update(name=name, kind=option_kind)
+                answer["verdict"] = VERDICTS.get(option_kind or "", "other")
                 break
     else:
         answer["outcome"] = kind if kind == "cancelled" else "unknown"
+        answer["verdict"] = "cancelled" if kind == "cancelled" else "other"
     return answer

@@ -12,10 +12,13 @@ Rules this module owns (issue 31):
   event, numbered by ``seq``: the calls and terminals that changed (their new history
   entries, values and content items, and their index), the permission requests that are new
   or got their answer, the new findings (conversion losses included), the raw lines, the
-  sides' summaries. A request without an answer is waiting (``answer: null``) until the
-  event that carries its answer.
+  sides' summaries (each side's permission audit totals among them), and each side's latency
+  rows that changed (``latency``: ``[side, changes]``, ``latency.Latency.changes``). A
+  request without an answer is waiting (``answer: null``) until the event that carries its
+  answer.
 - ``snapshot`` is the whole state in the page's shape (``model.ReportBuilder.finish``'s, with
-  each call's and terminal's details inline as ``loaded``) and the ``seq`` it is at.
+  each call's and terminal's details inline as ``loaded``, each side's whole ``latency``) and
+  the ``seq`` it is at.
 - Bounded in bytes, whatever watches: the events kept for watchers are a ring of at most
   ``events_bytes`` (``Limits.max_call_bytes`` by default); ``since(seq)`` gives the events
   after ``seq``, or ``None`` when some were dropped (the watcher is resynchronised with a
@@ -42,7 +45,8 @@ from ..store import Limits
 from ..v2 import FINAL_STATUSES
 from .captures import CaptureReader, NotACapture
 from .history import CallHistory, TerminalHistory, cards_and_calls
-from .model import _SIDE_LABELS, SENDERS, ReportBuilder, _finding_cards
+from .latency import SENDERS
+from .model import _SIDE_LABELS, ReportBuilder, _finding_cards
 
 __all__ = ["LiveModel"]
 
@@ -168,6 +172,7 @@ class LiveModel:
         calls: list[Any] = []
         terminals: list[Any] = []
         asks: list[Any] = []
+        latency: list[Any] = []
         for position, side in enumerate(sides):
             store = side.history.store
             if store.limits is not self.limits:  # a store made when the version was decided
@@ -181,13 +186,16 @@ class LiveModel:
                 if change is not None:
                     terminals.append([position, *change])
             asks += [[position, *ask] for ask in self._ask_changes(side.name, side.asks.requests)]
+            changed = side.latency.changes()
+            if changed is not None:
+                latency.append([position, changed])
             self._take_findings(position, side)
         self._take_losses(sides)
         times = builder._times
         if times:
             self._times = [min(self._times[:1] + times), max(self._times[-1:] + times)]
             times.clear()
-        if not (calls or terminals or asks or self._new_findings or self._new_lines):
+        if not (calls or terminals or asks or latency or self._new_findings or self._new_lines):
             return self.seq
         event = {
             "seq": self.seq + 1,
@@ -196,6 +204,7 @@ class LiveModel:
             "calls": calls,
             "terminals": terminals,
             "asks": asks,
+            "latency": latency,
             "findings": self._new_findings,
             "lines": self._new_lines,
         }
@@ -256,6 +265,7 @@ class LiveModel:
                 "open": left_open,
                 "findings": dict(sorted(self._codes.get(side.name, {}).items())),
                 "asks": len(side.asks.requests),
+                "audit": side.asks.totals,
                 "terminals": len(side.history.terminals),
             },
         }
@@ -389,6 +399,7 @@ class LiveModel:
                 else:
                     loose.append([position, number])
             header["asks"] = side.asks.requests
+            header["latency"] = side.latency.view()
             header["terminals"] = [
                 {
                     "session": t.session_id,

@@ -9,14 +9,15 @@ Rules this module owns:
 - Per side: the calls' and terminals' history (``history.SideHistory``, through ``replay``'s
   reading, whose notes go to ``report``), the findings of ``validate`` (its ``Validator``:
   schema violations, tool-call lint, unreadable lines, on the line that caused them) and the
-  permission requests (``asks.Asks``).
+  permission requests (``asks.Asks``, with their audit), the latency of its requests
+  (``latency.Latency``).
 - Conversion losses: in a bridge log whose sides speak different versions, the agent's
   messages go through the bridge the proxy uses for that pairing (``V2ToV1Bridge`` or
   ``V1ToV2Bridge``); each ``Converted.losses`` entry is a ``conversion-loss`` finding on the
   agent's line, where the log shows what the editor got for it.
 - Each side is shown as it crossed the wire (D45).
 - A finding says who sent its line, from its record's (or wrapped capture line's) direction
-  (``SENDERS``): the agent, the editor or the proxy; a line of a plain log has no sender.
+  (``latency.SENDERS``): the agent, the editor or the proxy; a line of a plain log has no sender.
 - Losses alike are one group: the ``conversion-loss`` findings of one side and session with
   the same path and reason, on two lines or more, are listed once on the page with their count
   and lines (``findingGroups``: each group's finding indices, in line order); every finding is
@@ -60,6 +61,7 @@ from ..v2 import FINAL_STATUSES
 from .asks import Asks
 from .captures import Captured
 from .history import SideHistory, cards_and_calls
+from .latency import SENDERS, Latency
 from .page import LinePacker
 
 __all__ = ["FORMAT", "RAW_LINE_CHARS", "Checks", "Part", "ReportBuilder"]
@@ -94,15 +96,6 @@ _CAPTURE_DIRECTIONS = {"client": "client->agent", "agent": "agent->client"}
 """The direction of a wrapped capture's line (no proxy in between), by who sent it."""
 _parse = msgspec.json.Decoder()
 _SIDE_LABELS = {"agent": "what the agent sent", "client": "what the editor received"}
-SENDERS = {
-    "agent->proxy": "agent",
-    "proxy->agent": "proxy",
-    "client->proxy": "editor",
-    "proxy->client": "proxy",
-    "agent->client": "agent",  # a wrapped capture's (no proxy)
-    "client->agent": "editor",
-}
-"""Who sent a line, by its direction."""
 _CODES = {direction: code for code, direction in enumerate(SENDERS, 1)}
 _SENDER_OF_CODE: tuple[str | None, ...] = (None, *SENDERS.values())
 
@@ -124,7 +117,8 @@ class _Side:
         # `validate`'s own checks, line by line (the checks' part).
         self.validator = Validator(version, max_bytes) if part != "history" else None
         self.protocol: tuple[str, str] = ("", "")  # as checked, and why: from the checks
-        self.asks = Asks()
+        self.asks = Asks(self.history.calls)
+        self.latency = Latency()  # of the requests and their responses
         self.findings: list[Found] = []
         self.wire_version: int | None = None  # from the records of a bridge log
         self.directions = bytearray()  # per line (1-based), its direction's ``_CODES`` code
@@ -141,6 +135,7 @@ class _Side:
             self.directions[line] = code
         self.history.feed(line, data, when)
         self.asks.feed(line, data, when, direction)
+        self.latency.feed(line, data, when, direction)
 
     def found(self, findings: list[Finding]) -> None:
         self.findings += [(f.line, f.path, f.code, f.kind, f.message) for f in findings]
@@ -337,6 +332,7 @@ class ReportBuilder:
                     "protocolSource": side.protocol[1],
                     "summary": _summary(calls, side),
                     "asks": side.asks.requests,
+                    "latency": side.latency.view(),
                     "terminals": [
                         {"session": t.session_id, "id": t.terminal_id, "details": t}
                         for t in side.history.terminals.values()
@@ -489,5 +485,6 @@ def _summary(calls: list[dict[str, Any]], side: _Side) -> dict[str, Any]:
         "open": left_open,
         "findings": dict(sorted(by_code.items())),
         "asks": len(side.asks.requests),
+        "audit": side.asks.totals,
         "terminals": len(side.history.terminals),
     }

@@ -1,0 +1,411 @@
+"""The latency and permission audit views of ``inspect`` (issue 31), finished and live.
+
+- Latency: on a crafted ``bridge --log`` file with known times, each method's count,
+  answers, p50/p99/max (nearest rank) per side; an id used again after its response; a
+  request never answered, one replaced on a waiting id, a response to nothing; both
+  directions waiting on the same id; a plain log counts without times (and a log whose times
+  never move says so); a log-bucket histogram past the exact durations; memory bounded
+  whatever the requests.
+- Audit: reject vs cancelled vs allowed, who answered (the editor, the proxy for it, the
+  client of a plain log), an edit with and without its diff (kind from the request or from
+  the call's history); every permission request of the real agents' logs is in the audit.
+- The page, in headless Chromium: the finished report's two views, and the live page's
+  (``inspect --serve --follow``) updating as lines are appended.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_toolcalls.records import log_line
+from acp_toolcalls.report import latency as latency_module
+from acp_toolcalls.report.latency import (
+    BUCKET_RATIO,
+    EXACT_DURATIONS,
+    MAX_METHODS,
+    MAX_PENDING,
+    Durations,
+    Latency,
+    nearest_rank,
+)
+from tests.report.test_inspect import plain
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "tests" / "data" / "real-agents"
+BASE = 1000.0  # times are BASE + multiples of 1/16 s: exact in binary, so the ms are exact
+
+
+def message(**fields: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", **fields}).encode()
+
+
+def record(direction: str, when: float | None, **fields: Any) -> bytes:
+    line = log_line(direction, 2, message(**fields), when if when is not None else 0.0)  # type: ignore[arg-type]
+    if when is None:
+        value = json.loads(line)
+        del value["time"]
+        return json.dumps(value).encode()
+    return line[:-1]
+
+
+def report_of(lines: list[bytes]) -> dict[str, Any]:
+    from acp_toolcalls.report.model import ReportBuilder
+
+    builder = ReportBuilder()
+    for number, data in enumerate(lines, 1):
+        builder.feed(number, data)
+    return dict(plain(builder.finish()))
+
+
+def side_of(report: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(side for side in report["sides"] if side["name"] == name)
+
+
+def rows(side: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(row["sender"], row["method"]): row for row in side["latency"]["rows"]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Latency
+
+
+def crafted_bridge_log() -> list[bytes]:
+    """The client side: 100 reads the proxy asks of the editor on one id used again each time,
+    taking 1/16 s .. 100/16 s in a shuffled order; the editor's prompt, never answered; the
+    editor's cancel request, answered with an error. The agent side: the proxy's prompt and
+    the agent's permission request waiting on the same id."""
+    lines = [record("client->proxy", BASE, id=1, method="session/prompt", params={})]
+    now = BASE
+    for step in [(i * 37) % 100 + 1 for i in range(100)]:  # 1..100, each once, shuffled
+        lines.append(record("proxy->client", now, id=7, method="fs/read_text_file", params={}))
+        now += step / 16
+        lines.append(record("client->proxy", now, id=7, result={"content": "x"}))
+        now += 1
+    lines.append(record("client->proxy", now, id=2, method="session/cancel_turn", params={}))
+    lines.append(record("proxy->client", now + 0.5, id=2, error={"code": -32601, "message": "no"}))
+    lines.append(record("proxy->agent", now, id=3, method="session/prompt", params={}))
+    asked = {"sessionId": "s", "options": []}
+    lines.append(
+        record("agent->proxy", now + 1, id=3, method="session/request_permission", params=asked)
+    )
+    lines.append(
+        record("proxy->agent", now + 3, id=3, result={"outcome": {"outcome": "cancelled"}})
+    )
+    lines.append(record("agent->proxy", now + 4, id=3, result={"stopReason": "cancelled"}))
+    return lines
+
+
+def test_latency_per_method_and_side_on_a_bridge_log_with_known_times() -> None:
+    report = report_of(crafted_bridge_log())
+    client, agent = side_of(report, "client"), side_of(report, "agent")
+    assert client["latency"]["times"] == "measured"
+    reads = rows(client)[("proxy", "fs/read_text_file")]
+    # Durations 62.5 ms x 1..100: nearest rank 50 and 99 of 100.
+    assert reads == {
+        "sender": "proxy",
+        "method": "fs/read_text_file",
+        "count": 100,
+        "answered": 100,
+        "errors": 0,
+        "unanswered": 0,
+        "timed": 100,
+        "p50": 50 * 62.5,
+        "p99": 99 * 62.5,
+        "max": 100 * 62.5,
+        "exact": True,
+    }
+    prompt = rows(client)[("editor", "session/prompt")]
+    assert (prompt["count"], prompt["answered"], prompt["unanswered"]) == (1, 0, 1)
+    assert prompt["p50"] is None and prompt["max"] is None  # no answer: no time
+    cancel = rows(client)[("editor", "session/cancel_turn")]
+    assert (cancel["answered"], cancel["errors"], cancel["max"]) == (1, 1, 500.0)
+    # The agent side: the permission request (id 3) is answered before the prompt (id 3).
+    agent_rows = rows(agent)
+    assert agent_rows[("agent", "session/request_permission")]["max"] == 2000.0
+    assert agent_rows[("proxy", "session/prompt")]["max"] == 4000.0
+    assert client["latency"]["waiting"] == 1 and agent["latency"]["waiting"] == 0
+    assert client["latency"]["stray"] == agent["latency"]["stray"] == 0
+
+
+def test_replaced_stray_and_unanswered_requests() -> None:
+    latency = Latency()
+    feed: list[tuple[str, float, dict[str, Any]]] = [
+        ("client->proxy", 1.0, {"id": "a", "method": "session/new"}),
+        ("client->proxy", 2.0, {"id": "a", "method": "session/new"}),  # replaces the first
+        ("proxy->client", 2.5, {"id": "a", "result": None}),  # a null result is a result
+        ("proxy->client", 3.0, {"id": "a", "result": {}}),  # nothing waits on "a": stray
+        ("proxy->client", 3.0, {"id": 9, "method": "terminal/create"}),  # never answered
+        ("proxy->client", 3.0, {"method": "session/update"}),  # a notification: not counted
+        ("client->proxy", 3.5, {"id": "b", "method": "initialize"}),
+    ]
+    for number, (direction, when, fields) in enumerate(feed, 1):
+        latency.feed(number, message(**fields), when, direction)
+    batch = [{"jsonrpc": "2.0", "id": "b", "result": {}}, {"jsonrpc": "2.0", "method": "x"}]
+    latency.feed(len(feed) + 1, json.dumps(batch).encode(), 4.0, "proxy->client")
+    view = latency.view()
+    by = {(row["sender"], row["method"]): row for row in view["rows"]}
+    new = by[("editor", "session/new")]
+    assert (new["count"], new["answered"], new["unanswered"], new["max"]) == (2, 1, 1, 500.0)
+    assert by[("proxy", "terminal/create")]["unanswered"] == 1
+    assert by[("editor", "initialize")]["max"] == 500.0  # answered in a batch
+    assert ("proxy", "session/update") not in by
+    assert view["stray"] == 1 and view["waiting"] == 1
+
+
+def test_a_plain_log_is_counted_never_timed() -> None:
+    lines = [
+        message(id=0, method="initialize", params={}),
+        message(id=0, result={}),
+        message(id=2, method="session/prompt", params={}),
+        message(id=2, method="session/request_permission", params={}),
+        message(id=2, result={"outcome": {"outcome": "cancelled"}}),  # the latest waiting
+    ]
+    log = report_of(lines)["sides"][0]
+    assert log["name"] == "log" and log["latency"]["times"] == "none"
+    by = rows(log)
+    assert by[("editor", "initialize")]["answered"] == 1
+    assert by[("agent", "session/request_permission")]["answered"] == 1
+    assert by[("editor", "session/prompt")]["unanswered"] == 1
+    assert all(row[f] is None for row in by.values() for f in ("p50", "p99", "max"))
+    assert all(row["timed"] == 0 for row in by.values())
+
+
+def test_a_log_whose_times_never_move_has_no_figures() -> None:
+    lines = [
+        record("proxy->agent", 0.0, id=1, method="initialize", params={}),
+        record("agent->proxy", 0.0, id=1, result={}),
+    ]
+    agent = side_of(report_of(lines), "agent")
+    assert agent["latency"]["times"] == "constant"
+    row = rows(agent)[("proxy", "initialize")]
+    assert row["answered"] == 1 and row["p50"] is None and row["timed"] == 0
+
+
+def test_nearest_rank() -> None:
+    assert [nearest_rank(4, p) for p in (1, 25, 50, 51, 99, 100)] == [1, 1, 2, 3, 4, 4]
+    assert nearest_rank(1, 99) == 1
+    durations = Durations()
+    for value in (40.0, 10.0, 30.0, 20.0):
+        durations.add(value)
+    assert (durations.percentile(50), durations.percentile(99)) == (20.0, 40.0)
+    assert Durations().percentile(50) is None
+
+
+def test_past_the_exact_durations_a_histogram_within_its_ratio() -> None:
+    durations = Durations()
+    values = [float((i * 7919) % 10007 + 1) for i in range(EXACT_DURATIONS * 3)]
+    for value in values:
+        durations.add(value)
+    assert durations.exact is None and durations.count == len(values)
+    ranked = sorted(values)
+    for percent in (50, 99):
+        exact = ranked[nearest_rank(len(ranked), percent) - 1]
+        found = durations.percentile(percent)
+        assert found is not None and exact <= found <= exact * BUCKET_RATIO
+    assert durations.largest == max(values)
+    assert len(durations.buckets) < 250  # log-spaced: 1 .. 10^4 ms in 5% steps
+
+
+def test_memory_is_bounded_whatever_the_requests() -> None:
+    latency = Latency()
+    for number in range(EXACT_DURATIONS * 4):  # answered: one method's durations
+        data = message(id="r", method="session/prompt", params={})
+        latency.feed(number, data, 1.0, "proxy->agent")
+        latency.feed(number, message(id="r", result={}), 1.0 + number % 100, "agent->proxy")
+    for number in range(MAX_PENDING * 5):  # never answered, each a new method
+        data = message(id=number, method=f"_x/{number}" + "m" * 500, params={})
+        latency.feed(number, data, float(number), "client->proxy")
+    assert len(latency._pending) == MAX_PENDING  # the oldest dropped
+    view = latency.view()
+    assert len(view["rows"]) == MAX_METHODS + 1  # the last: the editor's other methods together
+    assert view["rows"][-1]["method"] == latency_module.OTHER_METHODS
+    assert max(len(row["method"]) for row in view["rows"]) <= latency_module.METHOD_CHARS
+    assert view["rows"][-1]["count"] == MAX_PENDING * 5 - (MAX_METHODS - 1)
+    prompt = view["rows"][0]
+    assert prompt["count"] == prompt["answered"] == EXACT_DURATIONS * 4
+    assert prompt["exact"] is False and prompt["max"] == 99_000.0
+    row = latency._rows[("proxy", "session/prompt")]
+    assert row.durations.exact is None and len(row.durations.buckets) <= 100
+
+
+def test_changes_name_only_the_rows_changed() -> None:
+    latency = Latency()
+    latency.feed(1, message(id=1, method="initialize"), 1.0, "client->proxy")
+    latency.feed(2, message(id=2, method="session/new"), 1.25, "client->proxy")
+    assert [row["method"] for row in latency.view()["rows"]] == ["initialize", "session/new"]
+    first = latency.changes()
+    assert first is not None and len(first["rows"]) == 2
+    assert latency.changes() is None
+    latency.feed(3, message(id=2, result={}), 1.5, "proxy->client")
+    changed = latency.changes()
+    assert changed is not None and [row["method"] for row in changed["rows"]] == ["session/new"]
+    assert changed["rows"][0]["max"] == 250.0 and latency.changes() is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Permission audit
+
+OPTIONS = [
+    {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+]
+DIFF = {"type": "diff", "path": "/a.txt", "oldText": "a", "newText": "b"}
+
+
+def ask(number: int, call: str, **tool_call: Any) -> dict[str, Any]:
+    return {
+        "id": number,
+        "method": "session/request_permission",
+        "params": {
+            "sessionId": "s",
+            "toolCall": {"toolCallId": call, **tool_call},
+            "options": OPTIONS,
+        },
+    }
+
+
+def chosen(number: int, option: str | None) -> dict[str, Any]:
+    outcome = {"outcome": "selected", "optionId": option} if option else {"outcome": "cancelled"}
+    return {"id": number, "result": {"outcome": outcome}}
+
+
+def test_the_audit_of_crafted_requests() -> None:
+    created = {
+        "method": "session/update",
+        "params": {
+            "sessionId": "s",
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "e3",
+                "title": "E",
+                "kind": "edit",
+            },
+        },
+    }
+    lines = [
+        # The editor answers: allowed, an edit shown with its diff.
+        record("agent->proxy", BASE, **ask(1, "e1", kind="edit", content=[DIFF])),
+        record("proxy->client", BASE, **ask(1, "e1", kind="edit", content=[DIFF])),
+        record("client->proxy", BASE + 2, **chosen(1, "yes")),
+        record("proxy->agent", BASE + 2, **chosen(1, "yes")),
+        # The editor rejects an edit asked without its diff.
+        record("agent->proxy", BASE + 3, **ask(2, "e2", kind="edit")),
+        record("proxy->client", BASE + 3, **ask(2, "e2", kind="edit")),
+        record("client->proxy", BASE + 4, **chosen(2, "no")),
+        record("proxy->agent", BASE + 4, **chosen(2, "no")),
+        # The proxy cancels on the editor's behalf: the call's kind (edit) is its history's.
+        record("agent->proxy", BASE + 5, **created),
+        record("agent->proxy", BASE + 5, **ask(3, "e3")),
+        record("proxy->agent", BASE + 6, **chosen(3, None)),
+        # Never answered, not an edit.
+        record("agent->proxy", BASE + 7, **ask(4, "r4", kind="read")),
+    ]
+    report = report_of(lines)
+    agent, client = side_of(report, "agent"), side_of(report, "client")
+    audited = [
+        (
+            a["call"],
+            a["edit"],
+            a["diff"],
+            a["answer"] and (a["answer"]["verdict"], a["answer"]["by"]),
+        )
+        for a in agent["asks"]
+    ]
+    assert audited == [
+        ("e1", True, True, ("allowed", "the editor, through the proxy")),
+        ("e2", True, False, ("rejected", "the editor, through the proxy")),
+        ("e3", True, False, ("cancelled", "the proxy, for the editor")),
+        ("r4", False, False, None),
+    ]
+    assert agent["summary"]["audit"] == {
+        "allowed": 1,
+        "rejected": 1,
+        "cancelled": 1,
+        "error": 0,
+        "other": 0,
+        "unanswered": 1,
+        "edits": 3,
+        "editsWithoutDiff": 2,
+    }
+    assert [a["answer"]["by"] for a in client["asks"]] == ["the editor", "the editor"]
+    assert agent["asks"][0]["answer"]["t"] - agent["asks"][0]["t"] == 2.0  # the wait
+
+
+def test_a_plain_log_is_answered_by_the_client_and_an_unknown_option_is_other() -> None:
+    lines = [
+        json.dumps({"jsonrpc": "2.0", **ask(1, "c")}).encode(),
+        json.dumps({"jsonrpc": "2.0", **chosen(1, "maybe")}).encode(),
+        json.dumps({"jsonrpc": "2.0", **ask(2, "c")}).encode(),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "error": {"code": 1, "message": "gone"}}).encode(),
+    ]
+    log = report_of(lines)["sides"][0]
+    verdicts = [(a["answer"]["verdict"], a["answer"]["by"]) for a in log["asks"]]
+    assert verdicts == [("other", "the client"), ("error", "the client")]
+    assert log["summary"]["audit"]["other"] == log["summary"]["audit"]["error"] == 1
+
+
+@pytest.mark.parametrize("log", sorted(REAL.glob("*.jsonl")), ids=lambda p: p.name)
+def test_every_permission_of_the_real_agents_logs_is_in_the_audit(log: Path) -> None:
+    asked: set[tuple[str, int]] = set()
+    for number, line in enumerate(log.read_bytes().splitlines(), 1):
+        value = json.loads(line)
+        if value["message"].get("method") == "session/request_permission":
+            side = "client" if value["direction"] in ("client->proxy", "proxy->client") else "agent"
+            asked.add((side, number))
+    report = report_of(log.read_bytes().splitlines())
+    audited = {(side["name"], a["l"]) for side in report["sides"] for a in side["asks"]}
+    assert asked and audited == asked
+    for side in report["sides"]:
+        totals = side["summary"]["audit"]
+        verdicts = sum(totals[k] for k in ("allowed", "rejected", "cancelled", "error", "other"))
+        assert verdicts + totals["unanswered"] == len(side["asks"])
+        assert all(a["answer"] is not None for a in side["asks"])
+        permission = [
+            r for r in side["latency"]["rows"] if r["method"] == "session/request_permission"
+        ]
+        assert sum(r["answered"] for r in permission) == len(side["asks"])
+
+
+def test_when_the_times_start_to_move_every_row_is_sent_again() -> None:
+    latency = Latency()
+    latency.feed(1, message(id=1, method="initialize"), 1.0, "client->proxy")
+    latency.feed(2, message(id=1, result={}), 1.0, "proxy->client")
+    first = latency.changes()
+    assert first is not None and first["times"] == "constant" and first["rows"][0]["max"] is None
+    latency.feed(3, message(id=2, method="session/new"), 2.0, "client->proxy")
+    changed = latency.changes()
+    assert changed is not None and changed["times"] == "measured"
+    assert [(row["method"], row["max"]) for row in changed["rows"]] == [
+        ("initialize", 0.0),
+        ("session/new", None),
+    ]
+
+
+def test_the_live_events_carry_the_rows_that_changed_and_add_up_to_the_snapshot() -> None:
+    from acp_toolcalls.report.live import LiveModel
+
+    model = LiveModel()
+    merged: dict[tuple[int, str, str], dict[str, Any]] = {}
+    sent = 0
+    for data in crafted_bridge_log():
+        model.feed(data)
+        seq = model.publish()
+        for _, event in model.since(seq - 1) or []:
+            for position, changes in json.loads(event)["latency"]:
+                sent += len(changes["rows"])
+                for row in changes["rows"]:
+                    merged[(position, row["sender"], row["method"])] = row
+    snapshot = json.loads(model.snapshot())
+    whole = {
+        (position, row["sender"], row["method"]): row
+        for position, side in enumerate(snapshot["sides"])
+        for row in side["latency"]["rows"]
+    }
+    assert merged == whole
+    assert sent < 2 * len(crafted_bridge_log())  # the rows changed, not every row each time
+    audit = [side["summary"]["audit"] for side in snapshot["sides"]]
+    assert sum(totals["cancelled"] for totals in audit) == 1
