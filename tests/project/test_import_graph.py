@@ -36,7 +36,7 @@ LAYERS: list[set[str]] = [
     {"bridge"},
     {"lifecycle", "records"},
     {"proxy", "sessions", "check"},
-    {"agent", "report", "sdk"},
+    {"agent", "conformance", "report", "sdk"},
     {"cli"},
 ]
 """Packages from the bottom up; each imports only from the layers below it."""

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "INTERNAL_ERROR", "build_parser", "main"]
 
-COMMANDS = ("replay", "validate", "convert", "bridge", "inspect")
+COMMANDS = ("replay", "validate", "convert", "bridge", "inspect", "conformance")
 """The subcommands, each a module of this package, in help order."""
 
 INTERNAL_ERROR = 70
