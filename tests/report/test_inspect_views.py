@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +274,9 @@ def chosen(number: int, option: str | None) -> dict[str, Any]:
     return {"id": number, "result": {"outcome": outcome}}
 
 
-def test_the_audit_of_crafted_requests() -> None:
+def audit_log() -> list[bytes]:
+    """Four requests: allowed by the editor (an edit with its diff), rejected by it (an edit
+    without), cancelled by the proxy (an edit by its call's kind), never answered."""
     created = {
         "method": "session/update",
         "params": {
@@ -286,7 +289,7 @@ def test_the_audit_of_crafted_requests() -> None:
             },
         },
     }
-    lines = [
+    return [
         # The editor answers: allowed, an edit shown with its diff.
         record("agent->proxy", BASE, **ask(1, "e1", kind="edit", content=[DIFF])),
         record("proxy->client", BASE, **ask(1, "e1", kind="edit", content=[DIFF])),
@@ -304,7 +307,10 @@ def test_the_audit_of_crafted_requests() -> None:
         # Never answered, not an edit.
         record("agent->proxy", BASE + 7, **ask(4, "r4", kind="read")),
     ]
-    report = report_of(lines)
+
+
+def test_the_audit_of_crafted_requests() -> None:
+    report = report_of(audit_log())
     agent, client = side_of(report, "agent"), side_of(report, "client")
     audited = [
         (
@@ -409,3 +415,150 @@ def test_the_live_events_carry_the_rows_that_changed_and_add_up_to_the_snapshot(
     assert sent < 2 * len(crafted_bridge_log())  # the rows changed, not every row each time
     audit = [side["summary"]["audit"] for side in snapshot["sides"]]
     assert sum(totals["cancelled"] for totals in audit) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# The page, in headless Chromium
+
+MARKUP = '<img src=x onerror="document.body.dataset.pwned=1">'
+
+# Each side's latency figures and the audit's rows as the page shows them.
+SHOWN = """
+const views = document.getElementById('views');
+const latency = [...views.querySelectorAll('#latency-view .view-side')].map((side) =>
+  [side.dataset.side, [...side.querySelectorAll('tbody tr[data-method]')].map((tr) =>
+    [tr.dataset.sender, tr.dataset.method, +tr.children[2].textContent, +tr.children[3].textContent,
+     ...['p50', 'p99', 'max'].map((f) => {
+       const ms = tr.querySelector(`[data-figure=${f}]`).dataset.ms;
+       return ms === undefined ? null : +ms; })])]);
+const audit = [...views.querySelectorAll('#audit-view tbody tr[data-line]')].map((tr) =>
+  [tr.dataset.side, +tr.dataset.line, tr.dataset.verdict, tr.dataset.edit || null,
+   tr.children[6].textContent]);
+return {latency, audit, summary: document.querySelector('#audit-view summary').textContent,
+        seq: document.body.dataset.views};
+"""
+OPEN_VIEWS = "for (const d of document.querySelectorAll('#views details')) d.open = true;"
+
+
+def browser_log() -> list[bytes]:
+    """The audit's requests (one titled with markup) and the crafted latency log."""
+    lines = audit_log()
+    lines[4] = record("agent->proxy", BASE + 3, **ask(2, "e2", kind="edit", title=MARKUP))
+    return lines + crafted_bridge_log()
+
+
+def expected(lines: list[bytes]) -> dict[str, Any]:
+    """What the page must show of the report's data (the same shape as ``SHOWN``)."""
+    report = report_of(lines)
+    latency = [
+        [
+            side["name"],
+            [
+                [r["sender"], r["method"], r["count"], r["answered"], r["p50"], r["p99"], r["max"]]
+                for r in side["latency"]["rows"]
+            ],
+        ]
+        for side in report["sides"]
+    ]
+    asks = sorted(
+        (a["l"], position, side["name"], a)
+        for position, side in enumerate(report["sides"])
+        for a in side["asks"]
+    )
+    audit = [
+        [
+            name,
+            line,
+            a["answer"]["verdict"] if a["answer"] else "unanswered",
+            ("with-diff" if a["diff"] else "without-diff") if a["edit"] else None,
+            a["answer"]["by"] if a["answer"] else "—",
+        ]
+        for line, _, name, a in asks
+    ]
+    missing = sum(side["summary"]["audit"]["editsWithoutDiff"] for side in report["sides"])
+    return {"latency": latency, "audit": audit, "missing": missing}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from tests.report.test_inspect_browser import new_browser
+
+    driver = new_browser()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_the_finished_reports_views(browser: Any, tmp_path: Path) -> None:
+    from acp_toolcalls.cli import main as cli_main
+    from tests.report.test_inspect_browser import open_report, wait_for
+    from tests.report.test_inspect_page import AXE
+
+    lines = browser_log()
+    log, page = tmp_path / "views.jsonl", tmp_path / "views.html"
+    log.write_bytes(b"".join(line + b"\n" for line in lines))
+    assert cli_main(["inspect", str(log), "-o", str(page)]) == 0
+    open_report(browser, page)
+    wait_for(browser, "return document.body.dataset.views", "the views")
+    browser.execute_script(OPEN_VIEWS)
+    shown = browser.execute_script(SHOWN)
+    want = expected(lines)
+    assert shown["latency"] == want["latency"]
+    assert shown["audit"] == want["audit"]
+    assert want["missing"] == 3 and "3 edits asked without their diff" in shown["summary"]
+    client = dict(shown["latency"])["client"]
+    assert ["proxy", "fs/read_text_file", 100, 100, 3125.0, 6187.5, 6250.0] in client
+    # The agent's text is text.
+    asked = browser.execute_script(
+        "return [...document.querySelectorAll('#audit-view tbody td:nth-child(3)')]"
+        ".map((td) => td.textContent)"
+    )
+    assert any(MARKUP in text for text in asked)
+    assert not browser.execute_script("return document.querySelector('#views img')")
+    assert browser.execute_script("return document.body.dataset.pwned") is None
+    if AXE.exists():  # the views' markup passes axe-core too
+        browser.execute_script(AXE.read_text(encoding="utf-8"))
+        violations = browser.execute_async_script(
+            """
+            const done = arguments[arguments.length - 1];
+            axe.run(document.getElementById('views')).then((r) => done(r.violations.map((v) =>
+              [v.id, v.nodes.map((n) => n.target.join(' ')).slice(0, 5)])));
+            """
+        )
+        assert violations == []
+
+
+def shows(shown: dict[str, Any], want: dict[str, Any]) -> bool:
+    return bool(shown["latency"] == want["latency"] and shown["audit"] == want["audit"])
+
+
+def test_the_live_pages_views_update_as_lines_come(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.report.test_inspect_serve import append, open_live, serving, wait_for
+
+    lines = browser_log()
+    log = tmp_path / "live.jsonl"
+    log.write_bytes(b"".join(line + b"\n" for line in lines[:6]))  # the second ask, waiting
+    with serving(log) as served:
+        open_live(browser, served.url)
+        browser.execute_script(OPEN_VIEWS)
+        wait_for(browser, "return document.body.dataset.views", "the views")
+        shown = browser.execute_script(SHOWN)
+        assert shown["audit"] == expected(lines[:6])["audit"]
+        assert [row[2] for row in shown["audit"]] == [
+            "allowed",
+            "allowed",
+            "unanswered",
+            "unanswered",
+        ]
+        for start, end in ((6, 9), (9, len(lines))):
+            append(log, *lines[start:end])
+            want = expected(lines[:end])
+            WebDriverWait(browser, 60, poll_frequency=0.05).until(
+                lambda driver: shows(driver.execute_script(SHOWN), want),  # noqa: B023 (waited for within the iteration)
+                message=f"the views after line {end}",
+            )
+            shown = browser.execute_script(SHOWN)
+        assert "3 edits asked without their diff" in shown["summary"]

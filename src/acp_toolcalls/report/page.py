@@ -58,7 +58,7 @@ LINES_PER_PART = 2_000
 """Lines of the log per part."""
 COMPRESS_LEVEL = 3
 """gzip level of the parts."""
-SCRIPTS = ("report.js", "content.js", "list.js")
+SCRIPTS = ("report.js", "content.js", "list.js", "views.js")
 """The page's scripts, inlined in this order."""
 _STATIC_POLICY = "default-src 'none';"
 _LIVE_POLICY = "default-src 'none'; connect-src 'self';"

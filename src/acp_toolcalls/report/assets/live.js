@@ -4,7 +4,8 @@
 //   snapshot (/data), then the events (/events, server-sent), applied in order of `seq`. An
 //   event out of order, a `resync` or a `forgot` loads the snapshot again.
 // - An event only adds what Python computed (history entries, values, items, terminal output,
-//   permission requests, findings, raw lines): no tool-call state is computed here either.
+//   permission requests, findings, raw lines, the latency rows that changed, merged by sender
+//   and method): no tool-call state is computed here either.
 //   Log text goes in as text (`h`, `textContent`), as in the static page.
 // - A permission request with no answer yet is shown waiting, highlighted, until its answer
 //   comes. While the view is at the last line, it follows the new lines; while it is scrolled
@@ -138,6 +139,15 @@ function apply(event) {
     const call = R.liveCalls.get(liveKey(side, request.session, request.call));
     if (call) call.asks.push(index); else R.looseAsks.push([side, index]);
   }
+  for (const [side, changes] of event.latency || []) { // the rows that changed, by sender and method
+    const view = R.sides[side].latency || (R.sides[side].latency = { rows: [] });
+    const rows = new Map(view.rows.map((row) => [liveKey(row.sender, row.method), row]));
+    for (const row of changes.rows) {
+      const key = liveKey(row.sender, row.method);
+      if (rows.has(key)) Object.assign(rows.get(key), row); else view.rows.push(row);
+    }
+    Object.assign(view, { times: changes.times, stray: changes.stray, waiting: changes.waiting });
+  }
   for (const finding of event.findings) R.findings.push(finding);
   for (const [n, text] of event.lines) R.liveLines.set(n, text);
   R.seq = event.seq;
@@ -170,6 +180,7 @@ function redraw() {
   renderFindings();
   document.getElementById("loose").replaceChildren();
   renderLooseAsks();
+  renderViews();
   document.body.dataset.seq = R.seq;
   rebuild().then(async (done) => {
     if (done && bottom) { // draw the list's end, then stay at the bottom

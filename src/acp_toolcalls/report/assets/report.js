@@ -4,7 +4,8 @@
 // the characters that would reorder or hide it shown as escapes (`visible`).
 // This file: the data, the DOM helpers, the summary, the findings and a card (its state, its
 // permission requests, its terminals). content.js: content items and the history; list.js:
-// the list, the filters and the jumps (page.py inlines them in this order, as one script).
+// the list, the filters and the jumps; views.js: the latency and permission audit views
+// (page.py inlines them in this order, as one script).
 "use strict";
 
 const FINAL = new Set(["completed", "failed", "cancelled"]);
@@ -368,6 +369,7 @@ async function main() {
   renderSummary();
   renderFindings();
   renderLooseAsks();
+  renderViews(); // views.js
   if (innerHeight < 700) document.getElementById("summary-box").open = false; // a small screen
   startList();
   await rebuild();
