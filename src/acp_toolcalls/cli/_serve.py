@@ -7,8 +7,9 @@ Rules this module owns (issue 31):
 - The server runs in a thread of its own with its own event loop: whoever feeds it never
   waits for it. Lines are handed over through an inbox bounded in bytes (``offer`` refuses a
   line that does not fit, and counts it; ``offer_wait`` waits for room); the loop feeds them to
-  the ``report.live.LiveModel``, which only this thread touches, and publishes one event per
-  batch.
+  the ``report.live.LiveModel``, which only this thread touches, as they come, and publishes
+  what they changed at most every ``PUBLISH_SECONDS`` (a publication looks at every call
+  kept), and before every snapshot (so that no change is both in a snapshot and an event).
 - Bound to 127.0.0.1 only, on a free port unless one is given. Every request needs the
   token (``secrets.token_urlsafe(32)``, compared with ``hmac.compare_digest``): without it,
   403, whatever the path or method. Then GET only (any other method: 405); no CORS header;
@@ -46,10 +47,12 @@ from ..records import Direction, Redactor, log_line, skipped_line
 from ..report import printable
 from ..report.live import LiveModel
 
-__all__ = ["INBOX_BYTES", "LiveServer", "MissingExtra", "start_server"]
+__all__ = ["INBOX_BYTES", "PUBLISH_SECONDS", "LiveServer", "MissingExtra", "start_server"]
 
 INBOX_BYTES = 8 * 1024 * 1024
 """Bytes of lines waiting for the server's thread, at most."""
+PUBLISH_SECONDS = 0.05
+"""The shortest time between two events published (what changed meanwhile is one event)."""
 _BATCH_BYTES = 1 << 20  # lines folded at a time before the loop serves requests again
 _KEEPALIVE_SECONDS = 15.0
 _HEADERS = {
@@ -122,6 +125,8 @@ class LiveServer:
         self._failed: BaseException | None = None
         self._runner: Any = None
         self._scheduled = False
+        self._published_at = 0.0  # the loop's time of the last publication
+        self._publish_pending = False
 
     @property
     def url(self) -> str:
@@ -250,7 +255,6 @@ class LiveServer:
             self._inbox_bytes -= taken
             more = bool(self._inbox)
             self._scheduled = more
-        before = self.model.seq
         redactor = self._redactor
         for data, direction, protocol, when in lines:
             if direction is not None:  # the line's record: what the log would hold
@@ -260,6 +264,21 @@ class LiveServer:
                 self.model.feed(data, direction=direction, protocol=protocol, when=when)
             except Exception as exc:  # a bug of the live view must not end the serving
                 self._fault(f"the live view failed on a line ({type(exc).__name__}: {exc})")
+        loop = asyncio.get_running_loop()
+        wait = self._published_at + PUBLISH_SECONDS - loop.time()
+        if wait <= 0:
+            self._publish()
+        elif not self._publish_pending:
+            self._publish_pending = True
+            loop.call_later(wait, self._publish)
+        if more:
+            loop.call_soon(self._drain)
+
+    def _publish(self) -> None:
+        """One event of what the lines fed since the last one changed; the watchers woken."""
+        self._publish_pending = False
+        self._published_at = asyncio.get_running_loop().time()
+        before = self.model.seq
         try:
             self.model.publish()
         except Exception as exc:
@@ -267,8 +286,6 @@ class LiveServer:
         if self.model.seq != before and self._tick is not None and not self._tick.done():
             self._tick.set_result(None)
             self._tick = asyncio.get_running_loop().create_future()
-        if more:
-            asyncio.get_running_loop().call_soon(self._drain)
 
     async def _guard(self, request: Any, handler: Any) -> Any:
         web = self._web
@@ -289,6 +306,7 @@ class LiveServer:
         return self._web.Response(body=self.page, content_type="text/html", charset="utf-8")
 
     async def _data(self, request: Any) -> Any:
+        self._publish()  # what the snapshot holds, no later event repeats
         return self._web.Response(body=self.model.snapshot(), content_type="application/json")
 
     async def _events(self, request: Any) -> Any:
