@@ -130,6 +130,7 @@ def test_latency_per_method_and_side_on_a_bridge_log_with_known_times() -> None:
     assert agent_rows[("proxy", "session/prompt")]["max"] == 4000.0
     assert client["latency"]["waiting"] == 1 and agent["latency"]["waiting"] == 0
     assert client["latency"]["stray"] == agent["latency"]["stray"] == 0
+    assert client["latency"]["byMethod"] is agent["latency"]["byMethod"] is False
 
 
 def test_replaced_stray_and_unanswered_requests() -> None:
@@ -167,6 +168,7 @@ def test_a_plain_log_is_counted_never_timed() -> None:
     ]
     log = report_of(lines)["sides"][0]
     assert log["name"] == "log" and log["latency"]["times"] == "none"
+    assert log["latency"]["byMethod"] is True
     by = rows(log)
     assert by[("editor", "initialize")]["answered"] == 1
     assert by[("agent", "session/request_permission")]["answered"] == 1

@@ -35,6 +35,7 @@ Rules this module owns (issue 31):
   (``BUCKET_RATIO`` apart: p50 and p99 are then the upper bound of their bucket, within
   ``BUCKET_RATIO - 1`` of the exact figure, and ``exact`` is false; ``max`` and the counts
   stay exact). A histogram, not a random reservoir: the same log gives the same report.
+- The view says when a sender was read from a method (``byMethod``).
 - ``changes()`` gives the rows changed since its last call (the live page's events carry
   only those: O(rows changed) per event), or every row when ``times`` changed (their
   figures appear); ``view()`` gives them all.
@@ -200,6 +201,7 @@ class Latency:
         self._order = 0
         self._changed: set[tuple[str, str]] = set()
         self.stray = 0  # responses to no waiting request
+        self.by_method = False  # a request's sender was read from its method (no direction)
         self._first_time: float | None = None
         self._times_move = False
         self._times_sent = "none"  # ``times`` as the last ``changes`` said it
@@ -238,6 +240,7 @@ class Latency:
     def _request(self, method: str, key: bytes, when: float | None, direction: str | None) -> None:
         if direction is None:
             origin = sender = _PLAIN[method in AGENT_METHODS]
+            self.by_method = True
         else:
             origin, sender = direction, SENDERS.get(direction, direction)
         row = self._row(sender, method[:METHOD_CHARS])
@@ -310,6 +313,7 @@ class Latency:
             "times": self.times,
             "stray": self.stray,
             "waiting": len(self._pending),
+            "byMethod": self.by_method,
             "rows": [_row_view(row, measured) for row in rows],
         }
 

@@ -146,7 +146,8 @@ function apply(event) {
       const key = liveKey(row.sender, row.method);
       if (rows.has(key)) Object.assign(rows.get(key), row); else view.rows.push(row);
     }
-    Object.assign(view, { times: changes.times, stray: changes.stray, waiting: changes.waiting });
+    const { rows: _, ...counts } = changes; // times, stray, waiting, byMethod
+    Object.assign(view, counts);
   }
   for (const finding of event.findings) R.findings.push(finding);
   for (const [n, text] of event.lines) R.liveLines.set(n, text);

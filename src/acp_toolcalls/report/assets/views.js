@@ -53,7 +53,8 @@ function latencyNode(side, position) {
     h("td", { class: "num" }, row.errors), h("td", { class: "num" + (row.unanswered ? " warn" : "") }, row.unanswered),
     ["p50", "p99", "max"].map((name) => h("td", { class: "num", "data-figure": name, "data-ms": row[name] },
       ms(row[name]), row[name] !== null && !row.exact && name !== "max" ? " ≈" : ""))));
-  const extra = [view.waiting ? `${plural(view.waiting, "request")} waiting` : null,
+  const extra = [view.byMethod ? "senders read from the methods (the log has no directions)" : null,
+    view.waiting ? `${plural(view.waiting, "request")} waiting` : null,
     view.stray ? `${plural(view.stray, "response")} to no request seen` : null].filter((x) => x);
   node.append(cellTable(
     [sideTitle(side), said ? ` · ${said}` : "", extra.length ? ` · ${extra.join(", ")}` : ""],
