@@ -375,3 +375,31 @@ def test_without_aiohttp_one_line_names_the_extra_and_no_agent_starts(tmp_path: 
         "pip install 'acp-toolcalls[inspect]'"
     )
     assert not started.exists()
+
+
+def test_lines_the_inbox_refused_are_said_once_and_counted_at_the_end() -> None:
+    from acp_toolcalls.cli import _serve
+    from acp_toolcalls.report.live import LiveModel
+
+    said: list[str] = []
+    server = _serve.LiveServer(LiveModel(), "page", say=said.append)
+    line = b'{"jsonrpc":"2.0","method":"_x","params":{"pad":"%s"}}' % (b"x" * ((1 << 20) - 100))
+    offered = [
+        server.offer(line, direction="agent->proxy", protocol=2, when=1.0) for _ in range(12)
+    ]
+    assert offered == [True] * 8 + [False] * 4  # not started yet: nothing drains the inbox
+    server.start()
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert said == [
+            "the live page fell behind the session: lines it passed are not shown (the "
+            "session is not slowed); the page may miss what they did"
+        ]
+        assert server.offer(b"{}", direction="agent->proxy", protocol=2, when=2.0)
+    finally:
+        server.stop()
+    assert said[1:] == [
+        "4 line(s) were not shown on the live page: they came faster than it could take them"
+    ]

@@ -25,6 +25,8 @@ Rules this module owns (issue 31):
 - ``start_server`` is how a command starts one: it says in one line why it could not (the
   extra missing, the port not bound: the command then exits 2), and otherwise the URL, with
   its token, once.
+- Lines refused by a full inbox are not shown: the first time, and with their count when the
+  server stops, one line says so (the session they passed was not slowed).
 - A failure of the live view (a bug: the model on a line, a request's handler) is said once,
   in one line (``say``), never as a traceback, and the serving goes on: whoever feeds the
   server never sees it.
@@ -127,6 +129,7 @@ class LiveServer:
         self._scheduled = False
         self._published_at = 0.0  # the loop's time of the last publication
         self._publish_pending = False
+        self._said_dropped = False
 
     @property
     def url(self) -> str:
@@ -185,6 +188,11 @@ class LiveServer:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
+        if self.dropped:
+            self._say(
+                f"{self.dropped} line(s) were not shown on the live page: they came faster "
+                "than it could take them"
+            )
 
     # -- the server's thread -----------------------------------------------------------------
 
@@ -255,6 +263,12 @@ class LiveServer:
             self._inbox_bytes -= taken
             more = bool(self._inbox)
             self._scheduled = more
+        if self.dropped and not self._said_dropped:
+            self._said_dropped = True
+            self._say(
+                "the live page fell behind the session: lines it passed are not shown (the "
+                "session is not slowed); the page may miss what they did"
+            )
         redactor = self._redactor
         for data, direction, protocol, when in lines:
             if direction is not None:  # the line's record: what the log would hold
