@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import re
 import sys
 import tempfile
 from collections import Counter
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_toolcalls.cli import main as cli_main
+from acp_toolcalls.conformance import rule_order
 from tests.conformance.cases_v1 import CASES_V1
 from tests.conformance.cases_v2 import CASES_V2_FIELDS
 from tests.conformance.cases_v2_flow import CASES_V2_FLOW
@@ -104,19 +104,12 @@ def table(vectors: list[dict[str, Any]]) -> str:
     by_rule: dict[tuple[str, str], list[str]] = {}
     for v in sorted(vectors, key=lambda v: str(v["id"])):
         by_rule.setdefault((v["source"], v["rule"]), []).append(v["id"])
-    for (source, rule), ids in sorted(by_rule.items(), key=_source_order):
+    for (source, rule), ids in sorted(by_rule.items(), key=lambda item: rule_order(item[0])):
         listed = ", ".join(f"`{i}`" for i in ids)
         cell = rule.replace("|", "\\|")
         lines.append(f"| {cell} | {source} | {listed} |")
     lines += ["", TABLE_END]
     return "\n".join(lines)
-
-
-def _source_order(item: tuple[tuple[str, str], list[str]]) -> tuple[int, str, str]:
-    """Rules by decision number (D2 before D11), then by row and text."""
-    (source, rule), _ = item
-    number = re.search(r"D(\d+)", source)
-    return (int(number.group(1)) if number else 0, source, rule)
 
 
 def with_table(doc: str, vectors: list[dict[str, Any]]) -> str:

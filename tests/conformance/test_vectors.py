@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from acp_toolcalls._errors import DecodeError
 from acp_toolcalls.check import validate_message
+from acp_toolcalls.codec import DecodeError
 from acp_toolcalls.conformance import TAGS, VECTORS, Vector, first_difference, load_vectors
 from acp_toolcalls.models import VersionName
 from acp_toolcalls.store import Limits, ToolCallStore
