@@ -342,7 +342,7 @@ def _print_report(results: list[CaseResult], reducer: str, suite: str, final_onl
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     failed = [r for r in results if not r.passed]
     checked = "the final state" if final_only else "the state after each message"
     head = Text()
@@ -452,7 +452,7 @@ def _print_agent_report(rules: list[Any], other: Any, head: dict[str, Any]) -> N
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     failed = sum(1 for r in rules if not r.passed)
     title = Text()
     title.append(printable(shown_log(head["log"])), style="bold")
