@@ -1,5 +1,6 @@
 """Writes the conformance vectors (``src/acp_toolcalls/conformance/vectors/<id>.json``) from
-the hand-written cases (``cases_v2``, ``cases_v2_flow``, ``cases_v1``) and the rules they
+the hand-written cases (``cases_v2``, ``cases_v2_flow``, ``cases_v1``,
+``cases_more``) and the rules they
 quote (``rules``), and the table of them in ``docs/conformance.md``.
 
 ``expected`` is computed, never written by hand: after each message, the document
@@ -24,6 +25,7 @@ from typing import Any
 
 from acp_toolcalls.cli import main as cli_main
 from acp_toolcalls.conformance import rule_order
+from tests.conformance.cases_more import CASES_MORE
 from tests.conformance.cases_v1 import CASES_V1
 from tests.conformance.cases_v2 import CASES_V2_FIELDS
 from tests.conformance.cases_v2_flow import CASES_V2_FLOW
@@ -35,7 +37,7 @@ DOC = ROOT / "docs" / "conformance.md"
 TABLE_START = "<!-- vectors table: written by `python -m tests.conformance.make_vectors` -->"
 TABLE_END = "<!-- end of the vectors table -->"
 
-CASES = [*CASES_V2_FIELDS, *CASES_V2_FLOW, *CASES_V1]
+CASES = [*CASES_V2_FIELDS, *CASES_V2_FLOW, *CASES_V1, *CASES_MORE]
 
 
 def fold(messages: list[Any]) -> dict[str, Any]:

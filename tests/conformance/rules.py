@@ -142,7 +142,23 @@ RULES: dict[str, tuple[str, str]] = {
         "Terminal ids are never matched to tool-call ids by string equality.",
         "docs/decisions.md D22",
     ),
+    "line-zero": (
+        "v2 receipt: a location whose `line` is `0`, negative, fractional or above 2^32−1 keeps "
+        "its path and loses the line (an invalid value reads as omitted, D11). The v1 codec "
+        "keeps `line: 0`, because the v1 schema allows it. v1 readers (the store's v1 path) "
+        "and v1 → v2 conversion drop it, and the drop is reported.",
+        "docs/decisions.md D7",
+    ),
     # --- v1
+    "v1-terminal-meta": (
+        "on a `tool_call` or `tool_call_update`, `_meta.terminal_info {terminal_id, cwd?}` "
+        'announces a terminal (the call\'s content carries `{"type": "terminal", '
+        '"terminalId"}`), `_meta.terminal_output {terminal_id, data}` gives the whole output '
+        "so far, `_meta.terminal_output_delta {terminal_id, data}` appends, "
+        "`_meta.terminal_exit {terminal_id, exit_code, signal}` ends it (`data` is text). That "
+        "is a v2 display terminal, not the client-owned terminal above.",
+        "docs/decisions.md D38",
+    ),
     "v1-store": (
         "A repeated `tool_call` merges (D9); a `tool_call_update` for an unseen id creates the "
         "call; an update applies each field present and not `null` (a v1 `null` changes "
