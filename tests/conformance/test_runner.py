@@ -284,3 +284,19 @@ def test_parse_vector_names_what_is_wrong() -> None:
             parse_vector(value, "null-clears-title.json")
         assert said in str(caught.value)
         assert str(caught.value).startswith("null-clears-title.json: ")
+
+
+# --- docs/conformance.md -----------------------------------------------------------------------
+
+
+def test_the_docs_python_adapter_passes(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text("utf-8")
+    section = doc.split("## Writing the adapter", 1)[1]
+    adapter = tmp_path / "adapter.py"
+    adapter.write_text(section.split("```python\n", 1)[1].split("```", 1)[0], encoding="utf-8")
+    # A case of each tag, on every prefix.
+    ids = sorted({next(v.id for v in ALL if tag in v.tags) for tag in TAGS})
+    reducer = shlex.join([sys.executable, str(adapter)])
+    done = conformance("--reducer", reducer, "--vectors", str(suite(tmp_path, *ids)), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["passed"] == len(ids) >= 6
