@@ -5,6 +5,7 @@
 - ``crash``: says why on stderr and exits 3;
 - ``hang``: starts a child that sleeps, then sleeps itself (the runner must kill both);
 - ``garbage``: prints text that is no JSON;
+- ``deep``: prints JSON nested deeper than a parser's stack;
 - ``escape``: exits 1 with a terminal control sequence on stderr.
 """
 
@@ -40,6 +41,9 @@ def main(mode: str) -> int:
         return 0
     if mode == "garbage":
         print("state: all good")
+        return 0
+    if mode == "deep":
+        print("[" * 100_000 + "]" * 100_000)
         return 0
     if mode == "escape":
         print("bad \x1b[31mred\x1b[0m \x1b]0;title\x07 end", file=sys.stderr)

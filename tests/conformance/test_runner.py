@@ -167,6 +167,7 @@ def test_human_report_names_tags_rules_and_differences(tmp_path: Path) -> None:
     [
         ("crash", "the reducer exited with status 3: Traceback: the reducer fell over"),
         ("garbage", "the reducer printed no JSON document: 'state: all good'"),
+        ("deep", "the reducer printed JSON nested too deep to read"),
     ],
 )
 def test_a_failing_reducer_fails_the_case_with_its_reason(

@@ -284,6 +284,8 @@ def _run_once(processes: _Processes, argv: list[str], stdin: bytes, timeout: flo
         return Output(reason=f"{how}{tail}")
     try:
         return Output(document=json.loads(out))
+    except RecursionError:
+        return Output(reason="printed JSON nested too deep to read")
     except ValueError:
         text = out.decode("utf-8", "replace").strip()
         if not text:
