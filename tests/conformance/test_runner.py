@@ -69,6 +69,7 @@ def suite(tmp_path: Path, *ids: str, edit: Any = None) -> Path:
 # --- the reference reducer, the whole suite --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_replay_json_passes_every_case() -> None:
     # The whole stream of every case through the real command (one process a case); the state
     # after each message is the store's, checked in process by test_vectors.py.
