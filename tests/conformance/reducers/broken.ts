@@ -16,17 +16,8 @@
 //                               clear (D2).
 //   meta-replaced               `_meta` replaced whole instead of patched by key (D13).
 
-import {
-  COLLECTIONS,
-  FINAL_STATUSES,
-  Reducer,
-  isObject,
-  main,
-  type Held,
-  type Json,
-  type JsonObject,
-  type Session,
-} from "./reducer";
+import { type Json, type JsonObject, isObject } from "./json";
+import { COLLECTIONS, FINAL_STATUSES, Reducer, main, type Held, type Session } from "./reducer";
 
 class NullAsSkip extends Reducer {
   protected override setField(held: Held, key: string, value: Json): void {

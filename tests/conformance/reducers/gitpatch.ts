@@ -86,7 +86,9 @@ function matchingBlocks(a: string[], b: string[]): Block[] {
       }
       runs = next;
     }
-    while (bi > alo && bj > blo && a[bi - 1] === b[bj - 1]) [bi, bj, size] = [bi - 1, bj - 1, size + 1];
+    while (bi > alo && bj > blo && a[bi - 1] === b[bj - 1]) {
+      [bi, bj, size] = [bi - 1, bj - 1, size + 1];
+    }
     while (bi + size < ahi && bj + size < bhi && a[bi + size] === b[bj + size]) size += 1;
     return [bi, bj, size];
   };

@@ -10,7 +10,7 @@
 //
 // each tool call as one v2 `tool_call_update` holding every field ever set (a cleared one as
 // `null`), calls and terminals in first-seen order, sessions in the order they were created.
-// The rules below are quoted from docs/decisions.md (Dn, and the rows of D46).
+// Each rule below cites docs/decisions.md (Dn, and the rows of D46, the protocol's own rules).
 //
 // Run it (Node 20; TypeScript from tests/interop/node, `npm ci --prefix tests/interop/node`):
 //
@@ -23,12 +23,15 @@
 // A client's own overlays (what it concludes after `session/cancel`, D15) are never part of the
 // document, so `session/cancel`, `tool_call/cancel` and `state_update` change nothing here.
 //
+// Not done here, as no case of the suite needs it: memory caps (`replay --json` has none), and
+// checking every nested value (an invalid value inside a content block is kept as it came; only
+// the fields of calls, terminals, locations and exit statuses are checked).
+//
 // `broken.ts` switches on one known client bug at a time by overriding one method of `Reducer`.
 
 import { gitPatch } from "./gitpatch";
-
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
+import { type Json, type JsonObject, isObject } from "./json";
+import { V1TerminalReader, usesExtension } from "./v1terminals";
 
 /** A call or a terminal: its state in the exported shape (the id and every field set). */
 export type Held = JsonObject;
@@ -36,6 +39,8 @@ export type Held = JsonObject;
 export interface Session {
   toolCalls: Map<string, Held>;
   terminals: Map<string, Held>;
+  /** A v1 stream's `_meta` terminal extension, once the session used it (D38 amended). */
+  v1Terminals?: V1TerminalReader;
 }
 
 /** A field's reading: the value to store, or `undefined` for an invalid value, which changes
@@ -46,10 +51,6 @@ export const FINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed
 
 /** Fields whose `[]` is stored as received, a clear (D2). */
 export const COLLECTIONS: ReadonlySet<string> = new Set(["content", "locations"]);
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 const anyValue: Reading = (value) => value;
 const text: Reading = (value) => (typeof value === "string" ? value : undefined);
@@ -113,8 +114,8 @@ const terminalOutput: Reading = (value) => {
   return bytes === undefined ? undefined : { data: Buffer.from(bytes).toString("base64") };
 };
 
-/** An exit status: present means exited, even `{}`; a `null` inside reads as omitted (T5), and
- * so does an invalid `exitCode` (not a 64-bit integer) or `signal` (not a string). */
+/** An exit status: present means exited, even `{}`; a `null` field inside reads as omitted (T5),
+ * and so does an invalid `exitCode` (not a 64-bit integer) or `signal` (not a string). */
 const EXIT_STATUS_FIELDS: Record<string, Reading> = {
   exitCode: (value) => (isInteger(value, -(2 ** 63), 2 ** 63 - 1) ? value : undefined),
   signal: text,
@@ -125,8 +126,9 @@ const exitStatus: Reading = (value) => {
   if (!isObject(value)) return undefined;
   const kept: JsonObject = {};
   for (const [key, inner] of Object.entries(value)) {
-    const read = inner === null ? undefined : (EXIT_STATUS_FIELDS[key] ?? anyValue)(inner);
-    if (read !== undefined) kept[key] = read;
+    const reading = EXIT_STATUS_FIELDS[key];
+    const read = reading === undefined ? inner : inner === null ? undefined : reading(inner);
+    if (read !== undefined) kept[key] = read; // unknown keys are kept as they are (D19)
   }
   return kept;
 };
@@ -135,6 +137,14 @@ const terminalSize: Reading = (value) =>
   isObject(value) && isInteger(value.cols, 1, 65535) && isInteger(value.rows, 1, 65535)
     ? value
     : undefined;
+
+/** Per-call controls: `cancel` as an object (`{}` too) means cancellable; a malformed `cancel`
+ * reads as omitted (D46 (capabilities)). */
+const capabilities: Reading = (value) => {
+  if (!isObject(value)) return undefined;
+  const { cancel, ...rest } = value;
+  return cancel === undefined || cancel === null || isObject(cancel) ? value : rest;
+};
 
 /** The patch fields of a v2 tool call (D46 (tool-call update)); unknown keys are kept and
  * patched like fields (D19). */
@@ -147,7 +157,7 @@ export const TOOL_CALL_FIELDS: Record<string, Reading> = {
   locations: listOf(location),
   rawInput: anyValue,
   rawOutput: anyValue,
-  capabilities: object,
+  capabilities,
 };
 
 /** The patch fields of a v2 terminal (D46 (terminals)); other keys are not stored. */
@@ -157,7 +167,7 @@ export const TERMINAL_FIELDS: Record<string, Reading> = {
   output: terminalOutput,
   exitStatus,
   size: terminalSize,
-  capabilities: object,
+  capabilities,
 };
 
 /** v1: what a field of a `tool_call`/`tool_call_update` becomes in the v2 patch it is read as
@@ -173,6 +183,20 @@ const V1_FIELDS: Record<string, Reading> = {
   rawOutput: anyValue,
   _meta: object,
 };
+
+/** What the v1 `terminal` items of a `content` become in v2, once the D9 check below has seen
+ * them: a v2 `terminal` item when it names a terminal of the `_meta` extension; otherwise the
+ * client-owned terminal v2 has no form for (D38), dropped, so `content` may become `[]`. */
+function v1TerminalsToV2(items: Json[], reader: V1TerminalReader | undefined): Json[] {
+  const converted: Json[] = [];
+  for (const item of items) {
+    if (!isObject(item) || item.type !== "terminal") converted.push(item);
+    else if (reader?.displays(item.terminalId)) {
+      converted.push(pick(item, ["type", "terminalId", "_meta"]));
+    }
+  }
+  return converted;
+}
 
 /** What a repeated v1 `tool_call` for a known id cannot tell from omitted (D9). */
 const V1_CREATE_DEFAULTS: Record<string, (value: Json) => boolean> = {
@@ -204,10 +228,14 @@ function pick(value: JsonObject, keys: readonly string[]): JsonObject {
 
 /** A v1 content item as v2 reads it: a `content` item is copied (its v1 unions are closed: an
  * unknown block type is skipped), a `session` reference too (D41), a whole-file diff becomes a
- * v2 diff; a client-owned v1 `terminal` has no v2 form (D38) and other types are skipped. */
+ * v2 diff; a v1 `terminal` stays as it is, for `v1TerminalsToV2`; other types
+ * are skipped. */
 function v1ContentItem(value: Json): Json | undefined {
   if (isObject(value) && value.type === "session" && typeof value.sessionId === "string") {
     return pick(value, ["type", "sessionId", "_meta"]);
+  }
+  if (isObject(value) && value.type === "terminal") {
+    return typeof value.terminalId === "string" ? value : undefined;
   }
   if (isObject(value) && value.type === "diff") return v1Diff(value);
   if (!isObject(value) || value.type !== "content" || !isObject(value.content)) return undefined;
@@ -438,9 +466,13 @@ export class Reducer {
   /** Each `terminal_output_chunk` is decoded on its own and appended; invalid base64 drops the
    * chunk, and the terminal exists all the same (D22). */
   private terminalOutput(session: Session, id: string, data: string): void {
-    const terminal = this.terminal(session, id);
     const bytes = base64Bytes(data);
-    if (bytes === undefined) return;
+    if (bytes === undefined) this.terminal(session, id);
+    else this.appendOutput(session, id, bytes);
+  }
+
+  private appendOutput(session: Session, id: string, bytes: Uint8Array): void {
+    const terminal = this.terminal(session, id);
     const before = isObject(terminal.output) ? base64Bytes(terminal.output.data) : undefined;
     const all = before === undefined ? bytes : Buffer.concat([before, bytes]);
     terminal.output = { data: Buffer.from(all).toString("base64") };
@@ -449,11 +481,28 @@ export class Reducer {
   /** A v1 `tool_call` or `tool_call_update`, read as the v2 patch it maps to (D46 (v1 store)):
    * a v1 `null` means unchanged (D8); a repeated `tool_call` merges, its default values read
    * as omitted (D9); `title` is required on a `tool_call`. */
-  private v1ToolCall(sessionId: string, update: JsonObject, create: boolean): void {
-    const id = update.toolCallId;
+  private v1ToolCall(sessionId: string, received: JsonObject, create: boolean): void {
+    const id = received.toolCallId;
     if (typeof id !== "string") return;
-    if (create && typeof update.title !== "string") return; // an invalid item
+    if (create && typeof received.title !== "string") return; // an invalid item
     const session = this.session(sessionId);
+    // The `_meta` terminal extension first: its terminal changes, then the call without it.
+    if (session.v1Terminals === undefined && usesExtension(received)) {
+      session.v1Terminals = new V1TerminalReader();
+    }
+    const reader = session.v1Terminals;
+    let update = received;
+    if (reader !== undefined) {
+      const read = reader.read(received);
+      for (const change of read.changes) {
+        if ("patch" in change) {
+          this.terminalUpdate(session, { terminalId: change.terminalId, ...change.patch });
+        } else {
+          this.appendOutput(session, change.terminalId, change.append);
+        }
+      }
+      update = read.update;
+    }
     const repeated = create && session.toolCalls.has(id);
     const patch: JsonObject = { toolCallId: id };
     for (const [key, reading] of Object.entries(V1_FIELDS)) {
@@ -462,7 +511,7 @@ export class Reducer {
       const read = reading(value);
       if (read === undefined) continue;
       if (repeated && V1_CREATE_DEFAULTS[key]?.(read)) continue;
-      patch[key] = read;
+      patch[key] = key === "content" && Array.isArray(read) ? v1TerminalsToV2(read, reader) : read;
     }
     this.toolCallUpdate(session, patch);
   }
