@@ -27,10 +27,14 @@
 // checking every nested value (an invalid value inside a content block is kept as it came; only
 // the fields of calls, terminals, locations and exit statuses are checked).
 //
+// Files: this one is the fold; `fields.ts` reads each field of a v2 call or terminal; a v1
+// stream also needs `v1.ts` (its calls as v2 patches), `gitpatch.ts` (v1 diffs) and
+// `v1terminals.ts` (its `_meta` terminal extension); `json.ts` and `node.d.ts` are plumbing.
 // `broken.ts` switches on one known client bug at a time by overriding one method of `Reducer`.
 
-import { gitPatch } from "./gitpatch";
+import { TERMINAL_FIELDS, TOOL_CALL_FIELDS, anyValue, base64Bytes, contentItem } from "./fields";
 import { type Json, type JsonObject, isObject } from "./json";
+import { v1Patch } from "./v1";
 import { V1TerminalReader, usesExtension } from "./v1terminals";
 
 /** A call or a terminal: its state in the exported shape (the id and every field set). */
@@ -43,235 +47,11 @@ export interface Session {
   v1Terminals?: V1TerminalReader;
 }
 
-/** A field's reading: the value to store, or `undefined` for an invalid value, which changes
- * nothing (D11: "An invalid value is 'no change', never a clear"). `null` never reaches one. */
-type Reading = (value: Json) => Json | undefined;
-
+/** A status is final only if it is one of these; any other (unknown ones too) is running (D14). */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 
 /** Fields whose `[]` is stored as received, a clear (D2). */
 export const COLLECTIONS: ReadonlySet<string> = new Set(["content", "locations"]);
-
-const anyValue: Reading = (value) => value;
-const text: Reading = (value) => (typeof value === "string" ? value : undefined);
-const object: Reading = (value) => (isObject(value) ? value : undefined);
-
-/** An array whose bad items are skipped, the rest kept (D46 (schema markers)). */
-function listOf(item: Reading): Reading {
-  return (value) => {
-    if (!Array.isArray(value)) return undefined;
-    const kept: Json[] = [];
-    for (const element of value) {
-      const read = item(element);
-      if (read !== undefined) kept.push(read);
-    }
-    return kept;
-  };
-}
-
-function isInteger(value: Json | undefined, min: number, max: number): boolean {
-  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
-}
-
-/** A location keeps its path; a `line` below 1 or past 2^32-1 is dropped (D7). */
-const location: Reading = (value) => {
-  if (!isObject(value) || typeof value.path !== "string") return undefined;
-  if ("line" in value && value.line !== null && !isInteger(value.line, 1, 2 ** 32 - 1)) {
-    const { line: _dropped, ...rest } = value;
-    return rest;
-  }
-  return value;
-};
-
-/** A content item: `content`, `diff`, `terminal`, `session`, or an unknown type kept verbatim
- * (D46 (content items)); a known type with a malformed payload is an item error (skipped). */
-const CONTENT_ITEMS: Record<string, (item: JsonObject) => boolean> = {
-  content: (item) =>
-    isObject(item.content) &&
-    typeof item.content.type === "string" &&
-    (item.content.type !== "text" || typeof item.content.text === "string"),
-  diff: (item) => Array.isArray(item.changes),
-  terminal: (item) => typeof item.terminalId === "string",
-  session: (item) => typeof item.sessionId === "string",
-};
-
-const contentItem: Reading = (value) => {
-  if (!isObject(value) || typeof value.type !== "string") return undefined;
-  const check = CONTENT_ITEMS[value.type];
-  return check === undefined || check(value) ? value : undefined;
-};
-
-/** Terminal output: standard padded base64 (RFC 4648), anything else invalid (D22). */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-export function base64Bytes(data: Json | undefined): Uint8Array | undefined {
-  return typeof data === "string" && BASE64.test(data) ? Buffer.from(data, "base64") : undefined;
-}
-
-/** An `output` snapshot: its bytes, re-encoded (the snapshot's own `_meta` is not kept). */
-const terminalOutput: Reading = (value) => {
-  const bytes = isObject(value) ? base64Bytes(value.data) : undefined;
-  return bytes === undefined ? undefined : { data: Buffer.from(bytes).toString("base64") };
-};
-
-/** An exit status: present means exited, even `{}`; a `null` field inside reads as omitted (T5),
- * and so does an invalid `exitCode` (not a 64-bit integer) or `signal` (not a string). */
-const EXIT_STATUS_FIELDS: Record<string, Reading> = {
-  exitCode: (value) => (isInteger(value, -(2 ** 63), 2 ** 63 - 1) ? value : undefined),
-  signal: text,
-  _meta: object,
-};
-
-const exitStatus: Reading = (value) => {
-  if (!isObject(value)) return undefined;
-  const kept: JsonObject = {};
-  for (const [key, inner] of Object.entries(value)) {
-    const reading = EXIT_STATUS_FIELDS[key];
-    const read = reading === undefined ? inner : inner === null ? undefined : reading(inner);
-    if (read !== undefined) kept[key] = read; // unknown keys are kept as they are (D19)
-  }
-  return kept;
-};
-
-const terminalSize: Reading = (value) =>
-  isObject(value) && isInteger(value.cols, 1, 65535) && isInteger(value.rows, 1, 65535)
-    ? value
-    : undefined;
-
-/** Per-call controls: `cancel` as an object (`{}` too) means cancellable; a malformed `cancel`
- * reads as omitted (D46 (capabilities)). */
-const capabilities: Reading = (value) => {
-  if (!isObject(value)) return undefined;
-  const { cancel, ...rest } = value;
-  return cancel === undefined || cancel === null || isObject(cancel) ? value : rest;
-};
-
-/** The patch fields of a v2 tool call (D46 (tool-call update)); unknown keys are kept and
- * patched like fields (D19). */
-export const TOOL_CALL_FIELDS: Record<string, Reading> = {
-  name: text,
-  title: text,
-  kind: text,
-  status: text,
-  content: listOf(contentItem),
-  locations: listOf(location),
-  rawInput: anyValue,
-  rawOutput: anyValue,
-  capabilities,
-};
-
-/** The patch fields of a v2 terminal (D46 (terminals)); other keys are not stored. */
-export const TERMINAL_FIELDS: Record<string, Reading> = {
-  command: text,
-  cwd: text,
-  output: terminalOutput,
-  exitStatus,
-  size: terminalSize,
-  capabilities,
-};
-
-/** v1: what a field of a `tool_call`/`tool_call_update` becomes in the v2 patch it is read as
- * (D46 (field mapping)); keys not listed are dropped, as conversion drops them (D19). */
-const V1_FIELDS: Record<string, Reading> = {
-  title: text,
-  name: text,
-  kind: text, // a string v1 does not define is kept and sent on as received (D32)
-  status: text,
-  content: listOf((item) => v1ContentItem(item)),
-  locations: listOf((item) => v1Location(item)),
-  rawInput: anyValue,
-  rawOutput: anyValue,
-  _meta: object,
-};
-
-/** What the v1 `terminal` items of a `content` become in v2, once the D9 check below has seen
- * them: a v2 `terminal` item when it names a terminal of the `_meta` extension; otherwise the
- * client-owned terminal v2 has no form for (D38), dropped, so `content` may become `[]`. */
-function v1TerminalsToV2(items: Json[], reader: V1TerminalReader | undefined): Json[] {
-  const converted: Json[] = [];
-  for (const item of items) {
-    if (!isObject(item) || item.type !== "terminal") converted.push(item);
-    else if (reader?.displays(item.terminalId)) {
-      converted.push(pick(item, ["type", "terminalId", "_meta"]));
-    }
-  }
-  return converted;
-}
-
-/** What a repeated v1 `tool_call` for a known id cannot tell from omitted (D9). */
-const V1_CREATE_DEFAULTS: Record<string, (value: Json) => boolean> = {
-  kind: (value) => value === "other",
-  status: (value) => value === "pending",
-  content: (value) => Array.isArray(value) && value.length === 0,
-  locations: (value) => Array.isArray(value) && value.length === 0,
-};
-
-/** The known keys of each v1 content block; others are dropped toward v2. */
-const V1_BLOCK_KEYS: Record<string, readonly string[]> = {
-  text: ["type", "text", "annotations", "_meta"],
-  image: ["type", "data", "mimeType", "uri", "annotations", "_meta"],
-  audio: ["type", "data", "mimeType", "annotations", "_meta"],
-  resource_link: [
-    "type", "uri", "name", "title", "description", "mimeType", "size", "annotations", "_meta",
-  ],
-  resource: ["type", "resource", "annotations", "_meta"],
-};
-
-function pick(value: JsonObject, keys: readonly string[]): JsonObject {
-  const kept: JsonObject = {};
-  for (const key of keys) {
-    const found = value[key];
-    if (found !== undefined) kept[key] = found;
-  }
-  return kept;
-}
-
-/** A v1 content item as v2 reads it: a `content` item is copied (its v1 unions are closed: an
- * unknown block type is skipped), a `session` reference too (D41), a whole-file diff becomes a
- * v2 diff; a v1 `terminal` stays as it is, for `v1TerminalsToV2`; other types
- * are skipped. */
-function v1ContentItem(value: Json): Json | undefined {
-  if (isObject(value) && value.type === "session" && typeof value.sessionId === "string") {
-    return pick(value, ["type", "sessionId", "_meta"]);
-  }
-  if (isObject(value) && value.type === "terminal") {
-    return typeof value.terminalId === "string" ? value : undefined;
-  }
-  if (isObject(value) && value.type === "diff") return v1Diff(value);
-  if (!isObject(value) || value.type !== "content" || !isObject(value.content)) return undefined;
-  const block = value.content;
-  const keys = typeof block.type === "string" ? V1_BLOCK_KEYS[block.type] : undefined;
-  if (keys === undefined || (block.type === "text" && typeof block.text !== "string")) {
-    return undefined;
-  }
-  const item: JsonObject = { type: "content", content: pick(block, keys) };
-  if (isObject(value._meta)) item._meta = value._meta;
-  return item;
-}
-
-/** A v1 diff as a v2 one: `oldText` omitted or `null` is a new file (`add`), any string, `""`
- * included, an existing one (`modify`, D26); the patch is left out when the texts are equal. */
-function v1Diff(value: JsonObject): Json | undefined {
-  const { path, oldText, newText } = value;
-  if (typeof path !== "string" || typeof newText !== "string") return undefined;
-  const before = typeof oldText === "string" ? oldText : null;
-  const operation = before === null ? "add" : "modify";
-  const item: JsonObject = { type: "diff", changes: [{ operation, fileType: "text", path }] };
-  if (before !== newText) {
-    item.patch = { format: "git_patch", text: gitPatch(path, before, newText) };
-  }
-  if (isObject(value._meta)) item._meta = value._meta;
-  return item;
-}
-
-/** A v1 location: v1 allows `line: 0`, which readers drop (D7). */
-function v1Location(value: Json): Json | undefined {
-  if (!isObject(value) || typeof value.path !== "string") return undefined;
-  const kept = pick(value, ["path", "_meta"]);
-  const line = value.line;
-  if (line !== undefined && isInteger(line, 1, 2 ** 32 - 1)) kept.line = line;
-  return kept;
-}
 
 /** The folded state of a stream, one message at a time. */
 export class Reducer {
@@ -504,16 +284,7 @@ export class Reducer {
       update = read.update;
     }
     const repeated = create && session.toolCalls.has(id);
-    const patch: JsonObject = { toolCallId: id };
-    for (const [key, reading] of Object.entries(V1_FIELDS)) {
-      const value = update[key];
-      if (value === undefined || value === null) continue;
-      const read = reading(value);
-      if (read === undefined) continue;
-      if (repeated && V1_CREATE_DEFAULTS[key]?.(read)) continue;
-      patch[key] = key === "content" && Array.isArray(read) ? v1TerminalsToV2(read, reader) : read;
-    }
-    this.toolCallUpdate(session, patch);
+    this.toolCallUpdate(session, v1Patch(update, repeated, reader));
   }
 }
 
