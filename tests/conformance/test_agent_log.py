@@ -11,7 +11,7 @@ import pytest
 
 from acp_toolcalls.check import CODES
 from acp_toolcalls.cli import main
-from acp_toolcalls.conformance import AGENT_RULES
+from acp_toolcalls.conformance import AGENT_RULES, LISTED
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = sorted((ROOT / "tests" / "data" / "real-agents").glob("*.jsonl"))
@@ -153,3 +153,19 @@ def test_unreadable_logs_and_misused_options_exit_2(
         status, _, err = check(capsys, *args)
         assert status == 2, args
         assert said in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_findings_past_the_listed_ones_are_counted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    calls = [
+        update({"sessionUpdate": "tool_call_update", "toolCallId": f"c{n}", "title": "[bold]x"})
+        for n in range(LISTED + 3)
+    ]
+    status, out, _ = check(capsys, "--agent-log", str(write(tmp_path, calls)))
+    assert status == 1
+    assert out.count("[never-final] (every call final by the end of its turn)") == LISTED
+    assert f"... and 3 more ({FINAL})" in out
+    status, report, _ = check(capsys, "--agent-log", str(write(tmp_path, calls)), "--json")
+    final = report["rules"][2]
+    assert (final["findings"], len(final["listed"])) == (LISTED + 3, LISTED)

@@ -39,32 +39,46 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..conformance import (
-    MISSING,
     TAGS,
     VECTORS,
     CaseResult,
     Output,
+    RuleFindings,
     Tally,
     Vector,
     VectorError,
+    agent_document,
     judge,
     load_vectors,
     prefixes,
     report_document,
+    shown_value,
+    sort_findings,
     tally_by_rule,
     tally_by_tag,
 )
 from . import _options
 from ._output import write_out
-from .lines import printable
+from .lines import (
+    NoLineOfSide,
+    NotACapture,
+    NotJsonLines,
+    ReadError,
+    json_lines,
+    log_messages,
+    open_input,
+    printable,
+    read_lines,
+    reading,
+    shown,
+    side_lines,
+)
 
-__all__ = ["DEFAULT_TIMEOUT", "EXIT_CODES", "register", "run", "run_reducer"]
+__all__ = ["DEFAULT_TIMEOUT", "EXIT_CODES", "check_agent_log", "register", "run", "run_reducer"]
 
 PROG = "acp-toolcalls conformance"
 DEFAULT_TIMEOUT = 10.0
 """Seconds one reducer run may take before it is killed and its case fails."""
-SHOWN_CHARS = 120
-"""Longest value shown in a failure line, in characters of its JSON."""
 STDERR_CHARS = 200
 """Longest part of a failed reducer's stderr quoted in the reason."""
 
@@ -322,16 +336,6 @@ def run_reducer(
 # The report for people
 
 
-def shown_value(value: Any) -> str:
-    """A value of a difference as one short line of JSON, safe on a terminal."""
-    if value is MISSING:
-        return "missing"
-    text = json.dumps(value, ensure_ascii=False)
-    if len(text) > SHOWN_CHARS:
-        text = text[: SHOWN_CHARS - 1] + "…"
-    return printable(text)
-
-
 def _count_cell(tally: Tally) -> Any:
     from rich.text import Text
 
@@ -400,20 +404,6 @@ def _failure_text(result: CaseResult) -> Any:
 def check_agent_log(name: str, side: str, as_json: bool) -> int:
     """``--agent-log``: ``validate``'s checks over the log ``name``, reported per rule."""
     from ..check import Finding, Validator
-    from ..conformance import agent_document, sort_findings
-    from .lines import (
-        NoLineOfSide,
-        NotACapture,
-        NotJsonLines,
-        ReadError,
-        json_lines,
-        log_messages,
-        open_input,
-        read_lines,
-        reading,
-        shown,
-        side_lines,
-    )
 
     validator = Validator("auto")
     findings: list[Finding] = []
@@ -449,7 +439,9 @@ def check_agent_log(name: str, side: str, as_json: bool) -> int:
     return 0 if all(r.passed for r in rules) else 1
 
 
-def _print_agent_report(rules: list[Any], other: Any, head: dict[str, Any]) -> None:
+def _print_agent_report(
+    rules: list[RuleFindings], other: RuleFindings, head: dict[str, Any]
+) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -457,7 +449,7 @@ def _print_agent_report(rules: list[Any], other: Any, head: dict[str, Any]) -> N
     console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     failed = sum(1 for r in rules if not r.passed)
     title = Text()
-    title.append(printable(shown_log(head["log"])), style="bold")
+    title.append(printable(shown(head["log"])), style="bold")
     title.append(
         f" ({head['side']} side, protocol {head['protocol']}, {head['messages']} messages): "
     )
@@ -472,7 +464,7 @@ def _print_agent_report(rules: list[Any], other: Any, head: dict[str, Any]) -> N
     table.add_column("Findings", justify="right")
     for found in rules:
         cell = Text("pass", style="green") if found.passed else Text(str(found.count), "bold red")
-        table.add_row(found.rule.name, found.rule.source, cell)
+        table.add_row(Text(found.name), Text(found.source), cell)
     console.print(table)
     for found in [*rules, other]:
         for finding in found.listed:
@@ -482,20 +474,14 @@ def _print_agent_report(rules: list[Any], other: Any, head: dict[str, Any]) -> N
             line.append(printable(finding.path), style="cyan")
             line.append(f": {printable(finding.message)} [{finding.code}]")
             if found.rule is not None:
-                line.append(f" ({found.rule.name})", style="red")
+                line.append(f" ({found.name})", style="red")
             console.print(line)
         if found.count > len(found.listed):
-            console.print(f"... and {found.count - len(found.listed)} more [{_codes(found)}]")
+            console.print(Text(f"... and {found.count - len(found.listed)} more ({found.name})"))
     if other.count:
         console.print(
-            f"{other.count} other findings (schema, unreadable lines) decide no rule here: "
-            "`acp-toolcalls validate` reports them"
+            Text(
+                f"{other.count} other findings (schema, unreadable lines) decide no rule here: "
+                "`acp-toolcalls validate` reports them"
+            )
         )
-
-
-def _codes(found: Any) -> str:
-    return ", ".join(sorted(found.rule.codes)) if found.rule is not None else "other"
-
-
-def shown_log(name: str) -> str:
-    return "standard input" if name == "-" else name

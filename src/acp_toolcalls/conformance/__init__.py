@@ -29,6 +29,7 @@ from ._report import (
     prefixes,
     report_document,
     rule_order,
+    shown_value,
     tally_by_rule,
     tally_by_tag,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "prefixes",
     "report_document",
     "rule_order",
+    "shown_value",
     "sort_findings",
     "tally_by_rule",
     "tally_by_tag",

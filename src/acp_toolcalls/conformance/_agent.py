@@ -95,6 +95,14 @@ class RuleFindings:
     def passed(self) -> bool:
         return self.count == 0
 
+    @property
+    def name(self) -> str:
+        return self.rule.name if self.rule is not None else "other findings"
+
+    @property
+    def source(self) -> str:
+        return self.rule.source if self.rule is not None else ""
+
     def add(self, finding: Finding) -> None:
         self.count += 1
         if len(self.listed) < LISTED:

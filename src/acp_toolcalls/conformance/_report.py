@@ -13,15 +13,19 @@ Rules this module owns (issue 32):
   quote), each with what passed and what failed, and lists the failures; ``report_document``
   is the same as one JSON document (``--json``). An absent value (``MISSING``) is absent from
   the document: a failure without ``got`` means the key was missing in what the reducer printed.
+- ``shown_value``: a value of a difference for people, at most ``SHOWN_CHARS`` of its JSON,
+  escaped for a terminal; ``missing`` for an absent one.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import printable
 from ._vectors import MISSING, TAGS, Difference, Vector, first_difference
 
 __all__ = [
@@ -32,6 +36,7 @@ __all__ = [
     "prefixes",
     "report_document",
     "rule_order",
+    "shown_value",
     "tally_by_rule",
     "tally_by_tag",
 ]
@@ -168,3 +173,18 @@ def report_document(
         ],
         "failures": [_failure(r) for r in failed],
     }
+
+
+SHOWN_CHARS = 120
+"""Longest value shown in a failure line, in characters of its JSON."""
+
+
+def shown_value(value: Any) -> str:
+    """A value of a difference as one short line of JSON, safe on a terminal (``MISSING``:
+    ``missing``)."""
+    if value is MISSING:
+        return "missing"
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > SHOWN_CHARS:
+        text = text[: SHOWN_CHARS - 1] + "…"
+    return printable(text)
