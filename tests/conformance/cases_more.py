@@ -157,4 +157,60 @@ CASES_MORE: list[Case] = [
         "upsert",
         [tcu(_vendorOnly=1)],
     ),
+    case(
+        "location-without-path-skipped",
+        ["arrays-replace", "unknown"],
+        "error-containment",
+        [tcu(title="Read", locations=[{"path": "/ok", "line": 3}, {"line": 4}])],
+        valid=False,
+    ),
+    case(
+        "open-enum-value-without-prefix-kept",
+        ["unknown", "three-state"],
+        "open-enums",
+        [tcu(title="Review", kind="review", status="deferred"), tcu(kind="read")],
+    ),
+    case(
+        "diff-without-patch-kept",
+        ["arrays-replace"],
+        "tagged-unions",
+        [
+            tcu(
+                title="Move",
+                kind="move",
+                content=[
+                    {
+                        "type": "diff",
+                        "changes": [
+                            {"operation": "move", "oldPath": "/r/a", "path": "/r/b"},
+                        ],
+                    }
+                ],
+            )
+        ],
+    ),
+    case(
+        "subject-session-update-key-dropped",
+        ["permission-subject", "unknown"],
+        "permission-subject",
+        [
+            permission(
+                {"toolCallId": "call_1", "title": "Edit", "sessionUpdate": "tool_call_update"}
+            )
+        ],
+    ),
+    v1(
+        "v1-meta-terminal-whole-output",
+        ["v1-upsert", "terminals"],
+        "v1-terminal-meta",
+        [
+            tool_call(
+                title="Run",
+                content=[terminal_item("term_9")],
+                meta={"terminal_info": {"terminal_id": "term_9"}},
+            ),
+            tcu(meta={"terminal_output": {"terminal_id": "term_9", "data": "one\n"}}),
+            tcu(meta={"terminal_output": {"terminal_id": "term_9", "data": "one\ntwo\n"}}),
+        ],
+    ),
 ]
