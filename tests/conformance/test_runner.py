@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from acp_toolcalls.cli import main
 from acp_toolcalls.conformance import (
     TAGS,
     VECTORS,
@@ -218,7 +219,10 @@ def test_tag_picks_the_cases_carrying_it(tmp_path: Path) -> None:
     assert set(report["tags"]) == {"terminals", "meta-patch"}
 
 
-def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
+def test_usage_errors_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In process: none of them starts a reducer.
     folder = suite(tmp_path, "null-clears-title")
     (tmp_path / "empty").mkdir()
     bad = tmp_path / "bad"
@@ -240,11 +244,12 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         (["--reducer", fake("reference"), "--tag", "nonsense"], "invalid choice"),
     ]  # fmt: skip
     for args, said in cases:
-        done = conformance(*args)
-        assert done.returncode == 2, (args, done.stdout, done.stderr)
-        assert said in done.stderr, (args, done.stderr)
-        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert done.stdout == ""
+        status = main(["conformance", *args])
+        out, err = capsys.readouterr()
+        assert status == 2, (args, out, err)
+        assert said in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err
+        assert out == ""
 
 
 # --- in process: judging and tallies --------------------------------------------------------
