@@ -56,7 +56,9 @@ BUG_CASES: dict[str, frozenset[str]] = {
             "null-resets-kind",
             "null-resets-status",
             "null-title-status-raw-at-once",
+            "permission-subject-meta-patches",
             "permission-subject-null-clears",
+            "terminal-exit-status-replaced-whole",
             "terminal-meta-patches",
             "terminal-null-output-clears",
             "terminal-output-replaces-bytes",
@@ -69,6 +71,7 @@ BUG_CASES: dict[str, frozenset[str]] = {
     "chunks-survive-replacement": frozenset(
         {
             "batch-applied-in-array-order",
+            "batch-chunks-of-two-calls",
             "chunk-after-empty-content",
             "chunk-after-replacement-appends",
             "permission-subject-content-replaces",
@@ -80,6 +83,7 @@ BUG_CASES: dict[str, frozenset[str]] = {
     # `[]` read as "no change".
     "empty-array-unchanged": frozenset(
         {
+            "batch-chunks-of-two-calls",
             "chunk-after-empty-content",
             "empty-content-clears",
             "empty-locations-clears",
@@ -94,6 +98,7 @@ BUG_CASES: dict[str, frozenset[str]] = {
             "meta-null-clears-all",
             "meta-null-key-on-new-id-is-absent",
             "meta-patches-by-key",
+            "permission-subject-meta-patches",
             "terminal-meta-patches",
             "v1-meta-merges-by-key",
         }

@@ -99,6 +99,7 @@ export class Reducer {
     return { sessions };
   }
 
+  /** A call as the document shows it: its state as held. */
   protected exportCall(call: Held): Json {
     return call;
   }
