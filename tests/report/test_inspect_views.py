@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from acp_toolcalls.report.latency import (
     nearest_rank,
 )
 from tests.report.test_inspect import plain
+from tests.report.test_inspect_browser import browser  # noqa: F401 (the module's browser)
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tests" / "data" / "real-agents"
@@ -481,18 +481,7 @@ def expected(lines: list[bytes]) -> dict[str, Any]:
     return {"latency": latency, "audit": audit, "missing": missing}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from tests.report.test_inspect_browser import new_browser
-
-    driver = new_browser()
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def test_the_finished_reports_views(browser: Any, tmp_path: Path) -> None:
+def test_the_finished_reports_views(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     from acp_toolcalls.cli import main as cli_main
     from tests.report.test_inspect_browser import open_report, wait_for
     from tests.report.test_inspect_page import AXE
@@ -535,7 +524,7 @@ def shows(shown: dict[str, Any], want: dict[str, Any]) -> bool:
     return bool(shown["latency"] == want["latency"] and shown["audit"] == want["audit"])
 
 
-def test_the_live_pages_views_update_as_lines_come(browser: Any, tmp_path: Path) -> None:
+def test_the_live_pages_views_update_as_lines_come(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     from selenium.webdriver.support.ui import WebDriverWait
 
     from tests.report.test_inspect_serve import append, open_live, serving, wait_for
