@@ -35,7 +35,7 @@ from tests.interop.ts_sdk import INSTALL_COMMAND, NODE_DIR, REQUIRE_NODE_ENV
 
 REDUCERS = Path(__file__).resolve().parent / "reducers"
 TSC = NODE_DIR / "node_modules" / ".bin" / "tsc"
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = Path(__file__).resolve().parents[2]
 ALL = {vector.id: vector for vector in load_vectors()}
 
 BUG_CASES: dict[str, frozenset[str]] = {
@@ -220,16 +220,27 @@ def test_a_broken_reducer_without_a_known_bug_is_a_usage_error(compiled: Path) -
     assert done.stderr.startswith("usage: node broken.js --bug {null-as-skip,")
 
 
-@pytest.mark.parametrize("log", ["session-v1.jsonl", "session-v2.jsonl", "buggy-v2.jsonl"])
-def test_the_typescript_reducer_folds_the_example_logs_as_replay_does(
+@pytest.mark.parametrize(
+    "log",
+    [
+        "examples/session-v1.jsonl",
+        "examples/session-v2.jsonl",
+        "examples/buggy-v2.jsonl",
+        "tests/data/session-content.jsonl",
+        "tests/data/unstable-updates.jsonl",
+        "tests/data/unstable-updates-v1.jsonl",
+    ],
+)
+def test_the_typescript_reducer_folds_the_plain_logs_as_replay_does(
     compiled: Path, log: str
 ) -> None:
-    # Longer streams than the cases: terminals, a v1 diff, invalid values of a buggy agent.
-    stream = (EXAMPLES / log).read_text(encoding="utf-8")
+    # Longer streams than the cases: terminals, v1 diffs and terminals, invalid values of a
+    # buggy agent, `session` items.
+    stream = (ROOT / log).read_text(encoding="utf-8")
     script = shutil.which("acp-toolcalls", path=str(Path(sys.executable).parent))
     assert script is not None
     expected = subprocess.run(
-        [script, "replay", "--json", str(EXAMPLES / log)],
+        [script, "replay", "--json", str(ROOT / log)],
         capture_output=True,
         text=True,
         timeout=60,
