@@ -343,6 +343,48 @@ def test_the_audit_of_crafted_requests() -> None:
     assert agent["asks"][0]["answer"]["t"] - agent["asks"][0]["t"] == 2.0  # the wait
 
 
+V2_DIFF = {
+    "type": "diff",
+    "changes": [{"operation": "modify", "path": "/a.txt"}],
+    "patch": {"format": "git_patch", "text": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n"},
+}
+
+
+def v2_update(call: str, **fields: Any) -> bytes:
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": call, **fields}
+    return message(method="session/update", params={"sessionId": "s", "update": update})
+
+
+def v2_ask(number: int, call: str, **tool_call: Any) -> bytes:
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": call, **tool_call}}
+    params = {"sessionId": "s", "title": "Edit?", "subject": subject, "options": OPTIONS}
+    return message(id=number, method="session/request_permission", params=params)
+
+
+def test_an_edit_asked_about_shows_the_diff_its_call_already_holds() -> None:
+    """A v2 subject (or a v1 ``toolCall``) is an update: without ``content`` the user is shown
+    the call as it is, so the diff sent before the request counts as shown with it."""
+    report = report_of(
+        [
+            v2_update("held", title="Edit a.txt", kind="edit", content=[V2_DIFF]),
+            v2_ask(1, "held"),  # carries no content: the call's diff is what the user sees
+            v2_update("cleared", title="Edit a.txt", kind="edit", content=[V2_DIFF]),
+            v2_ask(2, "cleared", content=[]),  # shows nothing: no diff
+            v2_update("none", title="Edit a.txt", kind="edit"),
+            v2_ask(3, "none"),  # the call has no diff to show
+            v2_ask(4, "new", kind="edit", content=[V2_DIFF]),  # carries its own
+        ]
+    )
+    [side] = report["sides"]
+    assert [(a["call"], a["edit"], a["diff"]) for a in side["asks"]] == [
+        ("held", True, True),
+        ("cleared", True, False),
+        ("none", True, False),
+        ("new", True, True),
+    ]
+    assert side["summary"]["audit"]["editsWithoutDiff"] == 2
+
+
 def test_a_plain_log_is_answered_by_the_client_and_an_unknown_option_is_other() -> None:
     lines = [
         json.dumps({"jsonrpc": "2.0", **ask(1, "c")}).encode(),

@@ -24,7 +24,9 @@ Rules this module owns:
   kind, or an outcome of no known shape). A request is about an ``edit`` when the tool call
   it carries has the kind ``edit``, or its call has that kind in the side's history (read
   when the request comes, and again when its answer does), or what it shows holds a diff;
-  ``diff`` says whether what it showed the user (``content``) holds a ``diff`` item. An edit
+  ``diff`` says whether what it showed the user holds a ``diff`` item: the ``content`` it
+  carried, or, when it carried none (a v2 subject or a v1 ``toolCall`` is an update: the call
+  is shown as it is), the call's own content once the request is read (``call_has_diff``). An edit
   asked without its diff is a warning of the audit. ``Asks.totals`` counts the verdicts,
   the requests not answered (yet), the edits and the edits asked without their diff, kept as
   the requests and answers come (the live page sends them with each change).
@@ -32,7 +34,7 @@ Rules this module owns:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -68,11 +70,17 @@ def _has_diff(content: Any) -> bool:
 class Asks:
     """Every permission request of one side, in log order, each with its answer."""
 
-    def __init__(self, calls: Mapping[tuple[str, str], CallHistory] | None = None) -> None:
-        """``calls``: the side's calls, whose kind says whether a request is about an edit."""
+    def __init__(
+        self,
+        calls: Mapping[tuple[str, str], CallHistory] | None = None,
+        call_has_diff: Callable[[str, str], bool] | None = None,
+    ) -> None:
+        """``calls``: the side's calls, whose kind says whether a request is about an edit;
+        ``call_has_diff(session, call)``: whether the call's content holds a diff now."""
         self.requests: list[dict[str, Any]] = []
         self._pending: dict[bytes, dict[str, Any]] = {}
         self._calls = calls if calls is not None else {}
+        self._call_has_diff = call_has_diff
         self.totals: dict[str, int] = dict.fromkeys(_TOTALS, 0)
         self.totals["editsWithoutDiff"] = 0
 
@@ -103,7 +111,10 @@ class Asks:
         if method == "session/request_permission":
             params = message.get("params")
             if isinstance(params, dict):
-                request = _request(line, message["id"], params, when, direction)
+                request, carried = _request(line, message["id"], params, when, direction)
+                if not carried and self._call_has_diff is not None:
+                    session, call = request["session"], request["call"]
+                    request["diff"] = bool(session and call and self._call_has_diff(session, call))
                 self.requests.append(request)
                 self._pending[key] = request
                 self.totals["unanswered"] += 1
@@ -134,12 +145,14 @@ class Asks:
 
 def _request(
     line: int, request_id: Any, params: dict[str, Any], when: float | None, direction: str | None
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
+    """The request as the audit keeps it, and whether it carried a ``content`` of its own."""
     subject = params.get("subject")
     v1_call = params.get("toolCall")
     call_id: str | None = None
     shown_subject: dict[str, Any] | None = None
     content: Any = None
+    carried = False
     call_kind: str | None = None
     if isinstance(subject, dict):
         kind = subject.get("type")
@@ -147,6 +160,7 @@ def _request(
         if kind == "tool_call" and isinstance(subject.get("toolCall"), dict):
             call_id = _text(subject["toolCall"].get("toolCallId"))
             content = subject["toolCall"].get("content")
+            carried = "content" in subject["toolCall"]
             call_kind = _text(subject["toolCall"].get("kind"))
         elif kind == "command":
             shown_subject["command"] = _text(subject.get("command"))
@@ -157,13 +171,14 @@ def _request(
         call_id = _text(v1_call.get("toolCallId"))
         title = title or _text(v1_call.get("title"))
         content = v1_call.get("content")
+        carried = "content" in v1_call
         call_kind = _text(v1_call.get("kind"))
     options = [
         [_text(o.get("optionId")), _text(o.get("name")), _text(o.get("kind"))]
         for o in params.get("options") or ()
         if isinstance(o, dict)
     ]
-    return {
+    request = {
         "l": line,
         "t": when,
         "id": request_id,
@@ -180,6 +195,7 @@ def _request(
         "diff": _has_diff(content),
         "answer": None,
     }
+    return request, carried
 
 
 def _answer(

@@ -57,7 +57,7 @@ from ..check import Finding, Validator
 from ..codec import DEFAULT_MAX_BYTES, DecodeError, check_depth
 from ..models import VersionChoice
 from ..records import SIDES, Side, is_record, one_side, read_record
-from ..v2 import FINAL_STATUSES
+from ..v2 import FINAL_STATUSES, Diff
 from .asks import Asks
 from .captures import Captured
 from .history import SideHistory, cards_and_calls
@@ -117,11 +117,15 @@ class _Side:
         # `validate`'s own checks, line by line (the checks' part).
         self.validator = Validator(version, max_bytes) if part != "history" else None
         self.protocol: tuple[str, str] = ("", "")  # as checked, and why: from the checks
-        self.asks = Asks(self.history.calls)
+        self.asks = Asks(self.history.calls, self._call_has_diff)
         self.latency = Latency()  # of the requests and their responses
         self.findings: list[Found] = []
         self.wire_version: int | None = None  # from the records of a bridge log
         self.directions = bytearray()  # per line (1-based), its direction's ``_CODES`` code
+
+    def _call_has_diff(self, session: str, call: str) -> bool:
+        state = self.history.store.tool_call(session, call)
+        return state is not None and any(isinstance(item, Diff) for item in state.content)
 
     def feed(self, line: int, data: bytes | int, when: float | None, direction: str | None) -> None:
         if self.validator is not None:
