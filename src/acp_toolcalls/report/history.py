@@ -25,6 +25,9 @@ Rules this module owns:
   absent, a cleared one points at ``null``), ``c`` the content as a ``[start, end)`` range of
   the call's item pool when it moved (absent all along: never set; ``None``: cleared by
   ``null``). Only what changed is kept: a big log's entries are mostly a status or a chunk.
+- A reader that sets ``touched`` (and ``touched_terminals``) to a dict is told the keys of
+  the calls (terminals) recorded since it last emptied it, in first-seen order (the live
+  model: a publication looks at what changed, not at every call).
 - Values are kept once per call (deduplicated by their JSON), content items once (the pool:
   the content at any time is one contiguous range of it, since only the current content
   grows), terminal text as deltas (``terminal_output``). Old values are the state before the
@@ -76,7 +79,7 @@ from ._json import JsonList, Values, encode, json_list, json_object
 from ._replayer import Replayer
 from .terminal_output import TerminalText
 
-__all__ = ["CallHistory", "SideHistory", "TerminalHistory", "cards_and_calls", "wire_calls"]
+__all__ = ["CallHistory", "SideHistory", "TerminalHistory", "wire_calls"]
 
 _CALL_EVENTS = (
     ToolCallCreated,
@@ -385,6 +388,8 @@ class SideHistory:
         self._replayer = Replayer(self.store, report, max_line_bytes)
         self.calls: dict[tuple[str, str], CallHistory] = {}
         self.terminals: dict[tuple[str, str], TerminalHistory] = {}
+        self.touched: dict[tuple[str, str], None] | None = None
+        self.touched_terminals: dict[tuple[str, str], None] | None = None
         # `validate`'s own reading of the version, under auto (D45).
         self._lookahead: VersionLookahead[_Line] | None = (
             VersionLookahead() if version == "auto" else None
@@ -439,6 +444,8 @@ class SideHistory:
             tc = self.store.tool_call(*key)
             if history is not None and tc is not None:
                 history.record(line, tc, events, when)
+                if self.touched is not None:
+                    self.touched[key] = None
                 return
         calls: dict[tuple[str, str], list[Event]] = {}
         terminals: dict[tuple[str, str], list[Event]] = {}
@@ -456,6 +463,8 @@ class SideHistory:
             if history is None:
                 history = self.calls[key] = CallHistory(key[0], key[1], line)
             history.record(line, tc, events, when, wire.get(key) if v1 else None)
+            if self.touched is not None:
+                self.touched[key] = None
         for key, events in terminals.items():
             session = self.store.sessions.get(key[0])
             terminal = session.terminals.get(key[1]) if session is not None else None
@@ -465,30 +474,5 @@ class SideHistory:
             if kept is None:
                 kept = self.terminals[key] = TerminalHistory(key[0], key[1], line)
             kept.record(line, terminal, events)
-
-
-def cards_and_calls(
-    histories: list[SideHistory], more: Callable[[CallHistory], dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
-    """The cards, one a call, naming where each side's history lists it, in the order calls
-    were first seen; and each side's calls as the page lists them (the call's index, its asks,
-    and what ``more`` adds from the call's history)."""
-    cards: dict[tuple[str, str], dict[str, Any]] = {}
-    calls_of_sides: list[list[dict[str, Any]]] = []
-    for position, side in enumerate(histories):
-        calls: list[dict[str, Any]] = []
-        for key, history in side.calls.items():
-            card = cards.get(key)
-            if card is None:
-                card = cards[key] = {
-                    "session": key[0],
-                    "id": key[1],
-                    "first": history.first,
-                    "sides": [None] * len(histories),
-                }
-            card["first"] = min(card["first"], history.first)
-            card["sides"][position] = len(calls)
-            calls.append({**history.index(), "asks": [], **more(history)})
-        calls_of_sides.append(calls)
-    ordered = sorted(cards.values(), key=lambda card: card["first"])  # stable: first seen
-    return ordered, calls_of_sides
+            if self.touched_terminals is not None:
+                self.touched_terminals[key] = None

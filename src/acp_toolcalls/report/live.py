@@ -44,7 +44,8 @@ from ..records import Side, log_line
 from ..store import Limits
 from ..v2 import FINAL_STATUSES
 from .captures import CaptureReader, NotACapture
-from .history import CallHistory, TerminalHistory, cards_and_calls
+from .cards import cards_and_calls
+from .history import CallHistory, TerminalHistory
 from .latency import SENDERS
 from .model import _SIDE_LABELS, ReportBuilder, _finding_cards
 
@@ -85,6 +86,38 @@ class _Sent:
         self.size = 0
 
 
+class _Summary:
+    """One side's calls by status and by kind, and the open ones (their index in the side's
+    history), kept as calls change: a publication looks only at the calls that changed."""
+
+    __slots__ = ("by_kind", "by_status", "index", "open", "shown")
+
+    def __init__(self) -> None:
+        self.by_status: dict[str, int] = {}
+        self.by_kind: dict[str, int] = {}
+        self.shown: dict[tuple[str, str], tuple[str, str]] = {}  # key -> (status, kind)
+        self.index: dict[tuple[str, str], int] = {}  # key -> its place in the history's calls
+        self.open: set[tuple[str, str]] = set()
+
+    def update(self, key: tuple[str, str], history: CallHistory) -> None:
+        if key not in self.index:
+            self.index[key] = len(self.index)
+        now = (history.statuses[-1][1], history.kinds[-1][1])
+        before = self.shown.get(key)
+        if before == now:
+            return
+        if before is not None:
+            self.by_status[before[0]] -= 1
+            self.by_kind[before[1]] -= 1
+        self.by_status[now[0]] = self.by_status.get(now[0], 0) + 1
+        self.by_kind[now[1]] = self.by_kind.get(now[1], 0) + 1
+        self.shown[key] = now
+        if now[0] in FINAL_STATUSES:
+            self.open.discard(key)
+        else:
+            self.open.add(key)
+
+
 class LiveModel:
     """A log's report as it grows, with events since a sequence number (sans-I/O)."""
 
@@ -123,6 +156,7 @@ class LiveModel:
         self._new_findings: list[list[Any]] = []
         self._codes: dict[str, dict[str, int]] = {}  # side -> finding code -> count
         self._sent: dict[tuple[str, str, str], _Sent] = {}  # (side, session, id)
+        self._summaries: dict[str, _Summary] = {}  # side -> its calls by status and kind
         self._sent_terminals: dict[tuple[str, str, str], _Sent] = {}
         self._asks_sent: dict[str, int] = {}  # side -> requests sent
         self._waiting: dict[str, set[int]] = {}  # side -> requests sent without an answer
@@ -177,12 +211,31 @@ class LiveModel:
             store = side.history.store
             if store.limits is not self.limits:  # a store made when the version was decided
                 store.limits = self.limits
-            for key, history in side.history.calls.items():
+            kept = side.history
+            summary = self._summaries.get(side.name)
+            if summary is None or kept.touched is None or kept.touched_terminals is None:
+                # First look at this side (or after calls were forgotten): every call.
+                summary = self._summaries[side.name] = _Summary()
+                touched, touched_terminals = (
+                    dict.fromkeys(kept.calls),
+                    dict.fromkeys(kept.terminals),
+                )
+            else:
+                touched, touched_terminals = kept.touched, kept.touched_terminals
+            kept.touched, kept.touched_terminals = {}, {}
+            for key in touched:
+                history = kept.calls.get(key)
+                if history is None:
+                    continue
+                summary.update(key, history)
                 change = self._call_change(side.name, key, history)
                 if change is not None:
                     calls.append([position, *change])
-            for key, terminal in side.history.terminals.items():
-                change = self._terminal_change(side.name, key, terminal)
+            for key in touched_terminals:
+                terminal = kept.terminals.get(key)
+                change = (
+                    None if terminal is None else self._terminal_change(side.name, key, terminal)
+                )
                 if change is not None:
                     terminals.append([position, *change])
             asks += [[position, *ask] for ask in self._ask_changes(side.name, side.asks.requests)]
@@ -242,15 +295,7 @@ class LiveModel:
         }
 
     def _side_header(self, side: Any) -> dict[str, Any]:
-        by_status: dict[str, int] = {}
-        by_kind: dict[str, int] = {}
-        left_open: list[int] = []
-        for number, call in enumerate(side.history.calls.values()):
-            status, kind = call.statuses[-1][1], call.kinds[-1][1]
-            by_status[status] = by_status.get(status, 0) + 1
-            by_kind[kind] = by_kind.get(kind, 0) + 1
-            if status not in FINAL_STATUSES:
-                left_open.append(number)
+        summary = self._summaries.get(side.name) or _Summary()
         version = side.validator.version if side.validator is not None else ""
         source = side.validator.version_source if side.validator is not None else ""
         return {
@@ -260,9 +305,9 @@ class LiveModel:
             "protocolSource": source,
             "summary": {
                 "calls": len(side.history.calls),
-                "byStatus": by_status,
-                "byKind": by_kind,
-                "open": left_open,
+                "byStatus": {k: n for k, n in summary.by_status.items() if n},
+                "byKind": {k: n for k, n in summary.by_kind.items() if n},
+                "open": sorted(summary.index[key] for key in summary.open),
                 "findings": dict(sorted(self._codes.get(side.name, {}).items())),
                 "asks": len(side.asks.requests),
                 "audit": side.asks.totals,
@@ -370,6 +415,7 @@ class LiveModel:
                 if calls[key].statuses[-1][1] not in FINAL_STATUSES:
                     continue
                 del calls[key]
+                side.history.touched = None  # its summary is made again: the calls moved
                 sent = self._sent.pop((side.name, key[0], key[1]), None)
                 self._held -= (sent.size + _MARGIN) if sent is not None else 0
                 forgot += 1

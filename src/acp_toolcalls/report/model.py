@@ -60,7 +60,8 @@ from ..records import SIDES, Side, is_record, one_side, read_record
 from ..v2 import FINAL_STATUSES, Diff
 from .asks import Asks
 from .captures import Captured
-from .history import SideHistory, cards_and_calls
+from .cards import cards_and_calls
+from .history import SideHistory
 from .latency import SENDERS, Latency
 from .page import LinePacker
 
