@@ -129,6 +129,31 @@ def test_the_held_state_stays_within_its_budget() -> None:
     assert len(model.snapshot()) < 4 * 64 * 1024
 
 
+def summaries(model: LiveModel) -> list[dict[str, Any]]:
+    return [side["summary"] for side in json.loads(model.snapshot())["sides"]]
+
+
+@pytest.mark.parametrize("batch", [1, 3, 7])
+def test_the_summaries_kept_as_calls_change_are_the_ones_counted_from_every_call(
+    batch: int,
+) -> None:
+    """Published every ``batch`` lines, the sides' counts (by status, by kind, the open calls)
+    are the ones of a model that looks at every call once, at the end; with a budget that
+    makes it forget calls too (their summaries are made again)."""
+    logs = [BRIDGE_LOG, DEMO, ROOT / "tests" / "data" / "v2-client-v1-agent-cancel.jsonl"]
+    for path in logs:
+        for limits in (None, Limits(max_store_bytes=16 * 1024)):
+            lines = lines_of(path) * (1 if limits is None else 6)
+            stepped, whole = LiveModel(limits=limits), LiveModel(limits=limits)
+            for start in range(0, len(lines), batch):
+                for data in lines[start : start + batch]:
+                    stepped.feed(data)
+                    whole.feed(data)
+                stepped.publish()
+            whole.publish()
+            assert summaries(stepped) == summaries(whole), (path.name, limits)
+
+
 # ---------------------------------------------------------------------------------------------
 # The server, in a subprocess
 

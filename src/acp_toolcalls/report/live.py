@@ -295,7 +295,11 @@ class LiveModel:
         }
 
     def _side_header(self, side: Any) -> dict[str, Any]:
-        summary = self._summaries.get(side.name) or _Summary()
+        summary = self._summaries.get(side.name)
+        if summary is None:  # its calls were forgotten since: counted again
+            summary = self._summaries[side.name] = _Summary()
+            for key, history in side.history.calls.items():
+                summary.update(key, history)
         version = side.validator.version if side.validator is not None else ""
         source = side.validator.version_source if side.validator is not None else ""
         return {
@@ -416,6 +420,7 @@ class LiveModel:
                     continue
                 del calls[key]
                 side.history.touched = None  # its summary is made again: the calls moved
+                self._summaries.pop(side.name, None)
                 sent = self._sent.pop((side.name, key[0], key[1]), None)
                 self._held -= (sent.size + _MARGIN) if sent is not None else 0
                 forgot += 1
