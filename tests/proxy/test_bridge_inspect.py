@@ -377,12 +377,15 @@ def test_without_aiohttp_one_line_names_the_extra_and_no_agent_starts(tmp_path: 
     assert not started.exists()
 
 
-def test_lines_the_inbox_refused_are_said_once_and_counted_at_the_end() -> None:
+def test_lines_the_inbox_refused_are_said_once_counted_at_the_end_and_on_the_page(
+    browser: Any,
+) -> None:
     from acp_toolcalls.cli import _serve
     from acp_toolcalls.report.live import LiveModel
+    from acp_toolcalls.report.page import live_page
 
     said: list[str] = []
-    server = _serve.LiveServer(LiveModel(), "page", say=said.append)
+    server = _serve.LiveServer(LiveModel(), live_page("flood"), say=said.append)
     line = b'{"jsonrpc":"2.0","method":"_x","params":{"pad":"%s"}}' % (b"x" * ((1 << 20) - 100))
     offered = [
         server.offer(line, direction="agent->proxy", protocol=2, when=1.0) for _ in range(12)
@@ -398,6 +401,10 @@ def test_lines_the_inbox_refused_are_said_once_and_counted_at_the_end() -> None:
             "session is not slowed); the page may miss what they did"
         ]
         assert server.offer(b"{}", direction="agent->proxy", protocol=2, when=2.0)
+        assert data_of(server.url)["unseen"] == 4
+        open_live(browser, server.url)
+        note = wait_for(browser, "return document.getElementById('unseen')?.textContent", "it")
+        assert note.startswith("4 line(s) of the session were not shown"), note
     finally:
         server.stop()
     assert said[1:] == [

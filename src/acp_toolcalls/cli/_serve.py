@@ -269,6 +269,8 @@ class LiveServer:
                 "the live page fell behind the session: lines it passed are not shown (the "
                 "session is not slowed); the page may miss what they did"
             )
+        if self.dropped != self.model.unseen:
+            self.model.note_unseen(self.dropped)  # the page says so too
         redactor = self._redactor
         for data, direction, protocol, when in lines:
             if direction is not None:  # the line's record: what the log would hold

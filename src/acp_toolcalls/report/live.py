@@ -26,6 +26,9 @@ Rules this module owns (issue 31):
   stores hold to ``Limits``; the histories, findings and raw lines to
   ``Limits.max_store_bytes``: past it the oldest finished calls' histories go first (an
   event says ``forgot``, and watchers resynchronise), then the oldest findings and lines.
+- Lines its feeder could not give it (``note_unseen``: a live server's full inbox) are
+  counted in every event and the snapshot (``unseen``): the page says that what they did is
+  missing.
 - Input that is no log (``captures.NotACapture``) is said once through ``report``; the lines
   after it are read as they are (those held while the format was undecided are not shown).
 """
@@ -147,6 +150,8 @@ class LiveModel:
         self._say = report or (lambda text: None)
         self._capture: CaptureReader | None = CaptureReader()
         self.line = 0  # lines fed
+        self.unseen = 0  # lines not given to it (note_unseen)
+        self._unseen_sent = 0
         self.seq = 0  # the last event published
         self._events: deque[tuple[int, bytes]] = deque()
         self._events_size = 0
@@ -190,6 +195,10 @@ class LiveModel:
             return
         for item in items:
             builder.feed(item.line, item.data, item)
+
+    def note_unseen(self, count: int) -> None:
+        """``count`` lines in all were not given to this model (they came too fast)."""
+        self.unseen = count
 
     def _keep_line(self, line: int, text: str) -> None:
         self._lines.append((line, text))
@@ -248,11 +257,21 @@ class LiveModel:
         if times:
             self._times = [min(self._times[:1] + times), max(self._times[-1:] + times)]
             times.clear()
-        if not (calls or terminals or asks or latency or self._new_findings or self._new_lines):
+        if not (
+            calls
+            or terminals
+            or asks
+            or latency
+            or self._new_findings
+            or self._new_lines
+            or self.unseen != self._unseen_sent
+        ):
             return self.seq
+        self._unseen_sent = self.unseen
         event = {
             "seq": self.seq + 1,
             "lineCount": self.line,
+            "unseen": self.unseen,
             **self._header(sides),
             "calls": calls,
             "terminals": terminals,
@@ -469,6 +488,7 @@ class LiveModel:
                 "seq": self.seq,
                 "name": self._builder.name,
                 "lineCount": self.line,
+                "unseen": self.unseen,
                 **headers,
                 "calls": calls_of_sides,
                 "cards": ordered,

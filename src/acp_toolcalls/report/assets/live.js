@@ -8,7 +8,8 @@
 //   and method): no tool-call state is computed here either.
 //   Log text goes in as text (`h`, `textContent`), as in the static page.
 // - A permission request with no answer yet is shown waiting, highlighted, until its answer
-//   comes. While the view is at the last line, it follows the new lines; while it is scrolled
+//   comes. Lines the server could not take (`unseen`) are said above the views: what they did
+//   is missing from the page. While the view is at the last line, it follows the new lines; while it is scrolled
 //   to the bottom of the list, it stays there (the newest calls in sight).
 
 // Function declarations, not constants: report.js's main() calls part() before this file's
@@ -67,6 +68,7 @@ startList = function () { // eslint-disable-line no-func-assign
 function listen() {
   document.getElementById("heading").textContent = visible(`acp-toolcalls inspect (live): ${R.name}`);
   document.body.dataset.seq = R.seq;
+  renderUnseen();
   liveEvents = new EventSource(liveUrl("/events", `&since=${R.seq}`));
   liveEvents.onopen = () => { document.body.dataset.live = "connected"; };
   liveEvents.onerror = () => { document.body.dataset.live = "reconnecting"; };
@@ -96,7 +98,7 @@ async function resync() {
 
 function apply(event) {
   const atEnd = line >= R.lineCount;
-  for (const name of ["lineCount", "started", "duration", "sessionTitles"]) R[name] = event[name];
+  for (const name of ["lineCount", "unseen", "started", "duration", "sessionTitles"]) R[name] = event[name];
   event.sides.forEach((side, position) => {
     if (position < R.sides.length) Object.assign(R.sides[position], side);
     else {
@@ -182,6 +184,7 @@ function redraw() {
   document.getElementById("loose").replaceChildren();
   renderLooseAsks();
   renderViews();
+  renderUnseen();
   document.body.dataset.seq = R.seq;
   rebuild().then(async (done) => {
     if (done && bottom) { // draw the list's end, then stay at the bottom
@@ -191,6 +194,19 @@ function redraw() {
     }
     document.body.dataset.drawn = R.seq;
   });
+}
+
+// Lines the session passed that the server could not take: the page misses what they did.
+function renderUnseen() {
+  let note = document.getElementById("unseen");
+  if (!R.unseen) { if (note) note.remove(); return; }
+  if (!note) {
+    note = h("p", { id: "unseen", role: "status" });
+    document.querySelector("main").prepend(note);
+  }
+  note.textContent = `${R.unseen} line(s) of the session were not shown: they came faster than `
+    + "this page could take them, and what they did is missing here (bridge --log keeps every line).";
+  document.body.dataset.unseen = R.unseen;
 }
 
 // The filters' choices that new calls and sessions bring.
