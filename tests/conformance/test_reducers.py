@@ -78,8 +78,14 @@ BUG_CASES: dict[str, frozenset[str]] = {
             "replacement-drops-earlier-chunks",
         }
     ),
-    # An update without a status reopens a finished call.
-    "late-update-revives": frozenset({"late-update-without-status-keeps-final"}),
+    # An update without a status, or a chunk, reopens a finished call.
+    "late-update-revives": frozenset(
+        {
+            "chunk-does-not-touch-other-fields",
+            "late-chunk-keeps-final-status",
+            "late-update-without-status-keeps-final",
+        }
+    ),
     # `[]` read as "no change".
     "empty-array-unchanged": frozenset(
         {

@@ -9,9 +9,9 @@
 //   chunks-survive-replacement  chunks kept apart from the content and shown after it, so a
 //                               replacement does not drop the chunks sent before it (D46
 //                               (content chunks)).
-//   late-update-revives         an update without a status for a finished call sets it back to
-//                               `in_progress` (the store never changes a status on its own, D14,
-//                               D23).
+//   late-update-revives         an update without a status, or a content chunk, for a finished
+//                               call sets it back to `in_progress` (the store never changes a
+//                               status on its own, D14, D23).
 //   empty-array-unchanged       `content: []` or `locations: []` read as "no change" instead of a
 //                               clear (D2).
 //   meta-replaced               `_meta` replaced whole instead of patched by key (D13).
@@ -54,10 +54,18 @@ class LateUpdateRevives extends Reducer {
     const id = patch.toolCallId as string;
     const before = session.toolCalls.get(id)?.status;
     super.toolCallUpdate(session, patch);
-    if (typeof before === "string" && FINAL_STATUSES.has(before) && !("status" in patch)) {
-      this.call(session, id).status = "in_progress";
-    }
+    if (isFinal(before) && !("status" in patch)) this.call(session, id).status = "in_progress";
   }
+
+  protected override appendChunk(call: Held, item: Json): void {
+    const before = call.status;
+    super.appendChunk(call, item);
+    if (isFinal(before)) call.status = "in_progress";
+  }
+}
+
+function isFinal(status: Json | undefined): boolean {
+  return typeof status === "string" && FINAL_STATUSES.has(status);
 }
 
 class EmptyArrayUnchanged extends Reducer {
