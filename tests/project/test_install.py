@@ -407,6 +407,9 @@ def test_the_sdist_holds_what_its_tests_read(sdist: Path) -> None:
         "tests/interop/node/client.mjs",
         "tests/interop/agents/package.json",
         "tests/interop/agents/package-lock.json",
+        "tests/conformance/reducers/reducer.ts",  # compiled by the conformance tests
+        "tests/conformance/reducers/tsconfig.json",
+        "src/acp_toolcalls/conformance/vectors/null-clears-title.json",  # the bundled suite
         "src/acp_toolcalls/data/demo-session.jsonl",
         "src/acp_toolcalls/schemas/v2/schema.json",
     ):
