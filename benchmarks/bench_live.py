@@ -14,8 +14,9 @@ converting, ``--coalesce-ms 0``), in setups run interleaved, run by run:
 
 Latency (``--messages``, one every ``--interval-ms``): as ``bench_proxy.py --only latency``,
 per message from the agent's write to the driver's read; per run, each setup's median minus
-the ``cat`` proxy's, and the p99 of all runs. Memory: the bridge process's peak RSS
-(``VmHWM``), read at the end of each turn, before the session ends.
+the ``cat`` proxy's, and the p99 of all runs. Memory: the peak RSS (``VmHWM``) of the bridge
+process and of its watcher (``cli._live_bridge``, the process that serves the page), read at
+the end of each turn, before the session ends.
 
 A long session (``--long`` messages, one every ``--long-interval-ms``; default 100,000, one
 every 0.1 ms): the peak RSS of ``bridge``, ``bridge --inspect`` and ``bridge --inspect,
@@ -46,11 +47,31 @@ from benchmarks.environment import print_environment
 DIRECTION = ("v2 agent -> v1 client", 2, 1)
 
 
-def peak_rss(process: subprocess.Popen[bytes], into: list[float]) -> None:
-    """The process's peak resident set (``VmHWM``), in MiB, appended to ``into``."""
-    for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
+def _hwm(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
-            into.append(int(line.split()[1]) / 1024)
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _watcher_of(pid: int) -> int | None:
+    """The bridge's ``--inspect`` process (``cli._live_bridge``), if it has one."""
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        if b"_live_bridge" in Path(f"/proc/{child}/cmdline").read_bytes():
+            return int(child)
+    return None
+
+
+WATCHER_RSS: dict[int, float] = {}  # id(list) -> the watcher's peak, beside the bridge's
+
+
+def peak_rss(process: subprocess.Popen[bytes], into: list[float]) -> None:
+    """The bridge's peak resident set (``VmHWM``), in MiB, appended to ``into``; its
+    watcher's, if any, kept in ``WATCHER_RSS`` for the same list."""
+    into.append(_hwm(process.pid))
+    watcher = _watcher_of(process.pid)
+    if watcher is not None:
+        WATCHER_RSS[id(into)] = max(WATCHER_RSS.get(id(into), 0.0), _hwm(watcher))
 
 
 @contextmanager
@@ -111,16 +132,18 @@ def latency_main(args: argparse.Namespace, driver: Any) -> None:
     print()
     print(
         f"{'setup':28} {'median µs':>10} {'p99 µs':>8} {'- cat, per run µs':>40} "
-        f"{'peak RSS MiB':>14}"
+        f"{'peak RSS MiB':>14} {'watcher MiB':>12}"
     )
     cat = medians["cat proxy"]
     for name, values in every.items():
         values.sort()
         over = [m - c for m, c in zip(medians[name], cat, strict=True)]
         rss = f"{min(peaks[name]):.1f}-{max(peaks[name]):.1f}" if peaks[name] else ""
+        served = WATCHER_RSS.get(id(peaks[name]))
         print(
             f"{name:28} {statistics.median(values):10.1f} "
-            f"{values[int(len(values) * 0.99)]:8.1f} {_spread(over):>40} {rss:>14}"
+            f"{values[int(len(values) * 0.99)]:8.1f} {_spread(over):>40} {rss:>14} "
+            f"{'' if served is None else f'{served:.1f}':>12}"
         )
 
 
@@ -147,7 +170,10 @@ def long_main(args: argparse.Namespace, driver: Any) -> None:
         cards = "return document.querySelectorAll('#cards .card').length"
         seen["cards"] = str(driver.execute_script(cards))
 
-    print(f"{'setup':28} {'seconds':>8} {'median latency µs':>18} {'peak RSS MiB':>13}")
+    print(
+        f"{'setup':28} {'seconds':>8} {'median latency µs':>18} {'peak RSS MiB':>13} "
+        f"{'watcher MiB':>12}"
+    )
     for name, command, watch in (
         ("bridge", bridge, None),
         ("bridge --inspect", _inspect(bridge), lambda url: None),
@@ -159,7 +185,11 @@ def long_main(args: argparse.Namespace, driver: Any) -> None:
         start = time.perf_counter()
         latencies = measure(command, client_version, args.long, watch, at_end)
         took = time.perf_counter() - start
-        print(f"{name:28} {took:8.1f} {statistics.median(latencies):18.1f} {peaks[0]:13.1f}")
+        served = WATCHER_RSS.get(id(peaks))
+        print(
+            f"{name:28} {took:8.1f} {statistics.median(latencies):18.1f} {peaks[0]:13.1f} "
+            f"{'' if served is None else f'{served:.1f}':>12}"
+        )
     print(f"the watching page at the end: {seen['cards']} cards drawn; /data {seen['data']}")
 
 

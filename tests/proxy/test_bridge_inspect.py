@@ -13,7 +13,10 @@ named is open:
   responses it received, and the calls its updates fold to, equal what it gets from the same
   bridge without ``--inspect``, and the bridge exits 0 having said nothing but the URL;
 - a pass-through session (both sides v1) is served the same way;
-- without aiohttp, one line names the extra and the agent is never started (exit 2).
+- without aiohttp, one line names the extra and the agent is never started (exit 2);
+- the bridge's end of the pipe to the page's process never waits: what it cannot send is
+  counted, never half sent, and the count goes with the next frame; the page's server says
+  lines it was not given once, counts them at the end and shows them on the page.
 """
 
 from __future__ import annotations
@@ -410,3 +413,41 @@ def test_lines_the_inbox_refused_are_said_once_counted_at_the_end_and_on_the_pag
     assert said[1:] == [
         "4 line(s) were not shown on the live page: they came faster than it could take them"
     ]
+
+
+def test_the_feed_never_waits_drops_whole_frames_and_says_how_many() -> None:
+    """Nobody reads the pipe: the feed returns anyway (a write that waited would hang the
+    test), counts the lines it could not send, finishes a frame the pipe took in part before
+    anything else, and sends the count with the next frame; every frame read back is whole."""
+    from acp_toolcalls.cli._live_bridge import Feed, read_frame
+
+    reading, writing = os.pipe()
+    os.set_blocking(writing, False)
+    os.set_blocking(reading, False)
+    feed = Feed(writing)
+    line = b'{"jsonrpc":"2.0","method":"_x","params":{"pad":"%s"}}' % (b"x" * 3000)
+    offered = 0
+    for number in range(100):  # far more than a pipe holds
+        feed("agent->proxy", 2, [line, 7], float(number))  # a line and one skipped (7 bytes)
+        offered += 2
+    assert feed.unsent > 0
+
+    def drained() -> bytes:
+        data = b""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(reading, 1 << 16):
+                data += chunk
+        return data
+
+    data = drained()
+    feed("client->proxy", 1, [b"{}"], 101.0)  # the rest of a frame, then the count, then it
+    offered += 1
+    data += drained()
+    feed.close()
+    read = [read_frame(frame) for frame in data.split(b"\n")[:-1]]
+    lines = [frame for frame in read if not isinstance(frame, int)]
+    counts = [frame for frame in read if isinstance(frame, int)]
+    assert counts == [feed.unsent] and len(lines) + feed.unsent == offered
+    assert lines[-1] == ("client->proxy", 1, b"{}", 101.0)
+    assert {frame[2] for frame in lines[:-1]} == {line, 7}
+    assert all(frame[:2] == ("agent->proxy", 2) for frame in lines[:-1])

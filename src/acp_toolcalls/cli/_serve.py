@@ -1,4 +1,5 @@
-"""The server of a live ``inspect`` page (``inspect --serve``; made to serve ``bridge`` too).
+"""The server of a live ``inspect`` page (``inspect --serve``, and ``bridge --inspect``'s
+watcher process, ``_live_bridge``).
 
 Rules this module owns (issue 31):
 

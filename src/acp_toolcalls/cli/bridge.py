@@ -7,10 +7,11 @@ Rules this module owns (issue 7; the command line is fixed):
   ``--log-secrets``, ``--max-line-bytes``, ``--limit NAME=N`` (a field of ``Limits``),
   ``--no-disk-diffs``, ``--disk-diff-max-bytes N`` (D27 amended), ``--verbose`` and
   ``--inspect[=PORT]`` (issue 31). The editor starts it in place of the agent command.
-- ``--inspect``: the session's report, live, served on 127.0.0.1 (``_serve.LiveServer``,
-  started before the agent; its URL with its token said once on stderr) while the session
-  runs, both sides, credentials redacted as ``--log`` redacts them. The proxy hands it every
-  line and never waits for it (``ProxyConfig.watch``); it stops with the session.
+- ``--inspect``: the session's report, live, served on 127.0.0.1 by a process of its own
+  (``_live_bridge``, started before the agent; its URL with its token said once on stderr)
+  while the session runs, both sides, credentials redacted as ``--log`` redacts them. The
+  proxy hands it every line and never waits for it (``ProxyConfig.watch``); it stops with the
+  session.
 - Exit 0 when the client ended the session; 1 when the agent exited, crashed or broke the
   protocol first; 2 for a usage error, an agent that cannot be started or a log that cannot be
   opened (a symbolic link is refused); 130 when interrupted.
@@ -229,29 +230,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inspected(config: ProxyConfig, port: int) -> int:
-    """``run_proxy`` with every line handed to a live report's server."""
-    from ..report.live import LiveModel
-    from ._serve import start_server
+    """``run_proxy`` with every line handed to the live report's process."""
+    from ._live_bridge import start_watcher
 
     title = f"bridge: {os.path.basename(config.command[0])}"
-    model = LiveModel(name=title, max_line_bytes=config.max_line_bytes, limits=config.limits)
-    server = start_server(
-        model,
-        title,
-        port=port,
-        prog=PROG,
-        option="--inspect",
-        what="the session",
-        until="until it ends",
-        redact=True,
-    )
-    if server is None:
+    watcher = start_watcher(title, port, config.max_line_bytes, config.limits)
+    if watcher is None:
         return 2
-
-    def watch(direction: str, protocol: int | None, data: bytes | int, when: float) -> None:
-        server.offer(data, direction=direction, protocol=protocol, when=when)
-
     try:
-        return run_proxy(dataclasses.replace(config, watch=watch))
+        return run_proxy(dataclasses.replace(config, watch=watcher.feed))
     finally:
-        server.stop()
+        watcher.stop()

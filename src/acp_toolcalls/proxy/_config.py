@@ -46,8 +46,8 @@ class ProxyConfig:
     """Make this process the agent's child subreaper (Linux; a no-op elsewhere) and end the
     agent's processes that left its group with the session (the ``bridge`` command: this
     process starts no other children)."""
-    watch: Callable[[Direction, int | None, bytes | int, float], None] | None = None
-    """Given every line read and written, as ``--log`` records it: its direction, the
-    version of its side (``None`` while unknown), the line (or the size of one over the
-    limit, skipped unread) and the time (``time.time()``). It must return at once
-    (``bridge --inspect``: ``cli._serve.LiveServer.offer``)."""
+    watch: Callable[[Direction, int | None, list[bytes | int], float], None] | None = None
+    """Given the lines read and written, as ``--log`` records them, a read's or a write's at
+    a time: their direction, the version of their side (``None`` while unknown), the lines
+    (or the size of one over the limit, skipped unread) and the time (``time.time()``). It
+    must return at once (``bridge --inspect``: ``cli._live_bridge.Feed``)."""

@@ -23,12 +23,13 @@ the log ``_log``'s):
 - Nothing on the message path loads lazily mid-stream: what the converters check rare
   session updates with is built as the proxy starts (``prepare_update_checks``), while the
   agent starts, before the first line is read.
-- With ``watch`` (``bridge --inspect``), every line read and written is handed to it as the
-  log gets it (direction, the versions known after the line, the time), in the same order,
-  before what the line makes is written; a line over the limit as its size. The watcher
-  must return at once (``cli._serve.LiveServer.offer`` only appends to a bounded inbox): the
-  proxy never waits for it. While a side's version is unknown its lines are taken one at a
-  time, so that each carries the version its own line decided.
+- With ``watch`` (``bridge --inspect``), the lines read and written are handed to it as the
+  log gets them (direction, the versions known after the line, the time), the lines of one
+  read or write at a time, in the same order, before what they make is written; a line over
+  the limit as its size. The watcher must return at once (``cli._live_bridge.Feed`` writes
+  to a non-blocking pipe, or counts what it cannot): the proxy never waits for it. While a
+  side's version is unknown its lines are taken one at a time, so that each carries the
+  version its own line decided.
 - Our stderr gets one line per note (errors and caps that bite; ``--verbose`` adds losses),
   naming the line it is about (``agent line 7: ...``).
 - The session ends when the client's input ends (the agent's stdin is closed and it gets
@@ -126,9 +127,7 @@ class _Proxy:
         if self.log is not None:
             self.log.lines(direction, protocol, lines)
         if self.watch is not None:
-            now = time.time()
-            for line in lines:
-                self.watch(direction, protocol, line, now)
+            self.watch(direction, protocol, lines, time.time())  # type: ignore[arg-type]
 
     # -- output
 
@@ -203,7 +202,7 @@ class _Proxy:
                 if self.log is not None:
                     self.log.skipped(direction, protocol(), item.size)
                 if self.watch is not None:
-                    self.watch(direction, protocol(), item.size, time.time())
+                    self.watch(direction, protocol(), [item.size], time.time())
                 try:
                     out = self.core.oversized_line(
                         side, item.size, item.request_id, item.has_method, self.loop.time()

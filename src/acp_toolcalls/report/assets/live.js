@@ -157,13 +157,17 @@ function apply(event) {
   if (atEnd) setLine(R.lineCount);
 }
 
-// Draw again what changed, once for the events of one moment.
+// Draw again what changed, once for the events of one moment, and at most every
+// REDRAW_MS: a busy session's page costs the machine the session runs on a bounded share.
+const REDRAW_MS = 50;
+let liveDrawnAt = -Infinity;
 function later() {
   if (liveRefresh !== null) return;
   liveRefresh = setTimeout(() => {
     liveRefresh = null;
+    liveDrawnAt = performance.now();
     redraw();
-  }, 20);
+  }, Math.max(20, liveDrawnAt + REDRAW_MS - performance.now()));
 }
 
 function redraw() {
