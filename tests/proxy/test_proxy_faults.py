@@ -250,13 +250,16 @@ def _read_all(fd: int) -> bytes:
         return file.read()
 
 
+@pytest.mark.parametrize("inspect", [False, True])
 @pytest.mark.parametrize("stdin", ["/dev/null", "closed"])
 def test_stdin_dev_null_or_closed_ends_cleanly_in_one_line_and_stops_the_agent(
-    tmp_path: Path, stdin: str
+    tmp_path: Path, stdin: str, inspect: bool
 ) -> None:
+    """Also with ``--inspect``, whose pipe to the page's process must not take the place of a
+    closed stdin (it did: the bridge read its own pipe, failed, and hung)."""
     pidfile = tmp_path / "pids"
     agent = ("sh", "-c", f"echo $$ >> {pidfile}; exec cat")  # cat: it would wait for input
-    command = [*BRIDGE, "--", *agent]
+    command = [*BRIDGE, *(["--inspect"] if inspect else []), "--", *agent]
     if stdin == "closed":
         command = ["sh", "-c", 'exec "$@" <&-', "sh", *command]
     done = subprocess.run(
@@ -264,7 +267,10 @@ def test_stdin_dev_null_or_closed_ends_cleanly_in_one_line_and_stops_the_agent(
     )
     err = done.stderr.decode()
     assert done.returncode == 0, err
-    [line] = err.splitlines()
+    said = err.splitlines()
+    if inspect:
+        assert " live at " in said.pop(0)
+    [line] = said
     assert line.startswith("acp-toolcalls bridge: stdin ")
     assert ("closed" in line) == (stdin == "closed") and line.endswith("the agent is stopped")
     assert done.stdout == b""

@@ -6,6 +6,8 @@ Rules this module owns (issue 31):
   agent and waits for it to say ``ready`` on its stdout: it has bound its port and said its
   URL on stderr (``_serve.start_server``); if it cannot (the extra missing, the port taken),
   it says why in one line and exits 2, and so does the bridge, without starting the agent.
+- The pipe's end the bridge keeps is above fd 2 (the bridge's stdin may be closed, and fd 0
+  is then the proxy's to find closed) and closed on exec (the agent does not hold it).
 - The bridge hands it every line the log would get (``Feed``, given to the proxy as
   ``ProxyConfig.watch``) as frames on a pipe it never waits for: one write per call, on a
   non-blocking pipe (1 MiB where Linux allows). A frame the pipe cannot take is not written
@@ -163,7 +165,14 @@ def start_watcher(
         "--port", str(port), "--max-line-bytes", str(max_line_bytes),
         "--limits", msgspec.json.encode(limits or Limits()).decode(),
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        os.fstat(2)
+        stderr = None  # ours: it says its URL, or why it has none, itself
+    except OSError:  # closed: nobody reads what it would say
+        stderr = subprocess.DEVNULL
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+    )
     assert process.stdin is not None and process.stdout is not None
     ready = process.stdout.readline()  # its stderr is ours: it says why itself
     process.stdout.close()
@@ -175,7 +184,9 @@ def start_watcher(
             process.kill()
             process.wait()
         return None
-    fd = os.dup(process.stdin.fileno())
+    # Above the standard descriptors: with our stdin closed, a plain dup would be fd 0, which
+    # the proxy would then read as the client.
+    fd = fcntl.fcntl(process.stdin.fileno(), fcntl.F_DUPFD_CLOEXEC, 3)
     process.stdin.close()
     os.set_blocking(fd, False)
     with contextlib.suppress(OSError, AttributeError):  # Linux: room for bursts
