@@ -451,3 +451,16 @@ def test_the_feed_never_waits_drops_whole_frames_and_says_how_many() -> None:
     assert lines[-1] == ("client->proxy", 1, b"{}", 101.0)
     assert {frame[2] for frame in lines[:-1]} == {line, 7}
     assert all(frame[:2] == ("agent->proxy", 2) for frame in lines[:-1])
+
+
+def test_a_watcher_gone_costs_the_feed_nothing() -> None:
+    from acp_toolcalls.cli._live_bridge import Feed
+
+    reading, writing = os.pipe()
+    os.set_blocking(writing, False)
+    os.close(reading)  # the page's process ended (a crash, a kill)
+    feed = Feed(writing)
+    feed("agent->proxy", 2, [b"{}"], 1.0)  # EPIPE: no exception, no signal
+    assert feed.closed
+    feed("agent->proxy", 2, [b"{}"], 2.0)  # and nothing more is tried
+    feed.close()

@@ -22,7 +22,8 @@ Rules this module owns (issue 31):
 - The watcher reads the frames into its ``LiveServer`` (which makes each line its record,
   credentials redacted as ``--log`` redacts them), waiting for room when its fold is behind:
   the pipe then fills and the bridge counts what it cannot send. It ignores SIGINT
-  (Ctrl-C ends the bridge, which closes the pipe) and ends when the pipe does.
+  (Ctrl-C ends the bridge, which closes the pipe) and ends when the pipe does; a failure of
+  its own is one line on stderr (the bridge's pipe then breaks, and the session goes on).
 """
 
 from __future__ import annotations
@@ -226,6 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.close()
     try:
         _serve_frames(server, sys.stdin.buffer)
+    except Exception as exc:  # a bug ends the page, never the session, and shows no traceback
+        from ..report import printable
+
+        why = printable(f"{type(exc).__name__}: {exc}")
+        print(
+            f"acp-toolcalls bridge: the live page stopped ({why}); this is a bug; the session "
+            "goes on",
+            file=sys.stderr,
+        )
+        return 70
     finally:
         server.stop()
     return 0
