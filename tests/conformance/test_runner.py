@@ -75,7 +75,7 @@ def test_replay_json_passes_every_case() -> None:
     # The whole stream of every case through the real command (one process a case); the state
     # after each message is the store's, checked in process by test_vectors.py.
     reducer = shlex.join([_script(), "replay", "--json"])
-    done = conformance("--reducer", reducer, "--final-only", "--json", "--jobs", "4")
+    done = conformance("--reducer", reducer, "--final-only", "--json", "--jobs", "1")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     report = json.loads(done.stdout)
     assert (report["cases"], report["passed"], report["failed"]) == (len(ALL), len(ALL), 0)
