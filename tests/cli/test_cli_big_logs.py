@@ -298,6 +298,24 @@ def _wait_for(
             seen.extend(os.read(proc.stderr.fileno(), 4096))
 
 
+def _wait_until_read(pid: int, path: Path, timeout: float = 60) -> None:
+    """Until process ``pid`` holds ``path`` open at its end (Linux: ``/proc``)."""
+    size = path.stat().st_size
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") != str(path.resolve()):
+                    continue
+                info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+            except OSError:
+                continue
+            if int(info.split()[1]) == size:  # "pos: N"
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"{path} was not read to its end within {timeout} s")
+
+
 @pytest.mark.parametrize("how", ["truncated", "replaced"])
 def test_follow_starts_over_when_the_file_is_truncated_or_replaced(
     tmp_path: Path, how: str
@@ -312,7 +330,9 @@ def test_follow_starts_over_when_the_file_is_truncated_or_replaced(
         env=ENV,
     )
     try:
-        time.sleep(1.0)  # it has read the file and is polling at its end
+        # It is polling at the file's end once it holds it open there (a busy machine can take
+        # more than a second to start it: a fixed wait let the file change first).
+        _wait_until_read(proc.pid, log)
         if how == "truncated":
             with log.open("r+b") as f:
                 f.truncate(0)

@@ -36,6 +36,8 @@ from acp_toolcalls.convert._diffs import git_patch
 from tests.builds import child_env
 from tests.interop.ts_sdk import INSTALL_COMMAND, NODE_DIR, REQUIRE_NODE_ENV
 
+pytestmark = pytest.mark.typescript  # .ci/run's compiled stage leaves them out: no compiled code
+
 REDUCERS = Path(__file__).resolve().parent / "reducers"
 TSC = NODE_DIR / "node_modules" / ".bin" / "tsc"
 ROOT = Path(__file__).resolve().parents[2]
