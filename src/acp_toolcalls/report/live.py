@@ -168,8 +168,6 @@ class LiveModel:
         self._held = 0  # bytes of histories, findings and lines kept
         self._times: list[float] = []  # the first and the last time seen
 
-    # -- input ---------------------------------------------------------------------------------
-
     def feed(
         self,
         data: bytes | int,
@@ -204,8 +202,6 @@ class LiveModel:
         self._lines.append((line, text))
         self._new_lines.append((line, text))
         self._held += len(text) + _MARGIN
-
-    # -- events --------------------------------------------------------------------------------
 
     def publish(self) -> int:
         """One event of what changed since the last one (none if nothing did); the ``seq``."""
@@ -450,8 +446,6 @@ class LiveModel:
             else:
                 self._held -= len(self._lines.popleft()[1]) + _MARGIN
         return forgot
-
-    # -- the whole state -----------------------------------------------------------------------
 
     def snapshot(self) -> bytes:
         """The page's data now (``seq`` included), as JSON: call ``publish`` first."""
