@@ -6,6 +6,7 @@ import json
 from base64 import b64encode
 from typing import Any, cast
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -1064,3 +1065,22 @@ def test_a_client_may_subclass_the_store() -> None:
     events = store.apply(line)
     assert events and store.seen == events
     assert store.view("s", "c").title == "t"
+
+
+# --------------------------------------------------------------------------------------------
+# The public Structs through msgspec, in either build
+
+
+def test_limits_and_a_view_decode_and_convert_as_msgspec_types() -> None:
+    """In the compiled build (CI's second stage) mypyc wrote ``type`` for every annotation of
+    ``Limits`` and ``ToolCallView``, and msgspec refused their fields ("Expected `type`, got
+    `int`"): ``bridge --inspect`` hands its limits to the page's process that way."""
+    limits = Limits(max_content_items=3, max_store_bytes=None)
+    assert msgspec.json.decode(msgspec.json.encode(limits), type=Limits) == limits
+    assert msgspec.convert({"max_tool_calls": 5}, Limits) == Limits(max_tool_calls=5)
+    with pytest.raises(msgspec.ValidationError, match=r"\$\.max_sessions"):
+        msgspec.convert({"max_sessions": "many"}, Limits)
+    store = ToolCallStore()
+    store.apply(update(title="Read", kind="read", content=[text("hi")], locations=[]))
+    view = store.view(SID, "a")
+    assert msgspec.convert(msgspec.to_builtins(view), type(view)) == view

@@ -19,7 +19,9 @@ tool-call or terminal state, and what a UI reads of it. Each rule lives in one p
 - ``_state``: the stored state of calls, terminals and sessions; the view of a call.
 - ``_view``: reading (functions of the sessions): snapshots, views, the ``replay --json``
   document.
-- ``_limits``: ``Limits`` and how a cap cuts; ``_sizes``: ``size_of``.
+- ``_limits``: how a cap cuts; ``_sizes``: ``size_of``.
+- ``_structs``: ``Limits`` and ``ToolCallView``, not compiled (mypyc's annotations of a
+  Struct are not msgspec's).
 
 ``ToolCallStore`` holds one ``StoreState`` and its parts, each holding that state (and the
 parts it calls): composition, not a chain of base classes.
@@ -34,7 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..models import KIND_LABELS
-from ._limits import Limits, omitted, trim_block
+from ._limits import omitted, trim_block
 from ._patch import patch_meta
 from ._sizes import size_of
 from ._state import (
@@ -42,9 +44,9 @@ from ._state import (
     SessionState,
     TerminalState,
     ToolCallState,
-    ToolCallView,
     view_of,
 )
+from ._structs import Limits, ToolCallView
 
 if TYPE_CHECKING:
     from ._reducer import ToolCallStore

@@ -1,4 +1,5 @@
-"""Memory caps (``Limits``) and how a cap cuts: what is kept, what stands for what went.
+"""How a memory cap (a field of ``Limits``, in ``_structs``) cuts: what is kept, what stands
+for what went.
 
 Rules this module owns:
 
@@ -23,62 +24,6 @@ import msgspec
 
 from ..events import DiagnosticReported, Event, LimitReached
 from ._sizes import size_of
-
-
-class Limits(msgspec.Struct, frozen=True, kw_only=True):
-    """Memory caps of a store and of the bridges built on one. ``None`` disables a cap.
-
-    Counts bound how many things are kept; bytes bound how much memory they hold, as
-    ``size_of`` measures it (strings as Python keeps them, a few dozen bytes per object).
-    When a cap is hit the store keeps the newest and what a client still needs: a value over
-    ``max_value_bytes`` is cut (a string keeps its head) or replaced by a marker saying how
-    much was omitted; content keeps its head and tail; finished calls, exited terminals and
-    idle sessions go before open ones; and it reports each cut. The last two caps are the
-    bridges' (the store keeps no permission request).
-    """
-
-    max_content_items: int | None = 10_000
-    """Content items kept per tool call."""
-    max_terminal_bytes: int | None = 4 * 1024 * 1024
-    """Output bytes kept per terminal."""
-    max_tool_calls: int | None = 50_000
-    """Tool calls kept per session."""
-    max_terminals: int | None = 10_000
-    """Terminals kept per session."""
-    max_sessions: int | None = 1_000
-    """Sessions kept; the least recently updated are evicted first."""
-    max_value_bytes: int | None = 4 * 1024 * 1024
-    """Bytes of one stored value: a field (``title``, ``rawInput``, ...), one content item, one
-    ``_meta`` entry, one terminal field."""
-    max_call_bytes: int | None = 8 * 1024 * 1024
-    """Bytes of one tool call (its id, fields, content, ``_meta``): the middle of its content
-    goes first, then its largest values."""
-    max_session_bytes: int | None = 64 * 1024 * 1024
-    """Bytes of one session: finished calls go first, then exited terminals, then the content
-    of open calls and the output of running terminals is cut."""
-    max_store_bytes: int | None = 128 * 1024 * 1024
-    """Bytes of the whole store: finished calls and exited terminals of the least recently
-    updated sessions go first, then idle sessions, then the least recently updated ones."""
-    max_meta_keys: int | None = 1_000
-    """Keys of one ``_meta`` map (a call's or a terminal's); past it the oldest keys go."""
-    max_permission_options: int | None = 100
-    """Bridges: options a forwarded permission request may have; a request with more is not
-    forwarded and the agent is answered ``cancelled`` (never approval)."""
-    max_pending_permissions: int | None = 1_000
-    """Bridges: forwarded permission requests awaiting the client's answer; past it the oldest
-    is given up and its agent answered ``cancelled``."""
-    max_pending_requests: int | None = 10_000
-    """The proxy: requests of each side awaiting the other's answer; past it the oldest is
-    answered with an error (a permission request: ``cancelled``) and forgotten."""
-    max_message_ids: int | None = 10_000
-    """The proxy: message ids per session it remembers a v1 client has (to tell a replay from
-    a repeat); the oldest are forgotten first."""
-
-    @classmethod
-    def unlimited(cls) -> Limits:
-        """Every cap disabled: memory grows with the input."""
-        return cls(**dict.fromkeys(cls.__struct_fields__))
-
 
 _NO_CAP = sys.maxsize
 

@@ -61,10 +61,10 @@ from ..models import (
     with_extra_fields,
 )
 from ._budgets import Budgets
-from ._limits import Limits
 from ._sessions import EvictionHook, StoreState
 from ._sizes import size_of
-from ._state import SessionState, ToolCallState, ToolCallView
+from ._state import SessionState, ToolCallState
+from ._structs import Limits, ToolCallView
 from ._terminals import Terminals
 from ._tool_calls import ToolCalls
 from ._v1 import V1Input

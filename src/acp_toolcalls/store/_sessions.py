@@ -34,8 +34,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import Event, SessionEvicted, TerminalEvicted, ToolCallEvicted
-from ._limits import Limits, as_cap, limit_reached, trim_block
+from ._limits import as_cap, limit_reached, trim_block
 from ._state import SessionState, TerminalState, ToolCallState
+from ._structs import Limits
 
 TITLE_CHARS = 500
 """Characters of a session title kept (a longer one is cut, with an ellipsis)."""

@@ -1,4 +1,5 @@
-"""Stored state of tool calls, terminals and sessions, and the view a UI reads of a call.
+"""Stored state of tool calls, terminals and sessions, and the view a UI reads of a call
+(``view_of``; its class, ``ToolCallView``, is in ``_structs``).
 
 Rules this module owns (D46 (tool-call update, patch semantics, meta patches, client store); D2,
 D4, D10, D14, D35):
@@ -36,6 +37,7 @@ from ..convert import display_title
 from ..models import TOOL_CALL_FIELDS, with_extra_fields
 from ..v2 import FINAL_STATUSES
 from ._sizes import str_size
+from ._structs import ToolCallView
 
 _CALL_ATTRS: Mapping[str, str] = {
     f.encode_name: f.name for f in msgspec.structs.fields(v2.ToolCallUpdate)
@@ -257,35 +259,6 @@ class SessionState:
         return any(not tc.is_final for tc in self.tool_calls.values()) or any(
             not terminal.exited for terminal in self.terminals.values()
         )
-
-
-class ToolCallView(msgspec.Struct, frozen=True, kw_only=True):
-    """What a UI shows for one call: effective values with display defaults resolved."""
-
-    session_id: str
-    tool_call_id: str
-    title: str
-    """Non-empty: the call's title, else its name, else a kind label, else "Tool call"."""
-    name: str | None
-    kind: str
-    """Effective kind: ``other`` when unset or cleared; unknown kinds kept as received."""
-    status: str
-    """Effective status: ``pending`` when unset or cleared; unknown ones kept (v2). What the
-    agent said, whatever the client concluded (``ended_locally``)."""
-    is_final: bool
-    """Whether ``status`` is final (``completed``, ``failed``, ``cancelled``)."""
-    content: list[v2.ToolCallContent]
-    locations: list[v2.ToolCallLocation]
-    raw_input: Any
-    raw_output: Any
-    meta: dict[str, Any]
-    can_cancel: bool
-    updated_at: float | None
-    dropped_items: int
-    ended_locally: str | None = None
-    """The client's own conclusion about a call the agent has not finished (``"cancelled"``
-    after ``session/cancel``, or what ``sweep`` was given), until the agent sets a status:
-    shown, never exported or converted (D14, D15)."""
 
 
 def view_of(session_id: str, tc: ToolCallState) -> ToolCallView:

@@ -18,7 +18,8 @@ from typing import Any
 
 from .. import v2
 from ..codec import encode, encode_decoded, to_builtins
-from ._state import SessionState, ToolCallState, ToolCallView, view_of
+from ._state import SessionState, ToolCallState, view_of
+from ._structs import ToolCallView
 
 
 def known_call(
