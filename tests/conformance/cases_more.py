@@ -9,6 +9,7 @@ from tests.conformance.messages import (
     Case,
     case,
     chunk,
+    output,
     permission,
     permission_v1,
     session_cancel,
@@ -58,6 +59,29 @@ CASES_MORE: list[Case] = [
             terminal(command="make", exitStatus={"exitCode": 2}),
             terminal(exitStatus={"signal": "SIGKILL"}),
             terminal(exitStatus=None),
+        ],
+    ),
+    case(
+        "terminal-unknown-keys-kept-and-patched",
+        ["unknown", "terminals", "three-state"],
+        "unknown-keys",
+        [
+            terminal(command="ls", futureKey={"a": 1}, _meta={"m": 1}),
+            terminal(futureKey=None, otherKey=[2]),
+            terminal(otherKey={"b": 3}),
+        ],
+    ),
+    case(
+        "terminal-output-keeps-its-meta-through-chunks",
+        ["unknown", "terminals", "chunks-append"],
+        "terminal-output-object",
+        [
+            terminal(output={"data": "aGk=", "_meta": {"tty": True}, "encoding": "utf-8"}),
+            output("term_1", b"!"),
+            terminal(output={"data": "bmV3"}),
+            terminal(output={"data": "eA==", "_meta": None, "z": None}),
+            terminal(output=None),
+            output("term_1", b"y"),
         ],
     ),
     case(

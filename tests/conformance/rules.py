@@ -210,6 +210,11 @@ RULES: dict[str, tuple[str, str]] = {
         "but never interpreted.",
         "docs/decisions.md D19",
     ),
+    "terminal-output-object": (
+        "The store keeps an `output` snapshot's `_meta` and unknown keys with the output until "
+        "the next `output` or `null`; a `terminal_output_chunk` adds bytes only.",
+        "docs/decisions.md D19",
+    ),
     "unknown-keys-across": (
         "Unknown keys of known objects are kept (`extra`), written back only in the same "
         "version and dropped across versions (D19); senders never add root fields.",

@@ -66,7 +66,9 @@ BUG_CASES: dict[str, frozenset[str]] = {
             "terminal-exit-status-replaced-whole",
             "terminal-meta-patches",
             "terminal-null-output-clears",
+            "terminal-output-keeps-its-meta-through-chunks",
             "terminal-output-replaces-bytes",
+            "terminal-unknown-keys-kept-and-patched",
             "unknown-key-kept-and-patched",
             "v1-meta-merges-by-key",
         }

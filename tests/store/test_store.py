@@ -626,6 +626,66 @@ def test_terminal_never_given_output_has_none_in_the_document() -> None:
     assert store.sessions[SID].terminals["t"].exited
 
 
+def test_unknown_terminal_keys_are_kept_and_patched_and_the_output_keeps_its_meta() -> None:
+    """D19: a terminal's unknown update keys, and the ``_meta`` and unknown keys of an ``output``
+    snapshot, were dropped without a word (the export lost them)."""
+    store = ToolCallStore()
+    events = store.apply(
+        terminal_update(
+            command="ls",
+            futureKey={"a": 1},
+            output={"data": b64(b"hi"), "_meta": {"tty": True}, "encoding": "utf-8"},
+        )
+    )
+    assert events[-1] == TerminalPatched(SID, "t", ("command", "output", "futureKey"))
+    store.apply(output_chunk(b64(b"!")))  # chunks add bytes; the snapshot's keys stay
+    events = store.apply(terminal_update(futureKey=None, other=2))
+    assert events == [
+        TerminalPatched(SID, "t", ("other",)),
+        TerminalCleared(SID, "t", ("futureKey",)),
+    ]
+    expected_output = {"data": b64(b"hi!"), "_meta": {"tty": True}, "encoding": "utf-8"}
+    assert terminal_doc(store) == {
+        "terminalId": "t",
+        "command": "ls",
+        "output": expected_output,
+        "futureKey": None,
+        "other": 2,
+    }
+    # The snapshot recreates the terminal on an empty store (D35).
+    again = ToolCallStore()
+    again.apply(notification(json.loads(encode(store.sessions[SID].terminals["t"].snapshot()))))
+    assert terminal_doc(again) == terminal_doc(store)
+    # A snapshot without them replaces them; null clears the output and them.
+    store.apply(terminal_update(output={"data": b64(b"new")}))
+    assert terminal_doc(store)["output"] == {"data": b64(b"new")}
+    store.apply(terminal_update(output={"data": b64(b"x"), "_meta": {"m": 1}}))
+    store.apply(terminal_update(output=None))
+    store.apply(output_chunk(b64(b"y")))
+    assert terminal_doc(store)["output"] == {"data": b64(b"y")}
+
+
+def test_a_terminal_counts_the_bytes_of_its_kept_keys() -> None:
+    """The bytes of unknown keys and of the output's ``_meta`` are counted, capped, and given
+    back when replaced or cut."""
+    store = ToolCallStore(limits=Limits(max_value_bytes=4096, max_terminal_bytes=64))
+    terminal = lambda: store.sessions[SID].terminals["t"]  # noqa: E731
+    store.apply(terminal_update(command="ls"))
+    base = terminal().size
+    empty = base - terminal().sizes["command"]
+    store.apply(terminal_update(big="x" * 2000, output={"data": b64(b"a"), "_meta": {"k": "v"}}))
+    grown = terminal().size
+    assert grown > base + 2000 and store.sessions[SID].size >= grown
+    store.apply(output_chunk(b64(b"b" * 200)))  # past max_terminal_bytes: the middle goes
+    assert terminal().sizes["output"] > len(terminal().output_bytes)  # the _meta is counted
+    assert terminal().size == empty + sum(terminal().sizes.values())
+    events = store.apply(terminal_update(big="y" * 10_000, output={"data": b64(b"c")}))
+    assert any(isinstance(e, LimitReached) and "`big`" in e.detail for e in events)
+    assert terminal_doc(store)["big"].startswith("y" * 100)
+    assert terminal().sizes["big"] < 4096 + 512 and terminal().sizes["output"] == 1
+    assert terminal().size == empty + sum(terminal().sizes.values())
+
+
 def test_invalid_base64_chunk_is_dropped_and_reported() -> None:
     store = ToolCallStore()
     store.apply(output_chunk(b64(b"ok")))

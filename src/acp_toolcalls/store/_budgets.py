@@ -127,16 +127,22 @@ class Budgets:
         fields, sizes, delta = terminal.fields, terminal.sizes, 0
         for name in names:
             if name == "output":
-                output = terminal.output
-                size = len(output) if isinstance(output, bytearray) else 0
+                output, shell = terminal.output, terminal.output_object
+                size = size_of(shell) if shell is not None else 0
+                if cap is not None and size > cap:
+                    terminal.output_object, size = _cut(
+                        events, session, terminal.terminal_id, "output", shell, size, cap
+                    )
+                size += len(output) if isinstance(output, bytearray) else 0
             elif name == "_meta":
                 self._cap_meta_keys(session, terminal.terminal_id, terminal, events)
                 size = self._measure_meta(session, terminal.terminal_id, terminal, cap, events)
-            else:
-                value = fields.get(name)
+            else:  # a field, or an unknown key kept beside the fields
+                held = fields if name in fields else terminal.extra
+                value = held.get(name) if held is not None else None
                 size = size_of(value)
-                if cap is not None and size > cap:
-                    fields[name], size = _cut(
+                if cap is not None and size > cap and held is not None:
+                    held[name], size = _cut(
                         events, session, terminal.terminal_id, name, value, size, cap
                     )
             delta += size - sizes.get(name, 0)
@@ -276,7 +282,7 @@ class Budgets:
             return
         head, excess = trim_middle(output, cap)
         terminal.dropped_bytes += excess
-        terminal.sizes["output"] = len(output)
+        terminal.sizes["output"] -= excess
         self.state.grow(session, -excess, terminal)
         limit_reached(
             events,

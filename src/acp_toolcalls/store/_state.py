@@ -34,7 +34,7 @@ from msgspec import UNSET, UnsetType
 
 from .. import v2
 from ..convert import display_title
-from ..models import TOOL_CALL_FIELDS, with_extra_fields
+from ..models import TOOL_CALL_FIELDS, replace, with_extra_fields
 from ..v2 import FINAL_STATUSES
 from ._sizes import str_size
 from ._structs import ToolCallView
@@ -148,14 +148,18 @@ class TerminalState:
 
     ``output`` is ``UNSET`` (never set), ``None`` (cleared, nothing appended since) or the
     retained bytes; ``dropped_bytes`` counts what the ``max_terminal_bytes`` cap dropped from
-    the middle (the head and the tail are kept).
+    the middle (the head and the tail are kept). ``extra`` holds unknown update keys by wire
+    name, ``output_object`` the last ``output`` snapshot's ``_meta`` and unknown keys (that
+    object, its ``data`` emptied; ``None`` when it had neither): both written back (D19).
     """
 
     __slots__ = (
         "dropped_bytes",
+        "extra",
         "fields",
         "meta",
         "output",
+        "output_object",
         "size",
         "sizes",
         "terminal_id",
@@ -167,10 +171,13 @@ class TerminalState:
         self.fields: dict[str, Any] = {}
         self.meta: dict[str, Any] | UnsetType | None = UNSET
         self.output: bytearray | UnsetType | None = UNSET
+        self.output_object: v2.TerminalOutput | None = None
+        self.extra: dict[str, Any] | None = None
         self.updated_at: float | None = None
         self.dropped_bytes = 0
         self.sizes: dict[str, int] = {}
-        """Bytes held per wire name (``output``: the retained bytes; ``_meta``)."""
+        """Bytes held per wire name (``output``: the retained bytes and ``output_object``;
+        ``_meta``; extra keys)."""
         self.size = str_size(terminal_id) + 200
         """Bytes held in all."""
 
@@ -206,11 +213,19 @@ class TerminalState:
         """The state as one ``terminal_update`` with an ``output`` snapshot (D35)."""
         fields = {_TERMINAL_ATTRS[wire]: value for wire, value in self.fields.items()}
         if isinstance(self.output, bytearray):
-            fields["output"] = v2.TerminalOutput(data=b64encode(self.output).decode("ascii"))
+            data = b64encode(self.output).decode("ascii")
+            shell = self.output_object
+            fields["output"] = (
+                v2.TerminalOutput(data=data) if shell is None else replace(shell, data=data)
+            )
         elif self.output is None:
             fields["output"] = None
         if self.meta is not UNSET:
             fields["meta"] = dict(self.meta) if self.meta is not None else None
+        if self.extra:
+            return with_extra_fields(
+                v2.TerminalUpdate, self.extra, terminal_id=self.terminal_id, **fields
+            )
         return v2.TerminalUpdate(terminal_id=self.terminal_id, **fields)
 
 

@@ -8,6 +8,9 @@ Rules this module owns (D46 (terminals); D22):
   ``terminal_output_chunk`` is base64-decoded on its own and appended. Invalid base64 in a
   chunk drops that chunk; in a snapshot it was already read as omitted by the decoder, and a
   typed one given directly leaves the output unchanged; both are reported.
+- The snapshot's ``_meta`` and unknown keys are kept with the output until the next snapshot or
+  ``null`` (chunks add bytes only); an update's unknown keys are kept and patched like fields
+  (D19 amended).
 - Past ``max_terminals`` per session, exited terminals go first, then the oldest running ones.
 """
 
@@ -26,7 +29,7 @@ from ..events import (
     TerminalOutputAppended,
     TerminalPatched,
 )
-from ..models import base64_bytes
+from ..models import base64_bytes, extra_fields, replace
 from ._budgets import Budgets
 from ._limits import as_cap, limit_reached, trim_block
 from ._patch import patch_meta, patch_terminal
@@ -80,7 +83,7 @@ class Terminals:
         patch_terminal(update, terminal.fields, patched, cleared)
         output = update.output
         if output is None:
-            terminal.output = None
+            terminal.output = terminal.output_object = None
             cleared.append("output")
         elif output is not UNSET:
             data = base64_bytes(output.data)
@@ -95,11 +98,23 @@ class Terminals:
             else:
                 terminal.output = bytearray(data)
                 terminal.dropped_bytes = 0
+                terminal.output_object = (
+                    replace(output, data="")
+                    if output.meta is not UNSET or extra_fields(output)
+                    else None
+                )
                 patched.append("output")
         meta = update.meta
         if meta is not UNSET:
             terminal.meta = patch_meta(terminal.meta, meta)
             (cleared if meta is None else patched).append("_meta")
+        extra = extra_fields(update)
+        if extra:
+            if terminal.extra is None:
+                terminal.extra = {}
+            terminal.extra.update(extra)
+            for key, value in extra.items():
+                (cleared if value is None else patched).append(key)
         if now is not None:
             terminal.updated_at = now
         if patched:

@@ -64,10 +64,15 @@ export function base64Bytes(data: Json | undefined): Uint8Array | undefined {
   return typeof data === "string" && BASE64.test(data) ? Buffer.from(data, "base64") : undefined;
 }
 
-/** An `output` snapshot: its bytes, re-encoded (the snapshot's own `_meta` is not kept). */
+/** An `output` snapshot: its bytes, re-encoded, with its `_meta` (an invalid one reads as
+ * omitted) and its unknown keys as received (D19). */
 const terminalOutput: Reading = (value) => {
   const bytes = isObject(value) ? base64Bytes(value.data) : undefined;
-  return bytes === undefined ? undefined : { data: Buffer.from(bytes).toString("base64") };
+  if (bytes === undefined || !isObject(value)) return undefined;
+  const { data: _data, _meta: meta, ...rest } = value;
+  const kept: JsonObject = { data: Buffer.from(bytes).toString("base64") };
+  if (meta === null || isObject(meta)) kept._meta = meta;
+  return { ...kept, ...rest };
 };
 
 /** An exit status: present means exited, even `{}`; a `null` field inside reads as omitted (T5),
@@ -116,7 +121,8 @@ export const TOOL_CALL_FIELDS: Record<string, Reading> = {
   capabilities,
 };
 
-/** The patch fields of a v2 terminal (D46 (terminals)); other keys are not stored. */
+/** The patch fields of a v2 terminal (D46 (terminals)); unknown keys are kept and patched like
+ * fields (D19). */
 export const TERMINAL_FIELDS: Record<string, Reading> = {
   command: text,
   cwd: text,

@@ -135,7 +135,8 @@ export class Reducer {
         this.appendChunk(this.call(this.session(sessionId), update.toolCallId), item);
       }
     } else if (tag === "terminal_update" && typeof update.terminalId === "string") {
-      this.terminalUpdate(this.session(sessionId), update);
+      const { sessionUpdate: _tag, ...patch } = update;
+      this.terminalUpdate(this.session(sessionId), patch);
     } else if (tag === "terminal_output_chunk" && typeof update.terminalId === "string") {
       if (typeof update.data === "string") {
         this.terminalOutput(this.session(sessionId), update.terminalId, update.data);
@@ -233,12 +234,12 @@ export class Reducer {
   protected terminalUpdate(session: Session, update: JsonObject): void {
     const terminal = this.terminal(session, update.terminalId as string);
     for (const [key, value] of Object.entries(update)) {
+      if (key === "terminalId") continue;
       if (key === "_meta") {
         this.patchMeta(terminal, value);
         continue;
       }
-      const reading = TERMINAL_FIELDS[key];
-      if (reading === undefined) continue;
+      const reading = TERMINAL_FIELDS[key] ?? anyValue; // unknown keys: kept (D19)
       const read = value === null ? null : reading(value);
       if (read !== undefined) this.setField(terminal, key, read);
     }
@@ -256,7 +257,9 @@ export class Reducer {
     const terminal = this.terminal(session, id);
     const before = isObject(terminal.output) ? base64Bytes(terminal.output.data) : undefined;
     const all = before === undefined ? bytes : Buffer.concat([before, bytes]);
-    terminal.output = { data: Buffer.from(all).toString("base64") };
+    // The snapshot's `_meta` and unknown keys stay with the output; a chunk adds bytes only.
+    const kept = isObject(terminal.output) ? terminal.output : {};
+    terminal.output = { ...kept, data: Buffer.from(all).toString("base64") };
   }
 
   /** A v1 `tool_call` or `tool_call_update`, read as the v2 patch it maps to (D46 (v1 store)):
