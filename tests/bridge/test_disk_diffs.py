@@ -232,6 +232,33 @@ def test_what_cannot_be_rebuilt_is_todays_text_and_the_loss_says_why(
     assert "no mechanical mapping" in loss and why in loss, loss
 
 
+def test_a_loss_of_a_permission_subjects_diff_is_at_the_subjects_path(tmp_path: Path) -> None:
+    """A permission request about a call the editor shows, whose subject sets a diff: what the
+    diff loses is at ``$.params.subject.toolCall.content[0]``. It was at
+    ``$.params.update.content[0]``, a path the request does not have (the report's check of
+    what the editor got could not find the diff there)."""
+    target = tmp_path / "greet.py"
+    target.write_text(OLD, encoding="utf-8")
+    bridge = V2ToV1Bridge()  # reading off: every such diff is a loss
+    bridge.set_roots(SID, str(tmp_path), [])
+    body = diff_update(str(target), git_patch(str(target), OLD, NEW))
+    message = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID}}
+    first = bridge.convert({**message, "params": {"sessionId": SID, "update": body}})
+    assert [loss.path for loss in first.losses] == ["$.params.update.content[0]"]
+    subject = {k: v for k, v in body.items() if k != "sessionUpdate"}
+    params = {
+        "sessionId": SID,
+        "title": "Edit greet.py?",
+        "subject": {"type": "tool_call", "toolCall": subject},
+        "options": [{"optionId": "y", "name": "Yes", "kind": "allow_once"}],
+    }
+    asked = bridge.convert(
+        {"jsonrpc": "2.0", "id": 4, "method": "session/request_permission", "params": params}
+    )
+    paths = [loss.path for loss in asked.losses]
+    assert [path for path in paths if "content" in path] == ["$.params.subject.toolCall.content[0]"]
+
+
 def test_a_symbolic_link_inside_the_roots_is_followed_and_one_swapped_in_refused(
     tmp_path: Path,
 ) -> None:

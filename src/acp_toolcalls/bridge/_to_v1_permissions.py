@@ -126,7 +126,15 @@ class Permissions:
             if shown_before and isinstance(subject, v2.ToolCallPermissionSubject):
                 self._unasked_subject(session_id, subject.tool_call)
             return
-        shown = self._shown(session_id, session, named)
+        carried = isinstance(subject, v2.ToolCallPermissionSubject) and (
+            subject.tool_call.content is not UNSET
+        )
+        if carried:  # what projecting the content it set loses is the subject's
+            state.update_path = SUBJECT_PATH
+        try:
+            shown = self._shown(session_id, session, named)
+        finally:
+            state.update_path = UPDATE_PATH
         request, losses = permission_request_to_v1(params, request_id=message.id, shown=shown)
         state.extend_once(losses, "$.params")  # a first sight above reported the subject's keys
         if request is None or not request.options:
@@ -150,10 +158,6 @@ class Permissions:
             items = prompt_items(params)
             # The subject is an update like any other: what it set is the call's own state,
             # which the answer restores (D28, amended 2026-12-06).
-            content_set = (
-                isinstance(subject, v2.ToolCallPermissionSubject)
-                and subject.tool_call.content is not UNSET
-            )
             if request.tool_call.title != own or items:
                 if call.prompt is None:
                     call.prompt = _Overlay(params.title, items)
@@ -161,7 +165,7 @@ class Permissions:
                     call.prompt.title, call.prompt.items = params.title, items
                     call.prompt.items_shown = call.prompt.items_shown or bool(items)
                     call.prompt.open += 1
-                call.prompt.items_shown = call.prompt.items_shown or content_set
+                call.prompt.items_shown = call.prompt.items_shown or carried
         allow = frozenset(
             option.option_id for option in request.options if option.kind in ALLOW_OPTION_KINDS
         )
