@@ -13,13 +13,14 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not `from typing import ...`: the package's start-up stays light
 if TYPE_CHECKING:
-    from ._disk_diffs import ReadFile
+    from ._disk_diffs import READING_OFF, ReadFile
     from ._terminal_text import DEFAULT_TAIL_CHARS, TailRenderer, fenced, sanitize, tail
     from ._to_v1 import TerminalProfile, V2ToV1Bridge
     from ._to_v2 import V1ToV2Bridge
 
 __all__ = [
     "DEFAULT_TAIL_CHARS",
+    "READING_OFF",
     "ReadFile",
     "TailRenderer",
     "TerminalProfile",
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "_disk_diffs": ("ReadFile",),
+    "_disk_diffs": ("READING_OFF", "ReadFile"),
     "_terminal_text": ("DEFAULT_TAIL_CHARS", "TailRenderer", "fenced", "sanitize", "tail"),
     "_to_v1": ("TerminalProfile", "V2ToV1Bridge"),
     "_to_v2": ("V1ToV2Bridge",),

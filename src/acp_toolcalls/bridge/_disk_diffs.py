@@ -56,7 +56,14 @@ from ..convert import (
     whole_new_file,
 )
 
-__all__ = ["MAX_ROOTED_SESSIONS", "ReadFile", "disk_diff_to_v1", "normal_roots", "outside"]
+__all__ = [
+    "MAX_ROOTED_SESSIONS",
+    "READING_OFF",
+    "ReadFile",
+    "disk_diff_to_v1",
+    "normal_roots",
+    "outside",
+]
 
 ReadFile = Callable[[str, tuple[str, ...]], "bytes | str"]
 """``read_file(path, roots)``: the bytes of the regular file at ``path``, or why not (a short
@@ -67,7 +74,9 @@ cap."""
 MAX_ROOTED_SESSIONS = 4_096
 """Sessions whose roots the bridge keeps (the least recently set go first)."""
 
-_OFF = "reading files from disk is off"
+READING_OFF = "reading files from disk is off"
+"""Why a diff was not rebuilt, in its loss, when the bridge has no ``read_file`` (the report's
+bridge never has one: ``report.losses`` finds what the editor got instead)."""
 _NO_ROOTS = "the session's directories are not known (no session/new, load or resume seen)"
 
 
@@ -190,8 +199,8 @@ def disk_diff_to_v1(
     patch = item.patch
     if not isinstance(patch, v2.DiffPatch) or patch.format != "git_patch":
         return diff_item_to_v1(item, path, losses)  # as before the amendment
-    if read is None:  # (a whole new file is still a v1 diff: `_OFF` is said of the others)
-        return diff_item_to_v1(item, path, losses, _OFF)
+    if read is None:  # (a whole new file is still a v1 diff: `READING_OFF` is said of the others)
+        return diff_item_to_v1(item, path, losses, READING_OFF)
     if whole_new_file(item):
         return diff_item_to_v1(item, path, losses)
     sections = read_patch(patch.text)

@@ -11,10 +11,10 @@ Rules this module owns:
   schema violations, tool-call lint, unreadable lines, on the line that caused them) and the
   permission requests (``asks.Asks``, with their audit), the latency of its requests
   (``latency.Latency``).
-- Conversion losses: in a bridge log whose sides speak different versions, the agent's
-  messages go through the bridge the proxy uses for that pairing (``V2ToV1Bridge`` or
-  ``V1ToV2Bridge``); each ``Converted.losses`` entry is a ``conversion-loss`` finding on the
-  agent's line, where the log shows what the editor got for it.
+- Conversion losses (``losses.Losses``): in a bridge log whose sides speak different
+  versions, the agent's messages go through the bridge the proxy uses for that pairing, each
+  loss a ``conversion-loss`` finding on the agent's line; a diff the proxy's bridge may have
+  rebuilt from disk is settled by what the editor got.
 - Each side is shown as it crossed the wire (D45).
 - A finding says who sent its line, from its record's (or wrapped capture line's) direction
   (``latency.SENDERS``): the agent, the editor or the proxy; a line of a plain log has no sender.
@@ -52,7 +52,6 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from ..bridge import V1ToV2Bridge, V2ToV1Bridge
 from ..check import Finding, Validator
 from ..codec import DEFAULT_MAX_BYTES, DecodeError, check_depth
 from ..models import VersionChoice
@@ -63,6 +62,7 @@ from .captures import Captured
 from .cards import cards_and_calls
 from .history import SideHistory
 from .latency import SENDERS, Latency
+from .losses import Found, Losses
 from .page import LinePacker
 
 __all__ = ["FORMAT", "RAW_LINE_CHARS", "Checks", "Part", "ReportBuilder"]
@@ -71,10 +71,6 @@ FORMAT = 1
 """Version of the data's shape, which the page's script reads."""
 RAW_LINE_CHARS = 100_000
 """Characters of one line kept to show it; the rest is cut, and the page says so."""
-
-Found = tuple[int, str, str, str, str]
-"""A finding as the report keeps it: line, JSON path, code, kind, message. The kinds are
-``Finding``'s (schema, lint, decode) and ``loss``."""
 
 Part = Literal["whole", "history", "checks"]
 """What a ``ReportBuilder`` computes: the whole report, or one of its two parts."""
@@ -150,33 +146,6 @@ class _Side:
         return _SENDER_OF_CODE[self.directions[line]] if line < len(self.directions) else None
 
 
-class _Losses:
-    """What the proxy's bridge could not carry, for each message of the agent."""
-
-    def __init__(self) -> None:
-        self._bridge: V2ToV1Bridge | V1ToV2Bridge | None = None
-        self.findings: list[Found] = []
-        self.sessions: dict[int, str | None] = {}  # line -> session of the message with losses
-
-    def feed(self, line: int, data: bytes, agent: int | None, client: int | None) -> None:
-        if self._bridge is None:
-            if agent is None or client is None or agent == client:
-                return
-            self._bridge = V2ToV1Bridge() if agent == 2 else V1ToV2Bridge()
-        try:
-            converted = self._bridge.convert(data)
-        except DecodeError:
-            return  # an unreadable line: the validation reports it
-        except Exception as exc:  # a bridge bug must not end the report
-            reason = f"the bridge failed ({type(exc).__name__}: {exc}); this is a bug"
-            self.findings.append((line, "$", "conversion-error", "decode", reason))
-            return
-        for loss in converted.losses:
-            self.findings.append((line, loss.path, "conversion-loss", "loss", loss.reason))
-        if converted.losses:
-            self.sessions[line] = _session_of(data)
-
-
 class ReportBuilder:
     """Reads a log line by line; ``finish`` returns the report's data."""
 
@@ -202,7 +171,7 @@ class ReportBuilder:
         self.max_line_bytes = max_line_bytes
         self._report = report
         self._sides: dict[str, _Side] = {}
-        self._losses = _Losses()
+        self._losses = Losses()
         self._lines = LinePacker()
         self._keep_line = keep_line or self._pack_line
         self._raw_line_chars = raw_line_chars
@@ -261,6 +230,12 @@ class ReportBuilder:
                 client = self._sides.get("client")
                 version = client.wire_version if client is not None else None
                 self._losses.feed(line, message, side.wire_version, version)
+            elif (
+                self.part != "history"
+                and record.direction == "proxy->client"
+                and isinstance(message, bytes)
+            ):
+                self._losses.editor_got(message)
 
     def _pack_line(self, line: int, text: str) -> None:
         while self._lines.count < line - 1:  # numbering never skips; be safe
@@ -276,6 +251,7 @@ class ReportBuilder:
                 raise ValueError("a builder of the history part has no checks")
             side.found(validator.finish())
             sides[name] = (side.findings, validator.version, validator.version_source)
+        self._losses.settle()
         lines = self._lines
         return Checks(
             sides, self._losses.findings, self._losses.sessions, lines.parts(), lines.count
@@ -447,26 +423,6 @@ def _record(data: bytes | int) -> Any:
     except (msgspec.DecodeError, RecursionError, DecodeError):
         return None
     return read_record(value) if is_record(value) else None
-
-
-class _Addressed(msgspec.Struct, rename="camel"):
-    session_id: str | None = None
-
-
-class _Message(msgspec.Struct):
-    params: _Addressed | None = None
-
-
-_addressed = msgspec.json.Decoder(_Message)
-
-
-def _session_of(data: bytes) -> str | None:
-    """The ``params.sessionId`` of a message (``None``: none, or not readable so)."""
-    try:
-        message = _addressed.decode(data)
-    except msgspec.DecodeError:
-        return None
-    return message.params.session_id if message.params is not None else None
 
 
 def _summary(calls: list[dict[str, Any]], side: _Side) -> dict[str, Any]:
