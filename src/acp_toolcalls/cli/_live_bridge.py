@@ -36,6 +36,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -57,7 +58,7 @@ _READY_SECONDS = 60.0  # for the watcher to import, bind and say its URL
 
 
 def frames(
-    direction: Direction, protocol: int | None, lines: list[bytes | int], when: float
+    direction: Direction, protocol: int | None, lines: Sequence[bytes | int], when: float
 ) -> bytes:
     """The frames of ``lines`` (a wire line, or the size of one skipped)."""
     head = b"%s %s %r " % (_CODES[direction], b"-" if protocol is None else b"%d" % protocol, when)
@@ -88,7 +89,7 @@ class Feed:
         self.closed = False
 
     def __call__(
-        self, direction: Direction, protocol: int | None, lines: list[bytes | int], when: float
+        self, direction: Direction, protocol: int | None, lines: Sequence[bytes | int], when: float
     ) -> None:
         if self.closed:
             return

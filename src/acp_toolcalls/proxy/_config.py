@@ -46,7 +46,7 @@ class ProxyConfig:
     """Make this process the agent's child subreaper (Linux; a no-op elsewhere) and end the
     agent's processes that left its group with the session (the ``bridge`` command: this
     process starts no other children)."""
-    watch: Callable[[Direction, int | None, list[bytes | int], float], None] | None = None
+    watch: Callable[[Direction, int | None, Sequence[bytes | int], float], None] | None = None
     """Given the lines read and written, as ``--log`` records them, a read's or a write's at
     a time: their direction, the version of their side (``None`` while unknown), the lines
     (or the size of one over the limit, skipped unread) and the time (``time.time()``). It

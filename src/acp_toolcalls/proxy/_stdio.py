@@ -127,7 +127,7 @@ class _Proxy:
         if self.log is not None:
             self.log.lines(direction, protocol, lines)
         if self.watch is not None:
-            self.watch(direction, protocol, lines, time.time())  # type: ignore[arg-type]
+            self.watch(direction, protocol, lines, time.time())
 
     # -- output
 
