@@ -253,34 +253,42 @@ def editor_got(session: str, item: dict[str, Any]) -> dict[str, Any]:
             "update": update}}  # fmt: skip
 
 
+def text(value: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": value}}
+
+
 def test_a_diff_the_bridge_may_have_read_from_disk_is_a_loss_only_if_the_editor_got_text() -> None:
     """The report reads no file: its own bridge sends every such diff as text. A loss saying
     "reading files from disk is off" was reported on every edit of a bridge log, also where the
     bridge had rebuilt the diff from the file (a false alarm). What the editor got settles it."""
     hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
     rebuilt = {"type": "diff", "path": "/w/a.py", "oldText": "a\n", "newText": "b\n"}
-    as_text = {"type": "content", "content": {"type": "text", "text": "Modified /w/b.py"}}
+    patch = diff_edit("s2", "/w/b.py")["params"]["update"]["content"][0]["patch"]["text"]
+    as_text = text(f"Modified /w/b.py\n\n```diff\n{patch}```")
     lines = [
         record("client->proxy", 1, hello),
         record("proxy->agent", 2, {**hello, "params": {"protocolVersion": 2}}),
         record("agent->proxy", 2, diff_edit("s1", "/w/a.py")),  # 3: rebuilt
+        # An earlier state of the call, which the bridge held to coalesce and sent on reading
+        # line 3 (a live session's order): not what the editor got for the diff.
+        record("proxy->client", 1, editor_got("s1", text("the call's arguments"))),
         record("proxy->client", 1, editor_got("s1", rebuilt)),
-        record("agent->proxy", 2, diff_edit("s2", "/w/b.py")),  # 5: sent as text
+        record("agent->proxy", 2, diff_edit("s2", "/w/b.py")),  # 6: sent as text
         record("proxy->client", 1, editor_got("s1", as_text)),  # another session's
         record("proxy->client", 1, editor_got("s2", as_text)),
-        record("agent->proxy", 2, [state_update("s4"), diff_edit("s4", "/w/a.py")]),  # 8
+        record("agent->proxy", 2, [state_update("s4"), diff_edit("s4", "/w/a.py")]),  # 9
         record("proxy->client", 1, editor_got("s4", rebuilt)),  # the batch's diff: rebuilt
-        record("agent->proxy", 2, diff_edit("s3", "/w/c.py")),  # 10: the log ends first
+        record("agent->proxy", 2, diff_edit("s3", "/w/c.py")),  # 11: the log ends first
     ]
     builder = ReportBuilder()
     for number, data in enumerate(lines, 1):
         builder.feed(number, data)
     findings = builder.finish()["findings"]
     said = {finding[0]: finding[5] for finding in findings if finding[3] == "conversion-loss"}
-    assert sorted(said) == [5, 8, 10]  # 8: the batch's `state_update`
-    assert "the editor got /w/b.py as text" in said[5]
-    assert "`state_update` has no v1 form" in said[8]
-    assert "the log does not show what the editor got" in said[10]
+    assert sorted(said) == [6, 9, 11]  # 9: the batch's `state_update`
+    assert "the editor got /w/b.py as text" in said[6]
+    assert "`state_update` has no v1 form" in said[9]
+    assert "the log does not show what the editor got" in said[11]
     assert not any("reading files from disk is off" in text for text in said.values())
 
 

@@ -9,13 +9,15 @@ Rules this module owns:
   shows what the editor got for it.
 - The report reads no file, so its bridge sends every v2 diff with a Git patch as text
   (``READING_OFF``), where the proxy's bridge may have rebuilt it from the files on disk (D27
-  amended). Such a loss waits for the first message the editor got after that line with content
-  for the same call (a ``session/update``, or a permission request's ``toolCall``). It is
-  dropped when that content holds a v1 diff for every path of the v2 diff's changes. (In a
-  batch, the bridge's path names no element: the last element with an item there is taken.)
-  Otherwise it is kept, and it names the files the editor got as text (the bridge's notes on
-  stderr said why). A loss the log never settles is kept, saying that the log does not show
-  what the editor got.
+  amended). Such a loss waits for a message the editor got with content for the same call (a
+  ``session/update``, or a permission request's ``toolCall``) that shows the diff: a v1 diff
+  for one of its files at least, or a text item holding its patch's text. (The first such message
+  after the agent's line may hold an earlier state of the call: an update the bridge held to
+  coalesce and sent on reading that line.) It is
+  dropped when that content holds a v1 diff for every file of the v2 diff; otherwise it is
+  kept, naming the files the editor got as text (the bridge's notes on stderr said why). In a
+  batch, the bridge's path names no element: the last element with an item there is taken. A
+  loss the log never settles is kept, saying that the log does not show what the editor got.
 - At most ``MAX_WAITING`` losses wait; past it, the oldest is kept as unsettled.
 """
 
@@ -44,8 +46,8 @@ _UNSETTLED = "(the log does not show what the editor got for it)"
 _STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
 _parse = msgspec.json.Decoder()
 
-# A waiting loss: the finding, and the paths of its diff's changes.
-_Waiting = tuple[Found, frozenset[str]]
+# A waiting loss: the finding, the paths of its diff's changes, its patch's text.
+_Waiting = tuple[Found, frozenset[str], str]
 
 
 def _at(value: Any, path: str) -> Any:
@@ -130,11 +132,13 @@ class Losses:
             for change in (changes if isinstance(changes, list) else ())
             if isinstance(change, dict) and isinstance(change.get("path"), str)
         )
+        patch = item.get("patch") if isinstance(item, dict) else None
+        text = patch.get("text") if isinstance(patch, dict) else None
         call_id = call.get("toolCallId") if isinstance(call, dict) else None
-        if not isinstance(session, str) or not isinstance(call_id, str) or not paths:
+        if not (isinstance(session, str) and isinstance(call_id, str) and paths and text):
             self.findings.append(_reworded(found, _UNSETTLED))
             return
-        self._waiting.setdefault((session, call_id), []).append((found, paths))
+        self._waiting.setdefault((session, call_id), []).append((found, paths, text))
         self._count += 1
         while self._count > MAX_WAITING:
             key, oldest = next(iter(self._waiting.items()))
@@ -156,30 +160,49 @@ class Losses:
             session, call = _call_of(message)
             if call is None or not isinstance(content := call.get("content"), list):
                 continue
-            waiting = self._waiting.pop((session, call.get("toolCallId")), None)
-            if waiting is None:
+            key = (session, call.get("toolCallId"))
+            waiting = self._waiting.get(key)
+            if waiting is not None:
+                self._settle(key, waiting, content)
+
+    def _settle(self, key: tuple[str, str], waiting: list[_Waiting], content: list[Any]) -> None:
+        """The call's waiting losses that ``content`` (the editor's) shows: as v1 diffs (each
+        file's) or as text (the patch's text in a text item); the others wait on."""
+        rebuilt = {item.get("path") for item in content if _is(item, "diff")}
+        texts = [
+            item["content"].get("text")
+            for item in content
+            if _is(item, "content") and isinstance(item.get("content"), dict)
+        ]
+        left = []
+        for found, paths, patch in waiting:
+            shown = paths & rebuilt
+            if not shown and not any(isinstance(t, str) and patch in t for t in texts):
+                left.append((found, paths, patch))  # not this diff (an earlier state of the call)
                 continue
-            rebuilt = {
-                item.get("path")
-                for item in content
-                if isinstance(item, dict) and item.get("type") == "diff"
-            }
-            self._count -= len(waiting)
-            for found, paths in waiting:
-                as_text = sorted(paths - rebuilt)
-                if as_text:
-                    why = (
-                        f"(not rebuilt from the file on disk: the editor got {', '.join(as_text)}"
-                        " as text; the bridge's notes on stderr said why)"
-                    )
-                    self.findings.append(_reworded(found, why))
+            if shown != paths:
+                as_text = ", ".join(sorted(paths - shown))
+                why = (
+                    f"(not rebuilt from the file on disk: the editor got {as_text} as text; "
+                    "the bridge's notes on stderr said why)"
+                )
+                self.findings.append(_reworded(found, why))
+        self._count -= len(waiting) - len(left)
+        if left:
+            self._waiting[key] = left
+        else:
+            del self._waiting[key]
 
     def settle(self) -> None:
         """The end of the log: every loss still waiting is kept, as unsettled."""
         for waiting in self._waiting.values():
-            self.findings += [_reworded(found, _UNSETTLED) for found, _ in waiting]
+            self.findings += [_reworded(found, _UNSETTLED) for found, _, _ in waiting]
         self._waiting.clear()
         self._count = 0
+
+
+def _is(item: Any, kind: str) -> bool:
+    return isinstance(item, dict) and item.get("type") == kind
 
 
 def _reworded(found: Found, why: str) -> Found:
