@@ -9,6 +9,8 @@ Rules this module owns (D46 (patch semantics, meta patches); D2, D13):
   to the stored list.
 - ``_meta`` patches by top-level key (``patch_meta``): ``UNSET`` keeps, ``None`` clears, a key
   set to ``null`` is removed; stored maps never hold ``None`` values.
+- Unknown keys of an update (a call's or a terminal's) are kept beside the fields and patched
+  the same way, by key (``patch_extra``, D19).
 - Each patcher lists every wire name it set, in the model's field order, in ``patched`` or in
   ``cleared``: the events and the byte accounting follow that order.
 
@@ -27,7 +29,7 @@ from msgspec import UNSET
 from msgspec.structs import astuple
 
 from .. import v2
-from ..models import UnhandledFieldError, patch_fields
+from ..models import UnhandledFieldError, extra_fields, patch_fields
 
 PLAIN_UPDATES = frozenset({v2.ToolCallUpdate, v2.SessionToolCallUpdate})
 """Update types that never carry unknown keys (those come as same-named subclasses)."""
@@ -47,6 +49,22 @@ def patch_meta(stored: Any, incoming: Any) -> Any:
         else:
             base[key] = value
     return base
+
+
+def patch_extra(
+    update: Any, stored: dict[str, Any] | None, patched: list[str], cleared: list[str]
+) -> dict[str, Any] | None:
+    """The unknown keys of ``update`` patched into ``stored`` (D19): each replaces, ``null``
+    included (then listed as cleared); the map that holds them (``None``: there are none)."""
+    extra = extra_fields(update)
+    if not extra:
+        return stored
+    if stored is None:
+        stored = {}
+    stored.update(extra)
+    for key, value in extra.items():
+        (cleared if value is None else patched).append(key)
+    return stored
 
 
 def patch_call(

@@ -32,7 +32,7 @@ from ..events import (
 from ..models import base64_bytes, extra_fields, replace
 from ._budgets import Budgets
 from ._limits import as_cap, limit_reached, trim_block
-from ._patch import patch_meta, patch_terminal
+from ._patch import patch_extra, patch_meta, patch_terminal
 from ._sessions import StoreState
 from ._state import SessionState, TerminalState
 
@@ -108,13 +108,7 @@ class Terminals:
         if meta is not UNSET:
             terminal.meta = patch_meta(terminal.meta, meta)
             (cleared if meta is None else patched).append("_meta")
-        extra = extra_fields(update)
-        if extra:
-            if terminal.extra is None:
-                terminal.extra = {}
-            terminal.extra.update(extra)
-            for key, value in extra.items():
-                (cleared if value is None else patched).append(key)
+        terminal.extra = patch_extra(update, terminal.extra, patched, cleared)
         if now is not None:
             terminal.updated_at = now
         if patched:

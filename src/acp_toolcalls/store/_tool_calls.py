@@ -38,11 +38,10 @@ from ..events import (
     ToolCallPatched,
     ToolCallReopened,
 )
-from ..models import extra_fields
 from ..v2 import FINAL_STATUSES, background_work
 from ._budgets import Budgets
 from ._limits import limit_reached, trim_block
-from ._patch import PLAIN_UPDATES, patch_call, patch_meta
+from ._patch import PLAIN_UPDATES, patch_call, patch_extra, patch_meta
 from ._sessions import StoreState
 from ._sizes import size_of
 from ._state import SessionState, ToolCallState
@@ -107,13 +106,7 @@ class ToolCalls:
             tc.meta = patch_meta(tc.meta, meta)
             (cleared if meta is None else patched).append("_meta")
         if type(update) not in PLAIN_UPDATES:
-            extra = extra_fields(update)
-            if extra:
-                if tc.extra is None:
-                    tc.extra = {}
-                tc.extra.update(extra)
-                for key, value in extra.items():
-                    (cleared if value is None else patched).append(key)
+            tc.extra = patch_extra(update, tc.extra, patched, cleared)
         if now is not None:
             tc.updated_at = now
         if tc.raw is not None or tc.ended_locally is not None:
