@@ -361,3 +361,18 @@ def test_a_failure_while_writing_leaves_no_report(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 2 and os.path.exists("/dev/full")
+
+
+def test_a_terminals_unknown_key_shows_its_value_in_the_history(tmp_path: Path) -> None:
+    """The store keeps a terminal's unknown keys (D19 amended); the history showed them as
+    ``null``, reading only the terminal's known fields."""
+    update = {"sessionUpdate": "terminal_update", "terminalId": "t", "futureKey": {"a": 1}}
+    message = {"jsonrpc": "2.0", "method": "session/update",
+               "params": {"sessionId": "s", "update": update}}  # fmt: skip
+    log = tmp_path / "terminal.jsonl"
+    log.write_text(json.dumps(message) + "\n", encoding="utf-8")
+    (side,) = build(log)["sides"]
+    (terminal,) = side["terminals"]
+    details = terminal["details"]
+    (entry,) = details["entries"]
+    assert details["values"][entry["f"]["futureKey"]] == {"a": 1}

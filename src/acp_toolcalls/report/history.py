@@ -352,7 +352,11 @@ class TerminalHistory:
                 appended = True
         for name in named:
             if name != "output":
-                value = terminal.meta if name == "_meta" else terminal.fields.get(name)
+                value = (
+                    terminal.meta
+                    if name == "_meta"
+                    else terminal.fields.get(name, (terminal.extra or {}).get(name))
+                )
                 self.fields[name] = self.values.add(encode_decoded(value))
         entry: dict[str, Any] = {"l": line, "f": dict(self.fields)}
         if "output" in named or appended:
