@@ -11,7 +11,8 @@ Rules this module owns (issue 31):
   --log`` record of it. ``publish`` turns what the lines fed since the last one did into one
   event, numbered by ``seq``: the calls and terminals that changed (their new history
   entries, values and content items, and their index), the permission requests that are new
-  or got their answer, the new findings (conversion losses included), the raw lines, the
+  or got their answer, the new findings (a conversion loss with its session, last: the page
+  groups losses alike as a finished report does), the raw lines, the
   sides' summaries (each side's permission audit totals among them), and each side's latency
   rows that changed (``latency``: ``[side, changes]``, ``latency.Latency.changes``). A
   request without an answer is waiting (``answer: null``) until the event that carries its
@@ -412,10 +413,9 @@ class LiveModel:
             return
         agent = next((i for i, side in enumerate(sides) if side.name == "agent"), 0)
         codes = self._codes.setdefault("agent", {})
-        for line, path, code, kind, message in losses.findings:
-            self._found([line, agent, path, code, kind, message, SENDERS["agent->proxy"]])
+        for (line, path, code, kind, message), session in losses.take():
+            self._found([line, agent, path, code, kind, message, SENDERS["agent->proxy"], session])
             codes[code] = codes.get(code, 0) + 1
-        losses.findings, losses.sessions = [], {}
 
     def _found(self, finding: list[Any]) -> None:
         self._findings.append(finding)

@@ -193,6 +193,15 @@ class Losses:
         else:
             del self._waiting[key]
 
+    def take(self) -> list[tuple[Found, str | None]]:
+        """The findings so far, each with its line's session, given once (a live report);
+        the session of a line with a loss still waiting is kept for it."""
+        taken = [(found, self.sessions.get(found[0])) for found in self.findings]
+        waiting = {found[0] for entries in self._waiting.values() for found, _, _ in entries}
+        self.findings = []
+        self.sessions = {line: s for line, s in self.sessions.items() if line in waiting}
+        return taken
+
     def settle(self) -> None:
         """The end of the log: every loss still waiting is kept, as unsettled."""
         for waiting in self._waiting.values():

@@ -298,7 +298,8 @@ async function jump(n, side, from) {
   const cardNode = from ? from.closest(".card") : null;
   const key = `${side}:${n}`;
   const card = cardNode ? Number(cardNode.dataset.card)
-    : Object.prototype.hasOwnProperty.call(R.findingCards, key) ? R.findingCards[key] : null;
+    : Object.prototype.hasOwnProperty.call(R.findingCards, key) ? R.findingCards[key]
+    : R.live ? liveCardAt(side, n) : null;
   const top = entry ? cardNode.getBoundingClientRect().top : landing();
   const entryTop = entry ? entry.getBoundingClientRect().top : null;
   setLine(n);

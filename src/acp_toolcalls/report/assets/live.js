@@ -157,6 +157,29 @@ function apply(event) {
   if (atEnd) setLine(R.lineCount);
 }
 
+// Conversion losses alike (side, session, path, reason) are one group, as in a finished report
+// (a live loss carries its session, last).
+function liveGroups() {
+  const alike = new Map();
+  R.findings.forEach((f, i) => {
+    if (f[3] !== "conversion-loss") return;
+    const key = JSON.stringify([f[1], f[7] ?? null, f[2], f[5]]);
+    if (alike.has(key)) alike.get(key).push(i); else alike.set(key, [i]);
+  });
+  return [...alike.values()].filter((group) => group.length > 1);
+}
+
+// The first card whose call on `side` line `n` touched: for a finding that came in an event
+// (the snapshot's are in findingCards).
+function liveCardAt(side, n) {
+  const index = R.cards.findIndex((card) => {
+    const at = card.sides[side];
+    const call = at == null ? null : R.calls[side][at];
+    return Boolean(call && call.loaded) && call.loaded.entries.some((entry) => entry.l === n);
+  });
+  return index < 0 ? null : index;
+}
+
 // Draw again what changed, once for the events of one moment, and at most every
 // REDRAW_MS: a busy session's page costs the machine the session runs on a bounded share.
 const REDRAW_MS = 50;
@@ -182,6 +205,7 @@ function redraw() {
   document.getElementById("scrub-max").textContent = R.lineCount;
   addOptions();
   renderSummary();
+  R.findingGroups = liveGroups();
   findingsAt.clear();
   document.getElementById("findings").replaceChildren();
   renderFindings();
