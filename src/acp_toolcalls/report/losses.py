@@ -112,7 +112,10 @@ class Losses:
                 self.findings.append(found)
                 continue
             if message is None:
-                message = _parse.decode(data)
+                try:
+                    message = _parse.decode(data)
+                except msgspec.DecodeError:  # (the bridge read it leniently)
+                    message = {}
             self._wait(found, message)
 
     def _wait(self, found: Found, message: Any) -> None:
