@@ -12,8 +12,8 @@ Rules this module owns (issue 31):
   event, numbered by ``seq``: the calls and terminals that changed (their new history
   entries, values and content items, and their index), the permission requests that are new
   or got their answer, the new findings (a conversion loss with its session, last: the page
-  groups losses alike as a finished report does), the raw lines, the
-  sides' summaries (each side's permission audit totals among them), and each side's latency
+  groups losses alike as a finished report does), the raw lines, the sides' summaries (each
+  side's permission audit totals among them), and each side's latency
   rows that changed (``latency``: ``[side, changes]``, ``latency.Latency.changes``). A
   request without an answer is waiting (``answer: null``) until the event that carries its
   answer.

@@ -11,13 +11,13 @@ Rules this module owns:
   (``READING_OFF``), where the proxy's bridge may have rebuilt it from the files on disk (D27
   amended). Such a loss waits for a message the editor got with content for the same call (a
   ``session/update``, or a permission request's ``toolCall``) that shows the diff: a v1 diff
-  for one of its files at least, or a text item holding its patch's text. (The first such message
-  after the agent's line may hold an earlier state of the call: an update the bridge held to
-  coalesce and sent on reading that line.) It is
-  dropped when that content holds a v1 diff for every file of the v2 diff; otherwise it is
-  kept, naming the files the editor got as text (the bridge's notes on stderr said why). In a
-  batch, the bridge's path names no element: the last element with an item there is taken. A
-  loss the log never settles is kept, saying that the log does not show what the editor got.
+  for one of its files at least, or a text item holding its patch's text. (The first such
+  message after the agent's line may hold an earlier state of the call: an update the bridge
+  held to coalesce and sent on reading that line.) It is dropped when that content holds a v1
+  diff for every file of the v2 diff; otherwise it is kept, naming the files the editor got as
+  text (the bridge's notes on stderr said why). In a batch, the bridge's path names no
+  element: the last element with an item there is taken. A loss the log never settles is
+  kept, saying that the log does not show what the editor got.
 - At most ``MAX_WAITING`` losses wait; past it, the oldest is kept as unsettled.
 """
 
